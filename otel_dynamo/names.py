@@ -1,0 +1,379 @@
+"""Every name otel_dynamo emits: span names, attribute keys, metric names, log events.
+
+This module is the single source of truth. Code, the README tables, the Grafana
+dashboards and the Collector configs all refer to these constants; tests check that
+each one is documented and that nothing downstream uses a name that is not here.
+"""
+
+from __future__ import annotations
+
+__all__ = [  # noqa: RUF022 - grouped by kind, not sorted
+    # span names
+    "SPAN_FRAME",
+    "SPAN_PHASE",
+    "SPAN_GRAPH",
+    "SPAN_AOT_PARTITION",
+    "SPAN_AOT_FORWARD",
+    "SPAN_AOT_BACKWARD",
+    "SPAN_AOT_INFERENCE",
+    "SPAN_RUN_FORWARD",
+    "SPAN_RUN_BACKWARD",
+    "SPAN_RUN_INFERENCE",
+    "EVENT_GRAPH_BREAK",
+    # attribute keys
+    "ATTR_COMPILE_ID",
+    "ATTR_CODE_FUNCTION",
+    "ATTR_CODE_FILE",
+    "ATTR_CODE_LINE",
+    "ATTR_FRAME_OUTCOME",
+    "ATTR_FRAME_GRAPH_COUNT",
+    "ATTR_FRAME_CACHE_SIZE",
+    "ATTR_FRAME_RESTART_REASONS",
+    "ATTR_FRAME_FAIL_REASON",
+    "ATTR_GUARD_COUNT",
+    "ATTR_GUARDS",
+    "ATTR_RECOMPILE_REASON",
+    "ATTR_GRAPH_BREAK_COUNT",
+    "ATTR_GRAPH_BREAK_REASONS",
+    "ATTR_GRAPH_BREAK_REASON",
+    "ATTR_GRAPH_BREAK_USER_STACK",
+    "ATTR_GRAPH_BREAK_KIND",
+    "ATTR_PHASE_NAME",
+    "ATTR_BACKEND",
+    "ATTR_GRAPH_INDEX",
+    "ATTR_GRAPH_OP_COUNT",
+    "ATTR_GRAPH_NODE_COUNT",
+    "ATTR_GRAPH_OPS",
+    "ATTR_GRAPH_INPUT_COUNT",
+    "ATTR_GRAPH_INPUT_SHAPES",
+    "ATTR_GRAPH_INPUT_DTYPES",
+    "ATTR_GRAPH_INPUT_DEVICES",
+    "ATTR_AOT_PARTITIONER",
+    "ATTR_AOT_JOINT_NODE_COUNT",
+    "ATTR_AOT_FORWARD_NODE_COUNT",
+    "ATTR_AOT_BACKWARD_NODE_COUNT",
+    "ATTR_AOT_SAVED_TENSOR_COUNT",
+    "ATTR_AOT_GRAPH_NAME",
+    "ATTR_AOT_NODE_COUNT",
+    "ATTR_AOT_OP_COUNT",
+    "ATTR_AOT_COMPILER",
+    "ATTR_RUN_KIND",
+    "ATTR_RUN_INDEX",
+    "ATTR_ERROR_TYPE",
+    "ATTR_ERROR_MESSAGE",
+    # values
+    "OUTCOME_SUCCESS",
+    "OUTCOME_FAILURE",
+    "OUTCOME_SKIPPED",
+    "OUTCOME_NO_GRAPH",
+    "RUN_KIND_FORWARD",
+    "RUN_KIND_BACKWARD",
+    "RUN_KIND_INFERENCE",
+    # metrics
+    "METRIC_COMPILES",
+    "METRIC_COMPILE_DURATION",
+    "METRIC_GRAPHS",
+    "METRIC_GRAPH_BREAKS",
+    "METRIC_RECOMPILES",
+    "METRIC_GUARDS",
+    "METRIC_RUNS",
+    "METRIC_RUN_DURATION",
+    "METRIC_FAILURES",
+    "METRIC_FAULTS",
+    "ATTR_OUTCOME",
+    "ATTR_STAGE",
+    # log events
+    "LOG_FRAME_COMPILED",
+    "LOG_GRAPH_COMPILED",
+    "LOG_GRAPH_BREAK",
+    "LOG_RECOMPILE",
+    "LOG_COMPILE_FAILED",
+    "LOG_RUN_FAILED",
+    "LOG_FAULT_INJECTED",
+    "LOG_STILL_COMPILING",
+    "LOG_CONFIG_PROBLEM",
+    # resource attributes
+    "RESOURCE_RANK",
+    "RESOURCE_LOCAL_RANK",
+    "RESOURCE_WORLD_SIZE",
+    "RESOURCE_NODE_RANK",
+    "RESOURCE_RUN_ID",
+    # instrumentation scope
+    "INSTRUMENTATION_NAME",
+]
+
+# --- span names -------------------------------------------------------------------
+
+SPAN_FRAME = "torch.compile.frame"
+"""One Dynamo frame compile (one compile id), from compile start to end."""
+
+SPAN_PHASE = "torch.compile.phase"
+"""A phase of Dynamo's own compile timing (bytecode_tracing, backend_compile, ...)."""
+
+SPAN_GRAPH = "torch.compile.graph"
+"""One call of the backend on one FX graph."""
+
+SPAN_AOT_PARTITION = "torch.compile.aot.partition"
+"""AOT Autograd's partitioner splitting the joint graph into forward and backward."""
+
+SPAN_AOT_FORWARD = "torch.compile.aot.forward"
+"""The inner compiler called on the forward graph."""
+
+SPAN_AOT_BACKWARD = "torch.compile.aot.backward"
+"""The inner compiler called on the backward graph (often lazily, at the first backward)."""
+
+SPAN_AOT_INFERENCE = "torch.compile.aot.inference"
+"""The inner compiler called on an inference (no-grad) graph."""
+
+SPAN_RUN_FORWARD = "torch.compile.run.forward"
+"""One execution of a compiled forward graph."""
+
+SPAN_RUN_BACKWARD = "torch.compile.run.backward"
+"""One execution of a compiled backward graph."""
+
+SPAN_RUN_INFERENCE = "torch.compile.run.inference"
+"""One execution of a compiled inference graph."""
+
+EVENT_GRAPH_BREAK = "torch.compile.graph_break"
+"""Span event on the frame span for each graph break Dynamo reported."""
+
+# --- attribute keys: frame ----------------------------------------------------------
+
+ATTR_COMPILE_ID = "torch.compile.id"
+"""Dynamo's compile id as a string, "frame/attempt" (e.g. "0/1")."""
+
+ATTR_CODE_FUNCTION = "code.function.name"
+"""Name of the Python function whose frame Dynamo compiled."""
+
+ATTR_CODE_FILE = "code.file.path"
+"""Source file of the compiled frame."""
+
+ATTR_CODE_LINE = "code.line.number"
+"""First line of the compiled frame's code object."""
+
+ATTR_FRAME_OUTCOME = "torch.compile.frame.outcome"
+"""How the frame compile ended: success, no_graph, skipped or failure."""
+
+ATTR_FRAME_GRAPH_COUNT = "torch.compile.frame.graph.count"
+"""Number of graphs handed to the backend while compiling this frame."""
+
+ATTR_FRAME_CACHE_SIZE = "torch.compile.frame.cache_size"
+"""Number of cache entries Dynamo already held for this code object (recompile pressure)."""
+
+ATTR_FRAME_RESTART_REASONS = "torch.compile.frame.restart_reasons"
+"""Reasons Dynamo restarted analysis of this frame (control flow, not failures)."""
+
+ATTR_FRAME_FAIL_REASON = "torch.compile.frame.fail_reason"
+"""Dynamo's own failure reason when the frame compile failed."""
+
+ATTR_GUARD_COUNT = "torch.compile.guard.count"
+"""Number of guards Dynamo installed for the frame."""
+
+ATTR_GUARDS = "torch.compile.guards"
+"""Guard descriptions (string array, length-capped)."""
+
+ATTR_RECOMPILE_REASON = "torch.compile.recompile.reason"
+"""On recompiles only: the guard that failed, e.g. "tensor 'x' dtype mismatch. ..."."""
+
+ATTR_GRAPH_BREAK_COUNT = "torch.compile.graph_break.count"
+"""Number of graph breaks Dynamo reported while compiling the frame."""
+
+ATTR_GRAPH_BREAK_REASONS = "torch.compile.graph_break.reasons"
+"""Graph-break reasons of the frame (string array)."""
+
+ATTR_GRAPH_BREAK_REASON = "torch.compile.graph_break.reason"
+"""On a graph span or break event: why the graph ended in a graph break."""
+
+ATTR_GRAPH_BREAK_USER_STACK = "torch.compile.graph_break.user_stack"
+"""User stack of a graph break, as "file:line in function" strings, innermost last."""
+
+ATTR_GRAPH_BREAK_KIND = "torch.compile.graph_break.kind"
+"""Low-cardinality class of a graph break (e.g. "print", "data_dependent", "skip")."""
+
+ATTR_PHASE_NAME = "torch.compile.phase.name"
+"""Dynamo's own name of a compile phase (bytecode_tracing, backend_compile, ...)."""
+
+# --- attribute keys: graph ----------------------------------------------------------
+
+ATTR_BACKEND = "torch.compile.backend"
+"""Name of the wrapped backend (e.g. "inductor", "aot_eager", a callable's __name__)."""
+
+ATTR_GRAPH_INDEX = "torch.compile.graph.index"
+"""Position of this graph among the graphs of its frame compile, from 0."""
+
+ATTR_GRAPH_OP_COUNT = "torch.compile.graph.op_count"
+"""Dynamo's op count: call_function + call_method + call_module nodes."""
+
+ATTR_GRAPH_NODE_COUNT = "torch.compile.graph.node_count"
+"""All FX nodes of the graph, placeholders and output included."""
+
+ATTR_GRAPH_OPS = "torch.compile.graph.ops"
+"""Most frequent op targets as "target=count" strings, most frequent first."""
+
+ATTR_GRAPH_INPUT_COUNT = "torch.compile.graph.input_count"
+"""Number of example inputs handed to the backend."""
+
+ATTR_GRAPH_INPUT_SHAPES = "torch.compile.graph.input.shapes"
+"""Shape of each tensor input, e.g. "[8, 16]" (symbolic sizes shown as s0...)."""
+
+ATTR_GRAPH_INPUT_DTYPES = "torch.compile.graph.input.dtypes"
+"""Distinct dtypes of the tensor inputs, e.g. "float32"."""
+
+ATTR_GRAPH_INPUT_DEVICES = "torch.compile.graph.input.devices"
+"""Distinct devices of the tensor inputs, e.g. "cpu", "cuda:0"."""
+
+# --- attribute keys: AOT Autograd ---------------------------------------------------
+
+ATTR_AOT_PARTITIONER = "torch.compile.aot.partitioner"
+"""Name of the partition function AOT Autograd used."""
+
+ATTR_AOT_JOINT_NODE_COUNT = "torch.compile.aot.joint.node_count"
+"""Nodes in the joint forward+backward graph handed to the partitioner."""
+
+ATTR_AOT_FORWARD_NODE_COUNT = "torch.compile.aot.forward.node_count"
+"""Nodes in the partitioned forward graph."""
+
+ATTR_AOT_BACKWARD_NODE_COUNT = "torch.compile.aot.backward.node_count"
+"""Nodes in the partitioned backward graph."""
+
+ATTR_AOT_SAVED_TENSOR_COUNT = "torch.compile.aot.saved_tensor.count"
+"""Values the forward saves for the backward (forward outputs beyond the user's)."""
+
+ATTR_AOT_GRAPH_NAME = "torch.compile.aot.graph_name"
+"""AOT Autograd's name of the graph, e.g. "model__0_forward_1"."""
+
+ATTR_AOT_NODE_COUNT = "torch.compile.aot.node_count"
+"""Nodes of the graph handed to an inner (forward/backward/inference) compiler."""
+
+ATTR_AOT_OP_COUNT = "torch.compile.aot.op_count"
+"""call_function nodes of the graph handed to an inner compiler (ATen ops)."""
+
+ATTR_AOT_COMPILER = "torch.compile.aot.compiler"
+"""Name of the inner compiler AOT Autograd called (e.g. "nop", "compile_fx_inner")."""
+
+# --- attribute keys: runs and errors ------------------------------------------------
+
+ATTR_RUN_KIND = "torch.compile.run.kind"
+"""forward, backward or inference."""
+
+ATTR_RUN_INDEX = "torch.compile.run.index"
+"""1-based count of executions of this compiled graph, this one included."""
+
+ATTR_ERROR_TYPE = "error.type"
+"""Fully qualified class name of the exception that failed the operation."""
+
+ATTR_ERROR_MESSAGE = "torch.compile.error.message"
+"""First line of the failing exception's message (length-capped)."""
+
+# --- attribute values ---------------------------------------------------------------
+
+OUTCOME_SUCCESS = "success"
+"""Frame compiled and produced at least one graph."""
+
+OUTCOME_FAILURE = "failure"
+"""Frame compile raised an error."""
+
+OUTCOME_SKIPPED = "skipped"
+"""Dynamo skipped the frame and ran it eagerly."""
+
+OUTCOME_NO_GRAPH = "no_graph"
+"""Frame compiled without producing any graph (e.g. a graph break before any op)."""
+
+RUN_KIND_FORWARD = "forward"
+"""Run of a compiled forward graph."""
+
+RUN_KIND_BACKWARD = "backward"
+"""Run of a compiled backward graph."""
+
+RUN_KIND_INFERENCE = "inference"
+"""Run of a compiled inference graph."""
+
+INSTRUMENTATION_NAME = "otel_dynamo"
+"""Instrumentation scope name of every tracer, meter and logger otel_dynamo creates."""
+
+# --- metrics ------------------------------------------------------------------------
+# Names follow OpenTelemetry conventions (dotted, no unit or _total suffix); the
+# Prometheus exporter turns "torch.compile.compile.duration" (unit s) into
+# torch_compile_compile_duration_seconds and counters into *_total.
+
+METRIC_COMPILES = "torch.compile.compiles"
+"""Counter of frame compiles, by torch.compile.backend and torch.compile.outcome. Unit {compile}."""
+
+METRIC_COMPILE_DURATION = "torch.compile.compile.duration"
+"""Histogram of frame compile wall time, by backend and outcome. Unit s."""
+
+METRIC_GRAPHS = "torch.compile.graphs"
+"""Counter of graphs handed to the backend, by backend. Unit {graph}."""
+
+METRIC_GRAPH_BREAKS = "torch.compile.graph_breaks"
+"""Counter of graph breaks, by torch.compile.graph_break.kind. Unit {break}."""
+
+METRIC_RECOMPILES = "torch.compile.recompiles"
+"""Counter of recompiles (frame compiles after the first of a code object). Unit {recompile}."""
+
+METRIC_GUARDS = "torch.compile.guards.per_frame"
+"""Histogram of guards installed per frame compile. Unit {guard}."""
+
+METRIC_RUNS = "torch.compile.runs"
+"""Counter of compiled-graph executions, by torch.compile.run.kind (all runs, sampled or not). Unit {run}."""
+
+METRIC_RUN_DURATION = "torch.compile.run.duration"
+"""Histogram of host-side duration of recorded compiled runs, by kind. Unit s."""
+
+METRIC_FAILURES = "torch.compile.failures"
+"""Counter of compile and run failures, by torch.compile.stage and error.type. Unit {failure}."""
+
+METRIC_FAULTS = "torch.compile.faults"
+"""Counter of injected faults, by torch.compile.fault.kind. Unit {fault}."""
+
+ATTR_OUTCOME = "torch.compile.outcome"
+"""Metric attribute: outcome of a frame compile (same values as torch.compile.frame.outcome)."""
+
+ATTR_STAGE = "torch.compile.stage"
+"""Metric/log attribute: where a failure happened: compile or run."""
+
+# --- structured log events ----------------------------------------------------------
+
+LOG_FRAME_COMPILED = "torch.compile.frame_compiled"
+"""Log event: a frame compile ended (any outcome)."""
+
+LOG_GRAPH_COMPILED = "torch.compile.graph_compiled"
+"""Log event: the backend compiled one graph."""
+
+LOG_GRAPH_BREAK = "torch.compile.graph_break"
+"""Log event: Dynamo reported a graph break."""
+
+LOG_RECOMPILE = "torch.compile.recompile"
+"""Log event: a frame was recompiled; carries the failed guard."""
+
+LOG_COMPILE_FAILED = "torch.compile.compile_failed"
+"""Log event: a compile raised; carries the exception."""
+
+LOG_RUN_FAILED = "torch.compile.run_failed"
+"""Log event: a compiled graph raised while running; carries the exception."""
+
+LOG_FAULT_INJECTED = "torch.compile.fault_injected"
+"""Log event: otel_dynamo injected a configured fault."""
+
+LOG_STILL_COMPILING = "torch.compile.still_compiling"
+"""Log event: a frame compile has been running longer than the threshold."""
+
+LOG_CONFIG_PROBLEM = "otel_dynamo.config_problem"
+"""Log event: an OTEL_DYNAMO_* or OTEL_* variable had a bad value."""
+
+# --- resource attributes (from the torchrun environment) ----------------------------
+
+RESOURCE_RANK = "torch.distributed.rank"
+"""Global rank of the process (torchrun RANK), an int."""
+
+RESOURCE_LOCAL_RANK = "torch.distributed.local_rank"
+"""Rank within the node (torchrun LOCAL_RANK), an int."""
+
+RESOURCE_WORLD_SIZE = "torch.distributed.world_size"
+"""Number of processes in the job (torchrun WORLD_SIZE), an int."""
+
+RESOURCE_NODE_RANK = "torch.distributed.node_rank"
+"""Rank of the node (torchrun GROUP_RANK), an int."""
+
+RESOURCE_RUN_ID = "torch.distributed.run_id"
+"""torchrun's rendezvous run id (TORCHELASTIC_RUN_ID), a string."""
