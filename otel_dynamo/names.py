@@ -30,6 +30,10 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_FRAME_CACHE_SIZE",
     "ATTR_FRAME_RESTART_REASONS",
     "ATTR_FRAME_FAIL_REASON",
+    "ATTR_CACHE_AOT_HITS",
+    "ATTR_CACHE_AOT_MISSES",
+    "ATTR_CACHE_FX_HITS",
+    "ATTR_CACHE_FX_MISSES",
     "ATTR_GUARD_COUNT",
     "ATTR_GUARDS",
     "ATTR_RECOMPILE_REASON",
@@ -100,6 +104,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "RESOURCE_RUN_ID",
     # instrumentation scope
     "INSTRUMENTATION_NAME",
+    # log event attributes
+    "ATTR_COMPILE_ELAPSED",
 ]
 
 # --- span names -------------------------------------------------------------------
@@ -165,6 +171,18 @@ ATTR_FRAME_RESTART_REASONS = "torch.compile.frame.restart_reasons"
 
 ATTR_FRAME_FAIL_REASON = "torch.compile.frame.fail_reason"
 """Dynamo's own failure reason when the frame compile failed."""
+
+ATTR_CACHE_AOT_HITS = "torch.compile.cache.aot_autograd.hit_count"
+"""AOT Autograd local cache hits during the frame compile (compilers not called on a hit)."""
+
+ATTR_CACHE_AOT_MISSES = "torch.compile.cache.aot_autograd.miss_count"
+"""AOT Autograd local cache misses during the frame compile."""
+
+ATTR_CACHE_FX_HITS = "torch.compile.cache.inductor_fx.hit_count"
+"""Inductor FX graph cache hits during the frame compile."""
+
+ATTR_CACHE_FX_MISSES = "torch.compile.cache.inductor_fx.miss_count"
+"""Inductor FX graph cache misses during the frame compile."""
 
 ATTR_GUARD_COUNT = "torch.compile.guard.count"
 """Number of guards Dynamo installed for the frame."""
@@ -315,7 +333,7 @@ METRIC_GUARDS = "torch.compile.guards.per_frame"
 """Histogram of guards installed per frame compile. Unit {guard}."""
 
 METRIC_RUNS = "torch.compile.runs"
-"""Counter of compiled-graph executions, by torch.compile.run.kind (all runs, sampled or not). Unit {run}."""
+"""Counter of compiled-graph executions (all runs, sampled or not), by run kind. Unit {run}."""
 
 METRIC_RUN_DURATION = "torch.compile.run.duration"
 """Histogram of host-side duration of recorded compiled runs, by kind. Unit s."""
@@ -377,3 +395,8 @@ RESOURCE_NODE_RANK = "torch.distributed.node_rank"
 
 RESOURCE_RUN_ID = "torch.distributed.run_id"
 """torchrun's rendezvous run id (TORCHELASTIC_RUN_ID), a string."""
+
+# --- log event attributes -----------------------------------------------------------
+
+ATTR_COMPILE_ELAPSED = "torch.compile.elapsed"
+"""On still_compiling log events: seconds the frame compile has been running (float)."""

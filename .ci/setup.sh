@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what otel_dynamo's examples and tests need on a fresh Debian machine.
+# Idempotent: safe to run again. torch is pinned by constraints.txt (CPU wheel here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+python3 -m pip install -q -c constraints.txt -e ".[test]"
+if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && command -v apt-get >/dev/null; then
+  need=()
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v prometheus >/dev/null || need+=(prometheus)
+  if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+fi

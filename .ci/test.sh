@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The README's test command: set everything up, then run the whole suite (slow tests too).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/setup.sh
+python3 -m ruff check otel_dynamo tests bench examples
+python3 -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,248 @@
+"""The recorder: per-compile-id state turned into spans, log events and metric updates.
+
+It knows OpenTelemetry, not torch internals: sources hand it plain events
+(``otel_dynamo._types``) and ask it for span contexts to parent their own spans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, Status, StatusCode
+
+from otel_dynamo import names
+from otel_dynamo._config import Settings
+from otel_dynamo._frames import FrameState, frame_attributes, frame_outcome, nest_phases
+from otel_dynamo._limits import Limits
+from otel_dynamo._runs import RunState
+from otel_dynamo._sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
+from otel_dynamo._types import (
+    FrameEnded,
+    FrameStarted,
+    GraphBreakReported,
+    GuardsReported,
+    PhaseBoundary,
+    RecompileReported,
+)
+
+_log = logging.getLogger("otel_dynamo")
+
+MAX_OPEN_FRAMES = 256
+"""Frames whose end we never saw are dropped past this many, oldest first."""
+
+OUTER_PHASE = "dynamo"  # Dynamo's outermost timed event: the frame span itself stands for it
+
+
+def error_type(exc: BaseException) -> str:
+    """Fully qualified class name, as OpenTelemetry's error.type asks."""
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def first_line(exc: BaseException, limit: int) -> str:
+    text = str(exc).strip().split("\n", 1)[0]
+    return text[:limit]
+
+
+class Recorder:
+    """Receives source events; owns the open frame spans."""
+
+    def __init__(
+        self,
+        *,
+        tracer: trace.Tracer,
+        settings: Settings,
+        events: EventSink = NULL_EVENTS,
+        metrics: MetricsSink = NULL_METRICS,
+    ) -> None:
+        self.tracer = tracer
+        self.settings = settings
+        self.limits = Limits.from_settings(settings)
+        self.events = events
+        self.metrics = metrics
+        self._frames: OrderedDict[str, FrameState] = OrderedDict()
+
+    # --- stream sink ---------------------------------------------------------------
+
+    def wants_guard_text(self) -> bool:
+        return "guards" in self.settings.capture
+
+    def _frame(self, compile_id: str) -> FrameState:
+        frame = self._frames.get(compile_id)
+        if frame is None:
+            frame = self._frames[compile_id] = FrameState(compile_id)
+            while len(self._frames) > MAX_OPEN_FRAMES:
+                self._frames.popitem(last=False)
+        return frame
+
+    def frame_started(self, event: FrameStarted) -> None:
+        frame = self._frame(event.compile_id)
+        if frame.span is None:
+            self._start_frame_span(frame, event.time_ns)
+
+    def _start_frame_span(self, frame: FrameState, time_ns: int) -> None:
+        start = min([time_ns, *frame.early_phase_starts()])
+        frame.span = self.tracer.start_span(
+            names.SPAN_FRAME,
+            start_time=start,
+            attributes={names.ATTR_COMPILE_ID: frame.compile_id},
+        )
+        frame.started_ns = start
+        self.events.frame_started(frame)
+
+    def graph_break(self, event: GraphBreakReported) -> None:
+        frame = self._frame(event.compile_id)
+        frame.breaks.append(event)
+        self.metrics.graph_break(event.kind)
+        self.events.graph_break(event, frame.span)
+
+    def recompile(self, event: RecompileReported) -> None:
+        self._frame(event.compile_id).recompile_reasons = event.reasons
+
+    def guards(self, event: GuardsReported) -> None:
+        self._frame(event.compile_id).guards = event.guards
+
+    def phase(self, event: PhaseBoundary) -> None:
+        if event.name != OUTER_PHASE:
+            self._frame(event.compile_id).phase(event)
+
+    def frame_ended(self, event: FrameEnded) -> None:
+        frame = self._frames.pop(event.compile_id, None) or FrameState(event.compile_id)
+        if frame.span is None:
+            start_us = event.metrics.get("start_time_us")
+            self._start_frame_span(frame, int(start_us * 1000) if start_us else event.time_ns)
+        self._finish_frame(frame, event)
+
+    def _finish_frame(self, frame: FrameState, event: FrameEnded) -> None:
+        span = frame.span
+        assert span is not None
+        outcome = frame_outcome(frame, event.metrics)
+        span.set_attributes(frame_attributes(frame, event.metrics, outcome, self.limits))
+        fail_type = event.metrics.get("fail_type")
+        if fail_type and outcome == names.OUTCOME_FAILURE:
+            span.set_status(
+                Status(StatusCode.ERROR, self.limits.text(event.metrics.get("fail_reason")))
+            )
+            span.set_attribute(names.ATTR_ERROR_TYPE, str(fail_type))
+        for brk in frame.breaks:
+            span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
+        self._emit_phases(frame)
+        span.end(end_time=event.time_ns)
+        self.metrics.frame_compiled(frame, event.metrics, outcome)
+        self.events.frame_ended(frame, event.metrics, outcome)
+
+    def _emit_phases(self, frame: FrameState) -> None:
+        assert frame.span is not None
+        parents: dict[int, Span] = {}
+        for index, parent_index, phase in nest_phases(frame.closed_phases):
+            parent = frame.span if parent_index is None else parents[parent_index]
+            span = self.tracer.start_span(
+                f"{names.SPAN_PHASE} {phase.name}",
+                context=trace.set_span_in_context(parent),
+                start_time=phase.start_ns,
+                attributes={
+                    names.ATTR_PHASE_NAME: phase.name,
+                    names.ATTR_COMPILE_ID: frame.compile_id,
+                },
+            )
+            span.end(end_time=phase.end_ns)
+            parents[index] = span
+
+    # --- graph compiles --------------------------------------------------------------
+
+    def frame_context(self, compile_id: str | None) -> otel_context.Context | None:
+        """Context whose current span is the open frame span of this compile id."""
+        frame = self._frames.get(compile_id) if compile_id else None
+        if frame is None or frame.span is None:
+            return None
+        return trace.set_span_in_context(frame.span)
+
+    def note_graph(self, compile_id: str | None, backend: str) -> int:
+        """Count a graph of this frame; returns its index within the frame."""
+        if not compile_id:
+            return 0
+        frame = self._frame(compile_id)
+        frame.backends.add(backend)
+        frame.graph_count += 1
+        return frame.graph_count - 1
+
+    @contextlib.contextmanager
+    def compile_span(
+        self,
+        name: str,
+        attributes: dict[str, Any],
+        *,
+        context: otel_context.Context | None = None,
+        is_control_flow: Callable[[BaseException], bool] = lambda exc: False,
+    ) -> Iterator[Span]:
+        """A current span around a compile step; errors set status and re-raise unchanged."""
+        span = self.tracer.start_span(name, context=context, attributes=attributes)
+        try:
+            with trace.use_span(
+                span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            ):
+                yield span
+        except BaseException as exc:
+            if not is_control_flow(exc):
+                self.mark_failed(span, exc, stage="compile")
+            raise
+        finally:
+            span.end()
+
+    def mark_failed(self, span: Span, exc: BaseException, *, stage: str) -> None:
+        """Status ERROR, error.type, a log record and a counter; never raises."""
+        try:
+            kind = error_type(exc)
+            span.set_status(Status(StatusCode.ERROR, first_line(exc, self.limits.text_length)))
+            span.set_attribute(names.ATTR_ERROR_TYPE, kind)
+            span.set_attribute(names.ATTR_ERROR_MESSAGE, first_line(exc, self.limits.text_length))
+            self.metrics.failure(stage, kind)
+            self.events.failure(stage, exc, span)
+        except Exception:
+            _log.warning("otel_dynamo: could not record a failure", exc_info=True)
+
+    # --- runs --------------------------------------------------------------------------
+
+    def record_run(self, run: RunState, call: Callable[[], Any]) -> Any:
+        """Execute one run inside a span (the run-span policy chose this one)."""
+        try:
+            span = self._start_run_span(run)
+        except Exception:
+            _log.warning("otel_dynamo: could not start a run span", exc_info=True)
+            run.advance()
+            return call()
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            return call()
+        except BaseException as exc:
+            self.mark_failed(span, exc, stage="run")
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()
+            run.advance()
+            self.metrics.run_recorded(run, span)
+
+    def _start_run_span(self, run: RunState) -> Span:
+        attributes = dict(run.attributes)
+        attributes[names.ATTR_RUN_INDEX] = run.count
+        links = [Link(run.link)] if run.link is not None else None
+        return self.tracer.start_span(run_span_name(run.kind), links=links, attributes=attributes)
+
+
+_RUN_SPAN_NAMES = {
+    names.RUN_KIND_FORWARD: names.SPAN_RUN_FORWARD,
+    names.RUN_KIND_BACKWARD: names.SPAN_RUN_BACKWARD,
+    names.RUN_KIND_INFERENCE: names.SPAN_RUN_INFERENCE,
+}
+
+
+def run_span_name(kind: str) -> str:
+    return _RUN_SPAN_NAMES[kind]

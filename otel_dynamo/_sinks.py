@@ -1,0 +1,72 @@
+"""Interfaces the recorder reports to besides spans: structured log events and metrics.
+
+The recorder depends only on these protocols; ``_events_bridge`` and ``_metrics``
+implement them, and the null objects here keep the recorder usable without either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from opentelemetry.trace import Span
+
+from otel_dynamo._types import GraphBreakReported
+
+
+class EventSink(Protocol):
+    def frame_started(self, frame: Any) -> None: ...
+    def frame_ended(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None: ...
+    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None: ...
+    def graph_break(self, event: GraphBreakReported, span: Span | None) -> None: ...
+    def failure(self, stage: str, exc: BaseException, span: Span) -> None: ...
+
+
+class MetricsSink(Protocol):
+    def frame_compiled(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None: ...
+    def graph_compiled(self, backend: str) -> None: ...
+    def graph_break(self, kind: str) -> None: ...
+    def failure(self, stage: str, error_type: str) -> None: ...
+    def track_run(self, run: Any) -> None: ...
+    def run_recorded(self, run: Any, span: Span) -> None: ...
+
+
+class _NullEvents:
+    def frame_started(self, frame: Any) -> None:
+        pass
+
+    def frame_ended(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None:
+        pass
+
+    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
+        pass
+
+    def graph_break(self, event: GraphBreakReported, span: Span | None) -> None:
+        pass
+
+    def failure(self, stage: str, exc: BaseException, span: Span) -> None:
+        pass
+
+
+class _NullMetrics:
+    def frame_compiled(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None:
+        pass
+
+    def graph_compiled(self, backend: str) -> None:
+        pass
+
+    def graph_break(self, kind: str) -> None:
+        pass
+
+    def failure(self, stage: str, error_type: str) -> None:
+        pass
+
+    def track_run(self, run: Any) -> None:
+        pass
+
+    def run_recorded(self, run: Any, span: Span) -> None:
+        pass
+
+
+NULL_EVENTS: EventSink = _NullEvents()
+NULL_METRICS: MetricsSink = _NullMetrics()

@@ -1,0 +1,53 @@
+"""Traced twins of torch's backends, registered as ``otel_<name>`` through the
+``torch_dynamo_backends`` entry-point group: ``torch.compile(fn, backend="otel_eager")``
+works without importing otel_dynamo first.
+
+Each twin is ``otel_dynamo.traced(<name>)``, created on first lookup, configured by the
+OTEL_DYNAMO_* environment and reporting to the global tracer provider.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PREFIX = "otel_"
+
+TWINNED_BACKENDS = (
+    "inductor",
+    "eager",
+    "aot_eager",
+    "eager_noexcept",
+    "eager_debug",
+    "pre_dispatch_eager",
+    "invoke_subgraph",
+    "aot_eager_default_partitioner",
+    "aot_eager_decomp_partition",
+    "aot_eager_decomp_partition_crossref",
+    "ts",
+    "aot_ts",
+    "relu_compile_error_TESTING_ONLY",
+    "relu_runtime_error_TESTING_ONLY",
+    "relu_accuracy_error_TESTING_ONLY",
+    "non_leaf_compile_error_TESTING_ONLY",
+)
+"""Every backend of torch/_dynamo/backends/{debugging,inductor}.py selectable by name."""
+
+__all__ = [PREFIX + name for name in TWINNED_BACKENDS]
+
+_twins: dict[str, Any] = {}
+
+
+def twin(name: str) -> Any:
+    """The traced twin of backend ``name`` (one per process)."""
+    if name not in _twins:
+        from otel_dynamo import _bootstrap
+
+        _twins[name] = _bootstrap.traced_for_environment(name)
+    return _twins[name]
+
+
+def __getattr__(attribute: str) -> Any:
+    name = attribute.removeprefix(PREFIX)
+    if attribute.startswith(PREFIX) and name in TWINNED_BACKENDS:
+        return twin(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")

@@ -1,0 +1,36 @@
+"""Shared fixtures: a real TracerProvider with an in-memory exporter, fresh Dynamo state."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def exporter():
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def provider(exporter):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield tracer_provider
+    tracer_provider.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """Each test compiles from scratch (no cached frames from an earlier test)."""
+    try:
+        import torch._dynamo
+    except ImportError:  # tests that do not need torch
+        yield
+        return
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
