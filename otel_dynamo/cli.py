@@ -1,0 +1,199 @@
+"""The ``otel-dynamo`` command line.
+
+Each subcommand is one :class:`Subcommand` in :data:`SUBCOMMANDS`: a function that
+declares its arguments and a function that runs it. Adding a command is adding an
+entry there. Runners import what they need when they run, so ``otel-dynamo report``
+never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+PROG = "otel-dynamo"
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""Nothing could be read, or the HTML page could not be written."""
+
+COLOR_CHOICES = ("auto", "always", "never")
+MIN_TERMINAL_WIDTH = 60
+
+
+@dataclasses.dataclass(frozen=True)
+class Subcommand:
+    """One ``otel-dynamo`` subcommand."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``otel-dynamo`` with ``argv`` (default: the process's arguments); the exit code."""
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="OpenTelemetry for torch.compile: tools over its telemetry."
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for command in SUBCOMMANDS:
+        sub = commands.add_parser(command.name, help=command.help, description=command.help)
+        command.add_arguments(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+# --- report -----------------------------------------------------------------------
+
+REPORT_HELP = (
+    "Summarize otel_dynamo telemetry files (OTLP/JSON Lines) or directories of them: "
+    "frame compiles, graph breaks, recompiles, slow compiles, failures, and ranks that diverge."
+)
+
+
+def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    from otel_dynamo.report import DEFAULT_RECOMPILE_LIMIT, DEFAULT_ROW_LIMIT
+
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="telemetry files, or directories to search"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of tables"
+    )
+    parser.add_argument(
+        "--html", metavar="FILE", type=Path, help="also write a self-contained HTML page"
+    )
+    parser.add_argument(
+        "--limit",
+        type=_non_negative_int,
+        default=DEFAULT_ROW_LIMIT,
+        metavar="N",
+        help=f"rows per table in the terminal (default {DEFAULT_ROW_LIMIT}; 0: all)",
+    )
+    parser.add_argument(
+        "--recompile-limit",
+        type=_positive_int,
+        default=DEFAULT_RECOMPILE_LIMIT,
+        metavar="N",
+        help=f"the job's torch._dynamo.config.recompile_limit (default {DEFAULT_RECOMPILE_LIMIT})",
+    )
+    parser.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never",
+    )
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from otel_dynamo import report
+
+    progress = report.TerminalProgress(sys.stderr)
+    telemetry = report.load_telemetry(args.paths, progress=progress)
+    progress.clear()
+    for problem in telemetry.problems:
+        _error(str(problem))
+    if telemetry.records == 0:
+        _error("nothing to report: no OTLP/JSON records could be read from the given paths")
+        return EXIT_FAILED
+    progress.step("summarizing")
+    summary = report.summarize(telemetry, recompile_limit=args.recompile_limit)
+    if args.html is not None:
+        progress.step(f"writing {args.html}")
+        if not _write_html(args.html, report.render_html(telemetry, summary)):
+            progress.clear()
+            return EXIT_FAILED
+    progress.clear()
+    _print_report(summary, args, sys.stdout)
+    return EXIT_OK
+
+
+def _print_report(summary: dict[str, Any], args: argparse.Namespace, stream: TextIO) -> None:
+    from otel_dynamo import report
+
+    if args.json:
+        text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    else:
+        color = _use_color(args.color, stream)
+        text = report.render_terminal(
+            summary, width=_terminal_width(stream), color=color, limit=args.limit
+        )
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        # `otel-dynamo report ... | head`: the reader left; that is not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def _write_html(path: Path, page: str) -> bool:
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        _error(f"{path}: cannot write the HTML page: {error.strerror}")
+        return False
+    return True
+
+
+def _use_color(choice: str, stream: TextIO) -> bool:
+    from otel_dynamo.report import color_enabled
+
+    if choice == "auto":
+        return color_enabled(stream)
+    return choice == "always"
+
+
+def _terminal_width(stream: TextIO) -> int:
+    """At most 100 columns; fewer on a narrower terminal."""
+    from otel_dynamo.report import DEFAULT_WIDTH
+
+    if not stream.isatty():
+        return DEFAULT_WIDTH
+    columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return max(MIN_TERMINAL_WIDTH, min(DEFAULT_WIDTH, columns))
+
+
+# --- shared helpers -----------------------------------------------------------------
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def _non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {text}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("report", REPORT_HELP, _add_report_arguments, _run_report),
+)
+"""Every subcommand, in the order ``otel-dynamo --help`` lists them."""

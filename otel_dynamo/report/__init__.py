@@ -1,0 +1,64 @@
+"""Offline report over otel_dynamo telemetry files (OTLP/JSON Lines); never imports torch.
+
+Typical use::
+
+    from otel_dynamo import report
+
+    telemetry = report.load_telemetry(["./otel-dynamo"])
+    summary = report.summarize(telemetry)
+    print(report.render_terminal(summary, color=False))
+    html = report.render_html(telemetry, summary)
+
+``summarize`` returns plain data (dicts, lists, strings, numbers), the same that
+``otel-dynamo report --json`` prints; its keys are documented in the README.
+"""
+
+from __future__ import annotations
+
+from otel_dynamo.report._html import render_html
+from otel_dynamo.report._model import (
+    FileStats,
+    LogRecord,
+    Problem,
+    Process,
+    Span,
+    SpanEvent,
+    Telemetry,
+)
+from otel_dynamo.report._progress import TerminalProgress
+from otel_dynamo.report._read import TELEMETRY_SUFFIXES, ProgressCallback, load_telemetry
+from otel_dynamo.report._summary import (
+    DEFAULT_RECOMPILE_LIMIT,
+    DEFAULT_SLOWEST,
+    SCHEMA_VERSION,
+    summarize,
+)
+from otel_dynamo.report._terminal import (
+    DEFAULT_ROW_LIMIT,
+    DEFAULT_WIDTH,
+    color_enabled,
+    render_terminal,
+)
+
+__all__ = [
+    "DEFAULT_RECOMPILE_LIMIT",
+    "DEFAULT_ROW_LIMIT",
+    "DEFAULT_SLOWEST",
+    "DEFAULT_WIDTH",
+    "SCHEMA_VERSION",
+    "TELEMETRY_SUFFIXES",
+    "FileStats",
+    "LogRecord",
+    "Problem",
+    "Process",
+    "ProgressCallback",
+    "Span",
+    "SpanEvent",
+    "Telemetry",
+    "TerminalProgress",
+    "color_enabled",
+    "load_telemetry",
+    "render_html",
+    "render_terminal",
+    "summarize",
+]

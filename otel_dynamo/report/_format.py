@@ -1,0 +1,74 @@
+"""Text for values shared by the terminal and HTML views: durations, locations, counts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<rest>\d+.*)$")
+
+
+def duration(value: float | None) -> str:
+    """Seconds as "1.23 s", "45.0 ms" or "120 µs"; "-" when not recorded."""
+    if value is None:
+        return "-"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 0.001:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value * 1e6:.0f} µs"
+
+
+def short_path(path: str) -> str:
+    """The last two parts of a path: enough to recognise a file, short enough to fit."""
+    parts = path.replace("\\", "/").rsplit("/", 2)
+    return "/".join(parts[-2:])
+
+
+def location(path: str | None, line: int | None, *, short: bool = True) -> str:
+    """ "dir/file.py:12" (or the full path when not ``short``); "?" when unknown."""
+    if path is None:
+        return "?"
+    shown = short_path(path) if short else path
+    return shown if line is None else f"{shown}:{line}"
+
+
+def stack_entry(entry: str) -> str:
+    """A "path:line in function" user-stack entry with its path shortened."""
+    match = _STACK_ENTRY.match(entry)
+    return entry if match is None else f"{short_path(match['path'])}:{match['rest']}"
+
+
+def number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def optional(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """ "1 graph", "2 graphs"."""
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def error(error_type: str | None, message: str | None) -> str:
+    """ "Type: message", either part may be missing."""
+    return ": ".join(part for part in (error_type, message) if part) or "(no error recorded)"
+
+
+def process_heading(section: Mapping[str, Any]) -> str:
+    """ "rank 3 of 8 · run job-1 · node-a · pid 1234 · train" for a process section."""
+    name = section["process"]
+    if section["rank"] is not None and section["world_size"] is not None:
+        name += f" of {section['world_size']}"
+    # Without a rank the label already is "host pid N".
+    named_by_rank = section["rank"] is not None
+    details = (
+        section["run_id"] and f"run {section['run_id']}",
+        named_by_rank and section["host"],
+        named_by_rank and section["pid"] is not None and f"pid {section['pid']}",
+        section["service"],
+    )
+    return " · ".join([name, *(str(part) for part in details if part)])

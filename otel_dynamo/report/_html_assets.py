@@ -1,0 +1,282 @@
+"""The page's stylesheet and script, inline: the page loads nothing from anywhere.
+
+The script renders the tables and the timeline from the JSON in
+``<script id="report-data">``, then records what it rendered on ``<body>``
+(``data-ready``, ``data-timeline-bars``, ``data-table-rows``, ``data-visible-rows``)
+so a headless browser can check it. ``#filter=TEXT`` in the URL pre-fills the filter.
+"""
+
+from __future__ import annotations
+
+STYLE = """
+:root { --fg: #1d2330; --muted: #667085; --line: #e3e6eb; --bad: #c62828; --ok: #2e7d32;
+        --warn: #b26a00; --accent: #2f5fa7; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif;
+       color: var(--fg); background: #fff; }
+header { position: sticky; top: 0; z-index: 2; background: #f7f8fa;
+         border-bottom: 1px solid var(--line); padding: 10px 18px; }
+h1 { font-size: 18px; margin: 0 0 6px; }
+h2 { font-size: 16px; margin: 18px 0 6px; }
+h3 { font-size: 14px; margin: 14px 0 4px; }
+main, section { padding: 0 18px; }
+.stats { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 0 0 8px; }
+.stats div { white-space: nowrap; }
+.stats b { font-variant-numeric: tabular-nums; }
+#filter { width: min(520px, 100%); padding: 5px 8px; font: inherit;
+          border: 1px solid #b9c0cc; border-radius: 4px; }
+#filter-count { color: var(--muted); margin-left: 8px; }
+.problems { color: var(--bad); }
+.hint, .note, .empty { color: var(--muted); margin: 2px 0; }
+#timeline-wrap { position: relative; border: 1px solid var(--line); border-radius: 4px; }
+#timeline { display: block; width: 100%; cursor: grab; }
+#tooltip { position: absolute; pointer-events: none; display: none; background: #1d2330;
+           color: #fff; padding: 4px 7px; border-radius: 3px; font-size: 12px;
+           white-space: nowrap; z-index: 3; }
+.legend { display: flex; gap: 14px; flex-wrap: wrap; margin: 6px 0; color: var(--muted); }
+.legend i { display: inline-block; width: 12px; height: 10px; margin-right: 4px;
+            vertical-align: -1px; border-radius: 2px; }
+details { border-top: 1px solid var(--line); margin-top: 10px; }
+summary { cursor: pointer; font-weight: 600; padding: 8px 0; }
+table { border-collapse: collapse; margin: 4px 0 10px; font-size: 13px; }
+th, td { text-align: left; padding: 3px 10px 3px 0; border-bottom: 1px solid var(--line);
+         vertical-align: top; }
+th { font-weight: 600; color: var(--muted); }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { max-width: 560px; overflow-wrap: anywhere; }
+.ok { color: var(--ok); } .bad { color: var(--bad); font-weight: 600; }
+.warn { color: var(--warn); }
+"""
+
+SCRIPT = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var body = document.body;
+  var KINDS = ["frame compile", "phase", "graph", "AOT compile", "run", "other"];
+  var COLORS = ["#3d6fb5", "#5fb3b0", "#9474c4", "#e59a45", "#7aa95c", "#9aa1ab"];
+  var ERROR = 8, ERROR_COLOR = "#d23b3b";
+  var ROW = 15, LANE_GAP = 12, LABEL = 130, AXIS = 22;
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // --- tables --------------------------------------------------------------------
+  var allRows = [];
+
+  function renderTable(parent, spec) {
+    parent.appendChild(el("h3", null, spec.title + " (" + spec.rows.length + ")"));
+    if (!spec.rows.length) { parent.appendChild(el("p", "empty", "none")); return; }
+    var table = el("table"), head = el("tr"), tbody = el("tbody");
+    var right = {};
+    spec.right.forEach(function (i) { right[i] = true; });
+    spec.columns.forEach(function (name, i) {
+      head.appendChild(el("th", right[i] ? "num" : null, name));
+    });
+    table.appendChild(el("thead")).appendChild(head);
+    spec.rows.forEach(function (row) {
+      var tr = el("tr");
+      row.forEach(function (cell, i) {
+        var text = Array.isArray(cell) ? cell[0] : cell;
+        var cls = (Array.isArray(cell) ? cell[1] : "") + (right[i] ? " num" : "");
+        tr.appendChild(el("td", cls.trim() || null, text));
+      });
+      allRows.push({ tr: tr, text: row.map(function (c) { return Array.isArray(c) ? c[0] : c; })
+                                        .join(" ").toLowerCase() });
+      tbody.appendChild(tr);
+    });
+    table.appendChild(tbody);
+    parent.appendChild(table);
+  }
+
+  function renderTables() {
+    if (data.ranks) renderTable(document.getElementById("ranks"), data.ranks);
+    var main = document.getElementById("processes");
+    data.processes.forEach(function (proc) {
+      var details = el("details");
+      details.open = true;
+      details.appendChild(el("summary", null, proc.heading));
+      proc.tables.forEach(function (spec) { renderTable(details, spec); });
+      main.appendChild(details);
+    });
+    body.dataset.tableRows = String(allRows.length);
+  }
+
+  // --- timeline -------------------------------------------------------------------
+  var tl = data.timeline, canvas = document.getElementById("timeline");
+  var ctx = canvas.getContext("2d"), tip = document.getElementById("tooltip");
+  var view = { from: 0, to: Math.max(tl.length_us, 1) }, query = "";
+  var lanes = tl.lanes.map(function (lane, index) {
+    var start = 0, s = new Float64Array(lane.count);
+    for (var i = 0; i < lane.count; i++) { start += lane.ds[i]; s[i] = start; }
+    return { lane: lane, s: s, match: null, top: 0 };
+  });
+  var height = AXIS;
+  lanes.forEach(function (l) { l.top = height; height += l.lane.rows * ROW + LANE_GAP; });
+
+  function label(l, i) {
+    return l.lane.compiles[l.lane.c[i]] + " · " + tl.details[l.lane.n[i]];
+  }
+
+  function applyTimelineFilter() {
+    lanes.forEach(function (l) {
+      if (!query) { l.match = null; return; }
+      l.match = new Uint8Array(l.lane.count);
+      for (var i = 0; i < l.lane.count; i++) {
+        l.match[i] = label(l, i).toLowerCase().indexOf(query) >= 0;
+      }
+    });
+  }
+
+  function niceStep(span, width) {
+    var raw = span / Math.max(width / 110, 1), p = Math.pow(10, Math.floor(Math.log10(raw)));
+    var f = raw / p;
+    return (f < 2 ? 2 : f < 5 ? 5 : 10) * p;
+  }
+
+  function fmt(us) {
+    var a = Math.abs(us);
+    if (a === 0) return "0";
+    if (a >= 1e6) return (us / 1e6).toFixed(a >= 1e8 ? 0 : 2).replace(/\.?0+$/, "") + " s";
+    if (a >= 1e3) return (us / 1e3).toFixed(1).replace(/\.0$/, "") + " ms";
+    return Math.round(us) + " µs";
+  }
+
+  function draw() {
+    var width = canvas.parentNode.clientWidth, dpr = window.devicePixelRatio || 1;
+    canvas.width = width * dpr; canvas.height = height * dpr;
+    canvas.style.height = height + "px";
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    var plot = width - LABEL, scale = plot / (view.to - view.from), drawn = 0;
+    ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
+    var step = niceStep(view.to - view.from, plot);
+    ctx.fillStyle = "#667085"; ctx.strokeStyle = "#eceef2";
+    for (var t = Math.ceil(view.from / step) * step; t <= view.to; t += step) {
+      var x = LABEL + (t - view.from) * scale;
+      ctx.fillRect(x, 0, 1, 6); ctx.fillText(fmt(t), x + 3, 9);
+      ctx.beginPath(); ctx.moveTo(x + 0.5, AXIS); ctx.lineTo(x + 0.5, height); ctx.stroke();
+    }
+    lanes.forEach(function (l) {
+      var lane = l.lane;
+      ctx.fillStyle = "#f4f6f9"; ctx.fillRect(0, l.top - 2, width, lane.rows * ROW + 4);
+      ctx.fillStyle = "#1d2330"; ctx.fillText(lane.name, 6, l.top + ROW / 2);
+      ctx.fillStyle = "#667085"; ctx.fillText("runs", 6, l.top + lane.run_row * ROW + ROW / 2);
+      for (var i = 0; i < lane.count; i++) {
+        var x0 = LABEL + (l.s[i] - view.from) * scale, w = Math.max(lane.d[i] * scale, 1);
+        if (x0 + w < LABEL || x0 > width) continue;
+        if (x0 < LABEL) { w -= LABEL - x0; x0 = LABEL; }
+        var k = lane.k[i];
+        ctx.globalAlpha = l.match && !l.match[i] ? 0.12 : 1;
+        ctx.fillStyle = k & ERROR ? ERROR_COLOR : COLORS[k & 7] || COLORS[5];
+        ctx.fillRect(x0, l.top + lane.y[i] * ROW + 1, w, ROW - 2);
+        if (w > 60) {
+          ctx.fillStyle = "#fff";
+          var text = label(l, i).slice(0, Math.floor(w / 6));
+          ctx.fillText(text, x0 + 3, l.top + lane.y[i] * ROW + ROW / 2);
+        }
+        drawn++;
+      }
+      ctx.globalAlpha = 1;
+    });
+    body.dataset.timelineBars = String(drawn);
+  }
+
+  function hit(event) {
+    var rect = canvas.getBoundingClientRect();
+    var x = event.clientX - rect.left, y = event.clientY - rect.top;
+    var t = view.from + (x - LABEL) * (view.to - view.from) / (rect.width - LABEL);
+    var tolerance = 2 * (view.to - view.from) / (rect.width - LABEL);
+    for (var j = 0; j < lanes.length; j++) {
+      var l = lanes[j], row = Math.floor((y - l.top) / ROW);
+      if (row < 0 || row >= l.lane.rows || x < LABEL) continue;
+      for (var i = l.lane.count - 1; i >= 0; i--) {
+        var end = l.s[i] + l.lane.d[i];
+        if (l.lane.y[i] === row && l.s[i] - tolerance <= t && t <= end + tolerance) {
+          return { l: l, i: i, x: x, y: y };
+        }
+      }
+    }
+    return null;
+  }
+
+  var drag = null;
+  canvas.addEventListener("mousemove", function (event) {
+    if (drag) {
+      var shift = (drag.x - event.clientX) * (view.to - view.from) / (canvas.clientWidth - LABEL);
+      view.from = drag.from + shift; view.to = drag.to + shift; draw(); return;
+    }
+    var found = hit(event);
+    if (!found) { tip.style.display = "none"; return; }
+    var l = found.l, i = found.i;
+    tip.textContent = l.lane.name + " · " + label(l, i) + " · " + fmt(l.lane.d[i]) +
+      " at +" + fmt(l.s[i]) + ((l.lane.k[i] & ERROR) ? " · ERROR" : "");
+    tip.style.display = "block";
+    tip.style.left = Math.min(found.x + 12, canvas.clientWidth - tip.offsetWidth - 4) + "px";
+    tip.style.top = (found.y + 14) + "px";
+  });
+  canvas.addEventListener("mouseleave", function () { tip.style.display = "none"; drag = null; });
+  canvas.addEventListener("mousedown", function (event) {
+    drag = { x: event.clientX, from: view.from, to: view.to };
+  });
+  window.addEventListener("mouseup", function () { drag = null; });
+  canvas.addEventListener("wheel", function (event) {
+    event.preventDefault();
+    var rect = canvas.getBoundingClientRect(), x = Math.max(event.clientX - rect.left - LABEL, 0);
+    var at = view.from + x * (view.to - view.from) / (rect.width - LABEL);
+    var factor = Math.exp(event.deltaY * 0.002), span = Math.max((view.to - view.from) * factor, 1);
+    view.from = at - (at - view.from) * span / (view.to - view.from); view.to = view.from + span;
+    draw();
+  }, { passive: false });
+  canvas.addEventListener("dblclick", function () {
+    view = { from: 0, to: Math.max(tl.length_us, 1) }; draw();
+  });
+  window.addEventListener("resize", draw);
+
+  function renderLegend() {
+    var legend = document.getElementById("legend");
+    KINDS.concat(["error"]).forEach(function (name, i) {
+      var item = el("span"), swatch = el("i");
+      swatch.style.background = i < KINDS.length ? COLORS[i] : ERROR_COLOR;
+      item.appendChild(swatch); item.appendChild(document.createTextNode(name));
+      legend.appendChild(item);
+    });
+    if (tl.shown < tl.total) {
+      legend.appendChild(el("span", "warn", "showing " + tl.shown + " of " + tl.total +
+        " spans (the deepest were left out)"));
+    }
+  }
+
+  // --- filter ---------------------------------------------------------------------
+  var filter = document.getElementById("filter"), count = document.getElementById("filter-count");
+  function applyFilter() {
+    query = filter.value.trim().toLowerCase();
+    var visible = 0;
+    allRows.forEach(function (row) {
+      var show = !query || row.text.indexOf(query) >= 0;
+      row.tr.hidden = !show;
+      if (show) visible++;
+    });
+    count.textContent = query ? visible + " of " + allRows.length + " rows match" : "";
+    body.dataset.visibleRows = String(visible);
+    applyTimelineFilter();
+    draw();
+  }
+  filter.addEventListener("input", function () {
+    var hash = filter.value ? "#filter=" + encodeURIComponent(filter.value) : "#";
+    history.replaceState(null, "", hash);
+    applyFilter();
+  });
+
+  renderTables();
+  renderLegend();
+  var hash = /^#filter=(.*)$/.exec(location.hash);
+  if (hash) filter.value = decodeURIComponent(hash[1]);
+  applyFilter();
+  body.dataset.ready = "1";
+})();
+"""

@@ -1,0 +1,241 @@
+"""The tables of the HTML page, as data the page's script turns into <table> elements.
+
+Each table is ``{"title", "columns", "right", "rows", "empty"}``; a cell is a string or
+``[string, css_class]``. Values are formatted here, with the terminal's formatting, so
+the page only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from otel_dynamo.report import _format
+
+MAX_COMPILE_IDS_SHOWN = 20
+"""Compile ids listed per graph-break row; the rest are counted."""
+
+_OUTCOME_CLASS = {"success": "ok", "failure": "bad", "skipped": "warn", "no_graph": "warn"}
+_PHASES = ("tracing", "aot", "backend", "guards")
+
+Table = dict[str, Any]
+
+
+def overview(summary: Mapping[str, Any]) -> list[list[str]]:
+    """[label, value] pairs for the page header."""
+    totals = summary["totals"]
+    return [
+        ["processes", str(totals["processes"])],
+        ["frame compiles", str(totals["frame_compiles"])],
+        ["graphs", str(totals["graphs"])],
+        ["graph breaks", str(totals["graph_breaks"])],
+        ["recompiles", str(totals["recompiles"])],
+        ["failures", str(totals["failures"])],
+        ["faults injected", str(totals["faults"])],
+        ["accuracy failures", str(totals["accuracy_failures"])],
+        ["recorded runs", str(totals["runs"])],
+        ["compile time", _format.duration(totals["compile_seconds"])],
+        ["files", str(len(summary["inputs"]["files"]))],
+    ]
+
+
+def ranks_table(summary: Mapping[str, Any]) -> Table | None:
+    ranks = summary["ranks"]
+    if not ranks["compared"]:
+        return None
+    title = "Ranks: DIVERGE" if ranks["diverged"] else "Ranks: all agree"
+    columns = [
+        "process",
+        "compiles",
+        "graphs",
+        "recompiles",
+        "guards",
+        "breaks",
+        "failures",
+        "compile time",
+        "diverges",
+    ]
+    rows = [_rank_row(row) for row in ranks["rows"]]
+    return _table(title, columns, rows, right=range(1, 8))
+
+
+def _rank_row(row: Mapping[str, Any]) -> list[Any]:
+    def flagged(key: str) -> Any:
+        return [str(row[key]), "bad"] if key in row["diverges"] else str(row[key])
+
+    first = row["first_difference"]
+    verdict = ", ".join(row["diverges"])
+    if first is not None:
+        verdict += f" (first at {first['compile_id']})"
+    return [
+        row["process"],
+        str(row["frame_compiles"]),
+        flagged("graphs"),
+        flagged("recompiles"),
+        flagged("guards"),
+        str(row["graph_breaks"]),
+        str(row["failures"]),
+        _format.duration(row["compile_seconds"]),
+        [f"DIVERGES: {verdict}", "bad"] if row["diverges"] else "",
+    ]
+
+
+def process_tables(section: Mapping[str, Any]) -> list[Table]:
+    """Every table of one process, in the terminal's order."""
+    return [
+        _compiles(section),
+        _graph_breaks(section),
+        _recompiles(section),
+        _near_limit(section),
+        _slowest(section),
+        _failures(section),
+        _faults(section),
+        _accuracy(section),
+    ]
+
+
+def process_heading(section: Mapping[str, Any]) -> str:
+    totals = section["totals"]
+    counts = (
+        f"{_format.plural(totals['frame_compiles'], 'compile')}, "
+        f"{_format.plural(totals['graph_breaks'], 'graph break')}, "
+        f"{_format.plural(totals['recompiles'], 'recompile')}, "
+        f"{_format.plural(totals['failures'], 'failure')}"
+    )
+    return f"{_format.process_heading(section)} · {counts}"
+
+
+def _compiles(section: Mapping[str, Any]) -> Table:
+    columns = ["id", "function", "location", "outcome", "duration", "graphs", "ops", "guards"]
+    rows = [
+        [
+            row["compile_id"] or "?",
+            row["function"] or "?",
+            _location(row),
+            [row["outcome"], _OUTCOME_CLASS.get(row["outcome"], "")],
+            _format.duration(row["duration_s"]),
+            str(row["graphs"]),
+            str(row["ops"]),
+            _format.optional(row["guards"]),
+        ]
+        for row in section["compiles"]
+    ]
+    return _table("Frame compiles", columns, rows, right=range(4, 8))
+
+
+def _graph_breaks(section: Mapping[str, Any]) -> Table:
+    columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
+    rows = [
+        [
+            str(stack["count"]),
+            group["reason"],
+            group["kind"] or "",
+            " ← ".join(_format.stack_entry(entry) for entry in reversed(stack["user_stack"]))
+            or "(not recorded)",
+            _compile_ids(group["compile_ids"]),
+        ]
+        for group in section["graph_breaks"]
+        for stack in group["stacks"]
+    ]
+    return _table("Graph breaks", columns, rows, right=range(1))
+
+
+def _recompiles(section: Mapping[str, Any]) -> Table:
+    columns = ["id", "function", "location", "cache size", "reason"]
+    rows = [
+        [
+            row["compile_id"] or "?",
+            row["function"] or "?",
+            _location(row),
+            _format.optional(row["cache_size"]),
+            row["reason"] or "(no reason recorded)",
+        ]
+        for row in section["recompiles"]
+    ]
+    return _table("Recompiles", columns, rows, right=range(3, 4))
+
+
+def _near_limit(section: Mapping[str, Any]) -> Table:
+    columns = ["status", "function", "location", "compiles", "cache entries", "limit"]
+    rows = [
+        [
+            ["AT LIMIT", "bad"] if row["status"] == "at_limit" else ["near limit", "warn"],
+            row["function"] or "?",
+            _location(row),
+            str(row["compiles"]),
+            str(row["cache_entries"]),
+            str(row["limit"]),
+        ]
+        for row in section["near_recompile_limit"]
+    ]
+    return _table("Recompile limit: code close to or at it", columns, rows, right=range(3, 6))
+
+
+def _slowest(section: Mapping[str, Any]) -> Table:
+    columns = ["id", "function", "location", "duration", "tracing", "AOT", "backend", "guards"]
+    rows = [
+        [
+            row["compile_id"] or "?",
+            row["function"] or "?",
+            _location(row),
+            _format.duration(row["duration_s"]),
+            *(_format.duration(row["phases"][phase]) for phase in _PHASES),
+        ]
+        for row in section["slowest"]
+    ]
+    return _table("Slowest compiles (backend includes AOT)", columns, rows, right=range(3, 8))
+
+
+def _failures(section: Mapping[str, Any]) -> Table:
+    columns = ["stage", "id", "function", "span", "error"]
+    rows = [
+        [
+            [row["stage"], "bad"],
+            row["compile_id"] or "?",
+            row["function"] or "",
+            row["span"],
+            _format.error(row["error_type"], row["error_message"]),
+        ]
+        for row in section["failures"]
+    ]
+    return _table("Failures", columns, rows)
+
+
+def _faults(section: Mapping[str, Any]) -> Table:
+    columns = ["kind", "target", "id", "recorded on"]
+    rows = [
+        [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
+        for row in section["faults"]
+    ]
+    return _table("Injected faults", columns, rows)
+
+
+def _accuracy(section: Mapping[str, Any]) -> Table:
+    columns = ["id", "result", "max abs error", "max rel error", "recorded on"]
+    rows = [
+        [
+            row["compile_id"] or "?",
+            ["passed", "ok"] if row["passed"] else ["FAILED", "bad"],
+            _format.number(row["max_abs_error"]),
+            _format.number(row["max_rel_error"]),
+            row["source"],
+        ]
+        for row in section["accuracy"]
+    ]
+    return _table("Accuracy checks", columns, rows, right=range(2, 4))
+
+
+def _table(
+    title: str, columns: list[str], rows: list[list[Any]], *, right: range = range(0)
+) -> Table:
+    return {"title": title, "columns": columns, "right": list(right), "rows": rows}
+
+
+def _location(row: Mapping[str, Any]) -> str:
+    return _format.location(row["file"], row["line"])
+
+
+def _compile_ids(compile_ids: list[str]) -> str:
+    shown = ", ".join(compile_ids[:MAX_COMPILE_IDS_SHOWN])
+    hidden = len(compile_ids) - MAX_COMPILE_IDS_SHOWN
+    return f"{shown} … (+{hidden})" if hidden > 0 else shown

@@ -1,0 +1,158 @@
+"""The timeline data of the HTML page: compile and run spans per process, compactly.
+
+A job of 8 ranks x 1,000 compiles has ~70,000 spans, so each lane is stored as columns
+of small integers (microseconds, start as a delta from the previous span) with the
+labels in shared string tables. The page decodes and draws them on a canvas.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from otel_dynamo import names
+from otel_dynamo.report._frames import RUN_SPANS, SpanTree, outcome, run_kind
+from otel_dynamo.report._model import Span, Telemetry
+from otel_dynamo.report._summary import process_labels
+from otel_dynamo.report._values import text
+
+MAX_TIMELINE_SPANS = 150_000
+"""Above this the deepest spans are left out (frames and runs always stay first)."""
+
+KIND_FRAME, KIND_PHASE, KIND_GRAPH, KIND_AOT, KIND_RUN, KIND_OTHER = range(6)
+ERROR_FLAG = 8
+"""Added to a span's kind when its status is ERROR."""
+
+_KIND_OF_NAME = {
+    names.SPAN_FRAME: KIND_FRAME,
+    names.SPAN_PHASE: KIND_PHASE,
+    names.SPAN_GRAPH: KIND_GRAPH,
+    names.SPAN_AOT_PARTITION: KIND_AOT,
+    names.SPAN_AOT_FORWARD: KIND_AOT,
+    names.SPAN_AOT_BACKWARD: KIND_AOT,
+    names.SPAN_AOT_INFERENCE: KIND_AOT,
+}
+_NS_PER_US = 1000
+_RUN_PRIORITY = 1
+
+
+class _Interned:
+    """A string table: each distinct string stored once, referred to by index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: str) -> int:
+        return self.index.setdefault(value, len(self.index))
+
+    @property
+    def values(self) -> list[str]:
+        return list(self.index)
+
+
+def timeline_data(telemetry: Telemetry) -> dict[str, Any]:
+    """Lanes (one per process) of bars: start, duration, row, kind, compile, label."""
+    by_process: dict[tuple[str, ...], list[Span]] = defaultdict(list)
+    for span in telemetry.spans:
+        by_process[span.process.key].append(span)
+    processes = telemetry.processes
+    placed = {process.key: _placed(by_process[process.key]) for process in processes}
+    total = sum(len(spans) for spans in placed.values())
+    _keep_within_limit(placed)
+    starts = [span.start_ns for spans in placed.values() for span, *_ in spans]
+    origin = min(starts, default=0)
+    end = max((span.end_ns for spans in placed.values() for span, *_ in spans), default=origin)
+    labels = process_labels(processes)
+    details = _Interned()
+    lanes = [_lane(labels[p.key], placed[p.key], origin, details) for p in processes]
+    return {
+        "origin_unix_nano": origin,
+        "length_us": (end - origin) // _NS_PER_US,
+        "details": details.values,
+        "lanes": [lane for lane in lanes if lane["count"]],
+        "shown": sum(len(spans) for spans in placed.values()),
+        "total": total,
+    }
+
+
+_Placed = tuple[Span, int, int, str]
+"""A span on the timeline: the span, its depth under its frame (-1: a run), its priority
+(lower stays longer when the limit is reached) and the label of its compile."""
+
+
+def _placed(spans: list[Span]) -> list[_Placed]:
+    tree = SpanTree(spans)
+    placed: list[_Placed] = []
+    for span in spans:
+        if span.name == names.SPAN_FRAME:
+            label = _compile_label(span)
+            placed += [
+                (found, depth, 0 if depth == 0 else depth + 1, label)
+                for found, depth in tree.walk(span)
+            ]
+        elif span.name in RUN_SPANS:
+            frame = tree.enclosing_frame(span)
+            label = _compile_label(frame if frame is not None else span)
+            placed.append((span, -1, _RUN_PRIORITY, label))
+    return placed
+
+
+def _keep_within_limit(placed: dict[tuple[str, ...], list[_Placed]]) -> None:
+    """Drop the deepest spans first until at most MAX_TIMELINE_SPANS remain."""
+    priorities = sorted(priority for spans in placed.values() for _, _, priority, _ in spans)
+    if len(priorities) <= MAX_TIMELINE_SPANS:
+        return
+    cutoff = priorities[MAX_TIMELINE_SPANS]  # the first priority that does not fit whole
+    for key, spans in placed.items():
+        placed[key] = [entry for entry in spans if entry[2] < cutoff]
+
+
+def _lane(label: str, placed: list[_Placed], origin: int, details: _Interned) -> dict[str, Any]:
+    placed = sorted(placed, key=lambda entry: (entry[0].start_ns, entry[1]))
+    run_row = 1 + max((depth for _, depth, *_ in placed), default=0)
+    compiles = _Interned()
+    columns: dict[str, list[int]] = {"ds": [], "d": [], "y": [], "k": [], "c": [], "n": []}
+    previous = 0
+    for span, depth, _, compile_label in placed:
+        start_us = (span.start_ns - origin) // _NS_PER_US
+        columns["ds"].append(start_us - previous)
+        previous = start_us
+        columns["d"].append(span.duration_ns // _NS_PER_US)
+        columns["y"].append(run_row if depth < 0 else depth)
+        columns["k"].append(_kind(span))
+        columns["c"].append(compiles(compile_label))
+        columns["n"].append(details(_detail(span)))
+    return {
+        "name": label,
+        "rows": run_row + 1,
+        "run_row": run_row,
+        "count": len(placed),
+        "compiles": compiles.values,
+        **columns,
+    }
+
+
+def _kind(span: Span) -> int:
+    kind = KIND_RUN if span.name in RUN_SPANS else _KIND_OF_NAME.get(span.name, KIND_OTHER)
+    return kind + (ERROR_FLAG if span.is_error else 0)
+
+
+def _compile_label(span: Span) -> str:
+    compile_id = text(span.attributes.get(names.ATTR_COMPILE_ID)) or ""
+    function = text(span.attributes.get(names.ATTR_CODE_FUNCTION))
+    return f"{compile_id} {function}" if function else compile_id
+
+
+def _detail(span: Span) -> str:
+    """What the bar is, in a few words (the tooltip adds the compile and the time)."""
+    if span.name == names.SPAN_FRAME:
+        return f"frame compile, {outcome(span)}"
+    if span.name == names.SPAN_PHASE:
+        return text(span.attributes.get(names.ATTR_PHASE_NAME)) or "phase"
+    if span.name == names.SPAN_GRAPH:
+        backend = text(span.attributes.get(names.ATTR_BACKEND))
+        return f"graph ({backend})" if backend else "graph"
+    kind = run_kind(span)
+    if kind is not None:
+        return f"run {kind}"
+    return span.name.removeprefix("torch.compile.")

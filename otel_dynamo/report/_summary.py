@@ -1,0 +1,372 @@
+"""Turn :class:`Telemetry` into the report summary: one plain, JSON-ready dict.
+
+The dict is the contract shared by the terminal view, ``--json`` and the HTML page
+(schema in the README). Every key is always present; lists are in a stable order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from otel_dynamo import names
+from otel_dynamo.report import _frames, _keys, _ranks
+from otel_dynamo.report._frames import SpanTree
+from otel_dynamo.report._model import Attributes, LogRecord, Process, Span, Telemetry
+from otel_dynamo.report._values import number, text
+
+SCHEMA_VERSION = 1
+"""Bumped when a key of the summary changes meaning or disappears (additions keep it)."""
+
+DEFAULT_RECOMPILE_LIMIT = 8
+"""torch._dynamo.config.recompile_limit's default: cache entries per code object."""
+
+DEFAULT_SLOWEST = 5
+"""How many of the slowest frame compiles each process lists."""
+
+STAGE_COMPILE = "compile"
+STAGE_RUN = "run"
+"""Where a failure happened (the values of names.ATTR_STAGE)."""
+
+_TOTAL_KEYS = (
+    "frame_compiles",
+    "graphs",
+    "ops",
+    "guards",
+    "graph_breaks",
+    "recompiles",
+    "failures",
+    "faults",
+    "accuracy_failures",
+    "runs",
+    "compile_seconds",
+)
+
+
+def summarize(
+    telemetry: Telemetry,
+    *,
+    recompile_limit: int = DEFAULT_RECOMPILE_LIMIT,
+    slowest: int = DEFAULT_SLOWEST,
+) -> dict[str, Any]:
+    """The report summary of ``telemetry`` (see the README for every key)."""
+    spans_by_process = _group(telemetry.spans)
+    logs_by_process = _group(telemetry.logs)
+    found = telemetry.processes
+    labels = process_labels(found)
+    processes = [
+        _process_section(
+            process,
+            labels[process.key],
+            spans_by_process.get(process.key, []),
+            logs_by_process.get(process.key, []),
+            recompile_limit=recompile_limit,
+            slowest=slowest,
+        )
+        for process in found
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "recompile_limit": recompile_limit,
+        "inputs": _inputs(telemetry),
+        "totals": {"processes": len(processes), **_sum_totals(processes)},
+        "processes": processes,
+        "ranks": _ranks.compare(processes),
+    }
+
+
+def process_labels(processes: list[Process]) -> dict[tuple[str, ...], str]:
+    """Process labels, told apart by run id or pid where two would read the same."""
+    seen = Counter(process.label for process in processes)
+    labels = {}
+    for process in processes:
+        label = process.label
+        if seen[label] > 1 and (process.run_id or process.pid is not None):
+            detail = f"run {process.run_id}" if process.run_id else f"pid {process.pid}"
+            label = f"{label} ({detail})"
+        labels[process.key] = label
+    return labels
+
+
+def _group(records: Iterable[Span | LogRecord]) -> dict[tuple[str, ...], list[Any]]:
+    grouped: dict[tuple[str, ...], list[Any]] = defaultdict(list)
+    for record in records:
+        grouped[record.process.key].append(record)
+    return grouped
+
+
+def _inputs(telemetry: Telemetry) -> dict[str, Any]:
+    return {
+        "files": [
+            {
+                "path": stats.path,
+                "lines": stats.lines,
+                "spans": stats.spans,
+                "log_records": stats.log_records,
+                "metric_points": stats.metric_points,
+                "bad_lines": stats.bad_lines,
+            }
+            for stats in telemetry.files
+        ],
+        "problems": [
+            {"path": problem.path, "line": problem.line, "message": problem.message}
+            for problem in telemetry.problems
+        ],
+    }
+
+
+def _process_section(
+    process: Process,
+    label: str,
+    spans: list[Span],
+    logs: list[LogRecord],
+    *,
+    recompile_limit: int,
+    slowest: int,
+) -> dict[str, Any]:
+    tree = SpanTree(spans)
+    frames = sorted(
+        (span for span in spans if span.name == names.SPAN_FRAME),
+        key=lambda span: (span.start_ns, _frames.compile_id_sort_key(_compile_id(span))),
+    )
+    compiles = [_frames.compile_row(frame, tree) for frame in frames]
+    section = {
+        **_describe(process, label),
+        "compiles": compiles,
+        "graph_breaks": _graph_breaks(frames),
+        "recompiles": _recompiles(compiles),
+        "near_recompile_limit": _near_recompile_limit(compiles, recompile_limit),
+        "slowest": _slowest(compiles, slowest),
+        "failures": _failures(spans, tree),
+        "faults": _faults(spans, logs, tree),
+        "accuracy": _accuracy(spans, logs, tree),
+        "runs": _runs(spans),
+    }
+    section["totals"] = _process_totals(section)
+    return section
+
+
+def _describe(process: Process, label: str) -> dict[str, Any]:
+    return {
+        "process": label,
+        "rank": process.rank,
+        "local_rank": process.local_rank,
+        "world_size": process.world_size,
+        "node_rank": process.node_rank,
+        "run_id": process.run_id,
+        "host": process.host,
+        "pid": process.pid,
+        "service": process.service,
+    }
+
+
+def _compile_id(span: Span | None) -> str | None:
+    return None if span is None else text(span.attributes.get(names.ATTR_COMPILE_ID))
+
+
+def _location(row: dict[str, Any]) -> dict[str, Any]:
+    return {"function": row["function"], "file": row["file"], "line": row["line"]}
+
+
+def _graph_breaks(frames: list[Span]) -> list[dict[str, Any]]:
+    """Graph breaks grouped by reason, each with its distinct user stacks and counts."""
+    groups: dict[str, dict[str, Any]] = {}
+    for frame in frames:
+        for reason, kind, stack in _frames.graph_breaks(frame):
+            group = groups.setdefault(
+                reason, {"kind": kind, "count": 0, "compile_ids": {}, "stacks": Counter()}
+            )
+            group["kind"] = group["kind"] or kind
+            group["count"] += 1
+            group["compile_ids"][_compile_id(frame)] = None
+            group["stacks"][stack] += 1
+    rows = [_graph_break_row(reason, group) for reason, group in groups.items()]
+    return sorted(rows, key=lambda row: (-row["count"], row["reason"]))
+
+
+def _graph_break_row(reason: str, group: dict[str, Any]) -> dict[str, Any]:
+    stacks = sorted(group["stacks"].items(), key=lambda item: (-item[1], item[0]))
+    return {
+        "reason": reason,
+        "kind": group["kind"],
+        "count": group["count"],
+        "compile_ids": [compile_id for compile_id in group["compile_ids"] if compile_id],
+        "stacks": [{"user_stack": list(stack), "count": count} for stack, count in stacks],
+    }
+
+
+def _recompiles(compiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "compile_id": row["compile_id"],
+            **_location(row),
+            "reason": row["recompile_reason"],
+            "cache_size": row["cache_size"],
+        }
+        for row in compiles
+        if row["is_recompile"]
+    ]
+
+
+def _near_recompile_limit(compiles: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Code locations whose cache entries reach the limit, or come within a quarter of it."""
+    by_code: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in compiles:
+        by_code[(row["file"], row["line"], row["function"])].append(row)
+    near = max(1, limit - max(1, limit // 4))
+    rows = [_limit_row(rows, limit) for rows in by_code.values()]
+    rows = [row for row in rows if row["cache_entries"] >= near]
+    return sorted(
+        rows, key=lambda row: (-row["cache_entries"], row["file"] or "", row["line"] or 0)
+    )
+
+
+def _limit_row(rows: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    cache_sizes = [row["cache_size"] for row in rows if row["cache_size"] is not None]
+    max_cache_size = max(cache_sizes) if cache_sizes else None
+    # cache_size counts the entries held before this compile; the compile adds one.
+    entries = max(len(rows), (max_cache_size + 1) if max_cache_size is not None else 0)
+    return {
+        **_location(rows[0]),
+        "compiles": len(rows),
+        "recompiles": sum(1 for row in rows if row["is_recompile"]),
+        "max_cache_size": max_cache_size,
+        "cache_entries": entries,
+        "limit": limit,
+        "status": "at_limit" if entries >= limit else "near_limit",
+    }
+
+
+def _slowest(compiles: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    ranked = sorted(compiles, key=lambda row: -row["duration_s"])[:count]
+    return [
+        {
+            "compile_id": row["compile_id"],
+            **_location(row),
+            "outcome": row["outcome"],
+            "duration_s": row["duration_s"],
+            "phases": row["phases"],
+        }
+        for row in ranked
+    ]
+
+
+def _failures(spans: list[Span], tree: SpanTree) -> list[dict[str, Any]]:
+    """Failed frame compiles and failed runs (errors inside a frame count once, on it)."""
+    failures = []
+    for span in sorted(spans, key=lambda span: span.start_ns):
+        failure = _failure(span, tree)
+        if failure is not None:
+            failures.append(failure)
+    return failures
+
+
+def _failure(span: Span, tree: SpanTree) -> dict[str, Any] | None:
+    if span.name == names.SPAN_FRAME:
+        if _frames.outcome(span) != names.OUTCOME_FAILURE and not span.is_error:
+            return None
+        stage = STAGE_COMPILE
+    elif span.is_error and _frames.run_kind(span) is not None:
+        stage = STAGE_RUN
+    elif span.is_error and tree.enclosing_frame(span) is None:
+        stage = STAGE_COMPILE  # e.g. a graph span whose frame span was never exported
+    else:
+        return None
+    frame = tree.enclosing_frame(span)
+    return {
+        "stage": stage,
+        "compile_id": _compile_id(span) or _compile_id(frame),
+        "function": None if frame is None else text(frame.attributes.get(names.ATTR_CODE_FUNCTION)),
+        "span": span.name,
+        **_error_fields(span, tree),
+    }
+
+
+def _error_fields(span: Span, tree: SpanTree) -> dict[str, str | None]:
+    """The span's error; for a frame that recorded none, the first error beneath it."""
+    fields = _frames.error_fields(span)
+    if fields["error_type"] is None and span.name == names.SPAN_FRAME:
+        failed = (below for below in tree.descendants(span) if below.is_error)
+        fields = next((_frames.error_fields(below) for below in failed), fields)
+    return fields
+
+
+def _annotated(
+    spans: list[Span], logs: list[LogRecord], tree: SpanTree, key: str
+) -> list[tuple[Attributes, str, str | None]]:
+    """(attributes, source, compile id) of every span and log record carrying ``key``."""
+    found = []
+    for span in spans:
+        if key in span.attributes:
+            compile_id = _compile_id(span) or _compile_id(tree.enclosing_frame(span))
+            found.append((span.attributes, span.name, compile_id))
+    for record in logs:
+        if key in record.attributes:
+            # A log record written inside a span carries its span id: use its frame.
+            span = tree.by_id.get(record.span_id)
+            frame = None if span is None else tree.enclosing_frame(span)
+            compile_id = text(record.attributes.get(names.ATTR_COMPILE_ID)) or _compile_id(frame)
+            found.append((record.attributes, record.event_name or "log", compile_id))
+    return found
+
+
+def _faults(spans: list[Span], logs: list[LogRecord], tree: SpanTree) -> list[dict[str, Any]]:
+    """Injected faults; one that is both a span attribute and a log record counts once."""
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for attrs, source, compile_id in _annotated(spans, logs, tree, _keys.ATTR_FAULT_KIND):
+        row = {
+            "kind": text(attrs.get(_keys.ATTR_FAULT_KIND)),
+            "target": text(attrs.get(_keys.ATTR_FAULT_TARGET)),
+            "compile_id": compile_id,
+            "source": source,
+        }
+        rows.setdefault((row["kind"], row["target"], compile_id), row)
+    return list(rows.values())
+
+
+def _accuracy(spans: list[Span], logs: list[LogRecord], tree: SpanTree) -> list[dict[str, Any]]:
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for attrs, source, compile_id in _annotated(spans, logs, tree, _keys.ATTR_ACCURACY_PASSED):
+        passed = attrs.get(_keys.ATTR_ACCURACY_PASSED)
+        row = {
+            "compile_id": compile_id,
+            "passed": passed if isinstance(passed, bool) else str(passed).lower() == "true",
+            "max_abs_error": number(attrs.get(_keys.ATTR_ACCURACY_MAX_ABS_ERROR)),
+            "max_rel_error": number(attrs.get(_keys.ATTR_ACCURACY_MAX_REL_ERROR)),
+            "source": source,
+        }
+        rows.setdefault((compile_id, row["passed"], row["max_abs_error"]), row)
+    return list(rows.values())
+
+
+def _runs(spans: list[Span]) -> dict[str, int]:
+    counts = {names.RUN_KIND_FORWARD: 0, names.RUN_KIND_BACKWARD: 0, names.RUN_KIND_INFERENCE: 0}
+    for span in spans:
+        kind = _frames.run_kind(span)
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _process_totals(section: dict[str, Any]) -> dict[str, Any]:
+    compiles = section["compiles"]
+    return {
+        "frame_compiles": len(compiles),
+        "graphs": sum(row["graphs"] for row in compiles),
+        "ops": sum(row["ops"] for row in compiles),
+        "guards": sum(row["guards"] or 0 for row in compiles),
+        "graph_breaks": sum(row["graph_breaks"] for row in compiles),
+        "recompiles": len(section["recompiles"]),
+        "failures": len(section["failures"]),
+        "faults": len(section["faults"]),
+        "accuracy_failures": sum(1 for row in section["accuracy"] if not row["passed"]),
+        "runs": sum(section["runs"].values()),
+        "compile_seconds": _frames.seconds(sum(round(row["duration_s"] * 1e9) for row in compiles)),
+    }
+
+
+def _sum_totals(processes: list[dict[str, Any]]) -> dict[str, Any]:
+    totals = {key: sum(section["totals"][key] for section in processes) for key in _TOTAL_KEYS}
+    totals["compile_seconds"] = round(totals["compile_seconds"], 6)
+    return totals

@@ -1,0 +1,45 @@
+"""Attribute values as the types the report needs, whatever type the writer used.
+
+Files from other tools may record a count as a string or a float, or one string where
+an array was expected; the report reads them all and treats the rest as absent.
+"""
+
+from __future__ import annotations
+
+from otel_dynamo.report._model import AttributeValue
+
+
+def text(value: AttributeValue) -> str | None:
+    """An attribute as a string; None when absent or empty."""
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def integer(value: AttributeValue) -> int | None:
+    """An attribute as an int; None when absent or not a number."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def number(value: AttributeValue) -> float | None:
+    """An attribute as a float; None when absent or not a number."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def strings(value: AttributeValue) -> list[str]:
+    """A string-array attribute (a single string counts as one item)."""
+    if isinstance(value, list):
+        return [str(item) for item in value if item is not None]
+    return [] if value is None or value == "" else [str(value)]

@@ -1,0 +1,212 @@
+"""The HTML page of the report (otel_dynamo.report.render_html), in a real browser too."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _report_support import (
+    CHROMIUM_NAMES,
+    FakeCompile,
+    GraphBreak,
+    count_color,
+    png_pixels,
+    run_chromium,
+    write_job,
+    write_small,
+    write_traces,
+)
+
+from otel_dynamo.report import _html_timeline, load_telemetry, render_html, summarize
+
+FRAME_BAR_RGB = (0x3D, 0x6F, 0xB5)
+"""Colour of frame-compile bars on the timeline (COLORS[0] in the page's script)."""
+
+
+def _page(*paths: Path) -> str:
+    telemetry = load_telemetry(paths)
+    return render_html(telemetry, summarize(telemetry))
+
+
+def _data(page: str) -> dict[str, Any]:
+    match = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
+    )
+    assert match is not None
+    return json.loads(match.group(1))
+
+
+def _body_attributes(dom: str) -> dict[str, str]:
+    match = re.search(r"<body([^>]*)>", dom)
+    assert match is not None, dom[:500]
+    return {
+        key: html.unescape(value)
+        for key, value in re.findall(r'([\w-]+)="([^"]*)"', match.group(1))
+    }
+
+
+@pytest.fixture
+def chromium() -> str:
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("chromium is not installed (apt-get install -y --no-install-recommends chromium)")
+
+
+def test_page_loads_nothing_from_outside(tmp_path: Path) -> None:
+    """No external scripts, styles, fonts, images or links: one self-contained file."""
+    page = _page(write_small(tmp_path))
+    found = re.findall(r"https?://|\bsrc\s*=|<link\b|@import|url\(", page)
+    assert found == []
+
+
+def test_page_embeds_every_table_of_each_process(tmp_path: Path) -> None:
+    """Each process carries the eight tables, compile rows included."""
+    (process,) = _data(_page(write_small(tmp_path)))["processes"]
+    assert [(t["title"], len(t["rows"])) for t in process["tables"]] == [
+        ("Frame compiles", 4),
+        ("Graph breaks", 2),
+        ("Recompiles", 1),
+        ("Recompile limit: code close to or at it", 0),
+        ("Slowest compiles (backend includes AOT)", 4),
+        ("Failures", 1),
+        ("Injected faults", 0),
+        ("Accuracy checks", 0),
+    ]
+
+
+def test_compile_row_cells_are_formatted(tmp_path: Path) -> None:
+    """A compile row holds formatted cells, the outcome with its CSS class."""
+    (process,) = _data(_page(write_small(tmp_path)))["processes"]
+    assert process["tables"][0]["rows"][0] == [
+        "0/0",
+        "forward",
+        "project/model.py:10",
+        ["success", "ok"],
+        "100.0 ms",
+        "1",
+        "12",
+        "8",
+    ]
+
+
+def test_timeline_holds_all_compile_and_run_spans(tmp_path: Path) -> None:
+    """One lane for the process with its 31 spans; frames at row 0, runs on the last row."""
+    timeline = _data(_page(write_small(tmp_path)))["timeline"]
+    (lane,) = timeline["lanes"]
+    assert (timeline["shown"], timeline["total"], lane["count"], lane["rows"], lane["run_row"]) == (
+        31,
+        31,
+        31,
+        6,
+        5,
+    )
+
+
+def test_timeline_starts_are_deltas_in_microseconds(tmp_path: Path) -> None:
+    """Decoded starts of frame bars are the compiles' start offsets (0, 1, 2, 3 s)."""
+    (lane,) = _data(_page(write_small(tmp_path)))["timeline"]["lanes"]
+    starts, total = [], 0
+    for delta, kind in zip(lane["ds"], lane["k"], strict=True):
+        total += delta
+        if kind in (
+            _html_timeline.KIND_FRAME,
+            _html_timeline.KIND_FRAME + _html_timeline.ERROR_FLAG,
+        ):
+            starts.append(total)
+    assert starts == [0, 1_000_000, 2_000_000, 3_000_000]
+
+
+def test_timeline_marks_failed_frames(tmp_path: Path) -> None:
+    """The failed frame's bar carries the error flag."""
+    (lane,) = _data(_page(write_small(tmp_path)))["timeline"]["lanes"]
+    flagged = [lane["compiles"][c] for c, k in zip(lane["c"], lane["k"], strict=True) if k == 8]
+    assert flagged == ["1/0 helper"]
+
+
+def test_timeline_keeps_frames_and_runs_when_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the span limit, deeper spans go first: 4 frames and 2 runs stay."""
+    monkeypatch.setattr(_html_timeline, "MAX_TIMELINE_SPANS", 6)
+    timeline = _data(_page(write_small(tmp_path)))["timeline"]
+    (lane,) = timeline["lanes"]
+    assert (timeline["shown"], timeline["total"], sorted(lane["k"])) == (6, 31, [0, 0, 0, 4, 4, 8])
+
+
+def test_data_cannot_close_the_script_element(tmp_path: Path) -> None:
+    """A reason holding "</script>" stays data: escaped in the page, intact once parsed."""
+    evil = "</script><script>alert(1)</script>"
+    compile_ = FakeCompile("0/0", graph_breaks=(GraphBreak(evil),))
+    page = _page(write_traces(tmp_path / "t.jsonl", [compile_]))
+    (process,) = _data(page)["processes"]
+    assert (evil in page, process["tables"][1]["rows"][0][1]) == (False, evil)
+
+
+def test_input_problems_are_listed_on_the_page(tmp_path: Path) -> None:
+    """Problems found while reading are shown, escaped, at the top of the page."""
+    write_small(tmp_path)
+    (tmp_path / "bad.jsonl").write_text("<oops>\n")
+    page = _page(tmp_path)
+    assert f"<li>{tmp_path}/bad.jsonl:1: truncated or corrupt JSON line" in page
+
+
+@pytest.mark.slow
+def test_page_renders_timeline_and_tables_in_headless_chromium(
+    tmp_path: Path, chromium: str
+) -> None:
+    """In Chromium the script draws every bar and every row and marks <body> as ready."""
+    write_job(tmp_path / "job", ranks=2, compiles_per_rank=20, diverging_rank=1, diverge_at=5)
+    (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
+    result = run_chromium(
+        chromium, tmp_path / "profile", (tmp_path / "r.html").as_uri(), "--dump-dom"
+    )
+    body = _body_attributes(result.stdout)
+    # 2 ranks x 20 compiles x 9 spans, plus the 3 spans of rank 1's extra graph; tables:
+    # per rank 20 compiles + 1 graph break + 5 slowest, plus the 2 rows of the ranks table.
+    assert (
+        body.get("data-ready"),
+        body.get("data-timeline-bars"),
+        body.get("data-table-rows"),
+        body.get("data-visible-rows"),
+    ) == ("1", "363", "54", "54")
+
+
+@pytest.mark.slow
+def test_filter_from_the_url_hides_other_rows_in_chromium(tmp_path: Path, chromium: str) -> None:
+    """#filter=block_3 leaves only the two compile rows of block_3 (one per rank)."""
+    write_job(tmp_path / "job", ranks=2, compiles_per_rank=20)
+    (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
+    url = (tmp_path / "r.html").as_uri() + "#filter=block_3"
+    body = _body_attributes(run_chromium(chromium, tmp_path / "profile", url, "--dump-dom").stdout)
+    assert (body.get("data-table-rows"), body.get("data-visible-rows")) == ("54", "2")
+
+
+@pytest.mark.slow
+def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
+    """A screenshot is a non-blank PNG in which the frame-compile bars are visible."""
+    write_job(tmp_path / "job", ranks=2, compiles_per_rank=20)
+    (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    run_chromium(
+        chromium,
+        tmp_path / "profile",
+        (tmp_path / "r.html").as_uri(),
+        f"--screenshot={shot}",
+        "--window-size=1200,900",
+        "--hide-scrollbars",
+    )
+    width, height, rows = png_pixels(shot)
+    colors = {row[x : x + 3] for row in rows[::10] for x in range(0, len(row), 30)}
+    assert (width, height, len(colors) > 20, count_color(rows, FRAME_BAR_RGB) > 2000) == (
+        1200,
+        900,
+        True,
+        True,
+    )

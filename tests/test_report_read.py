@@ -1,0 +1,225 @@
+"""Reading OTLP/JSON Lines files and directories into Telemetry (otel_dynamo.report)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _report_support import (
+    BASE_TIME_NS,
+    MS,
+    FakeCompile,
+    request_line,
+    resource_attributes,
+    write_logs,
+    write_small,
+    write_traces,
+)
+
+from otel_dynamo import names
+from otel_dynamo.report import _read as read_module
+from otel_dynamo.report import load_telemetry
+
+
+def test_reads_every_span_the_sdk_exporter_wrote(tmp_path: Path) -> None:
+    """All spans of a file written by the SDK's FileSpanExporter are read."""
+    path = write_traces(tmp_path / "traces-1.jsonl", [FakeCompile("0/0", runs=2)])
+    telemetry = load_telemetry([path])
+    assert sorted(span.name for span in telemetry.spans) == sorted(
+        [names.SPAN_FRAME]
+        + [names.SPAN_PHASE] * 5
+        + [names.SPAN_GRAPH, names.SPAN_AOT_FORWARD]
+        + [names.SPAN_RUN_FORWARD] * 2
+    )
+
+
+def test_decodes_attribute_types_from_the_sdk(tmp_path: Path) -> None:
+    """Strings, ints (written as strings), string arrays and times decode to Python types."""
+    path = write_traces(tmp_path / "t.jsonl", [FakeCompile("3/1", line=77, guards=2)])
+    frame = next(s for s in load_telemetry([path]).spans if s.name == names.SPAN_FRAME)
+    assert (
+        frame.attributes[names.ATTR_COMPILE_ID],
+        frame.attributes[names.ATTR_CODE_LINE],
+        frame.attributes[names.ATTR_GUARDS],
+        frame.start_ns,
+        frame.duration_ns,
+    ) == ("3/1", 77, ["check_tensor(L['x'], 0)", "check_tensor(L['x'], 1)"], BASE_TIME_NS, 100 * MS)
+
+
+def test_accepts_int_values_as_numbers_and_missing_fields(tmp_path: Path) -> None:
+    """intValue as a JSON number, and a span without ids, times or status, still reads."""
+    span = {
+        "name": names.SPAN_FRAME,
+        "attributes": [{"key": names.ATTR_CODE_LINE, "value": {"intValue": 12}}],
+    }
+    path = tmp_path / "other.jsonl"
+    path.write_text(request_line(span))
+    (read,) = load_telemetry([path]).spans
+    assert (
+        read.attributes[names.ATTR_CODE_LINE],
+        read.span_id,
+        read.start_ns,
+        read.status_code,
+    ) == (
+        12,
+        "",
+        0,
+        0,
+    )
+
+
+def test_groups_by_rank_from_the_resource(tmp_path: Path) -> None:
+    """A resource with torch.distributed.rank makes the process "rank N"."""
+    path = write_traces(
+        tmp_path / "t.jsonl", [FakeCompile("0/0")], resource=resource_attributes(rank=5)
+    )
+    (process,) = load_telemetry([path]).processes
+    assert (process.label, process.rank, process.world_size, process.pid) == ("rank 5", 5, 1, 4242)
+
+
+def test_process_without_rank_is_host_and_pid(tmp_path: Path) -> None:
+    """Without a rank, a process is named by host and pid."""
+    path = write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0")])
+    (process,) = load_telemetry([path]).processes
+    assert (process.label, process.rank) == ("node-a pid 4242", None)
+
+
+def test_directory_is_searched_recursively_for_jsonl_and_json(tmp_path: Path) -> None:
+    """A directory yields its .jsonl and .json files, nested ones too, and nothing else."""
+    (tmp_path / "a").mkdir()
+    write_traces(tmp_path / "a" / "traces-1.jsonl", [FakeCompile("0/0")])
+    write_traces(tmp_path / "traces-2.json", [FakeCompile("0/0")])
+    (tmp_path / "notes.txt").write_text("not telemetry")
+    telemetry = load_telemetry([tmp_path])
+    assert sorted(Path(f.path).name for f in telemetry.files) == ["traces-1.jsonl", "traces-2.json"]
+
+
+def test_logs_are_read_with_their_attributes(tmp_path: Path) -> None:
+    """Log records keep their event name and attributes."""
+    path = write_logs(
+        tmp_path / "logs-1.jsonl",
+        [{"event.name": names.LOG_FAULT_INJECTED, "torch.compile.fault.kind": "compile_error"}],
+    )
+    (record,) = load_telemetry([path]).logs
+    assert (record.event_name, record.attributes["torch.compile.fault.kind"]) == (
+        names.LOG_FAULT_INJECTED,
+        "compile_error",
+    )
+
+
+def test_metric_points_are_counted(tmp_path: Path) -> None:
+    """A metrics request is recognised by its top-level key and its data points counted."""
+    request = {
+        "resourceMetrics": [
+            {
+                "scopeMetrics": [
+                    {
+                        "metrics": [
+                            {"name": "a", "sum": {"dataPoints": [{"asInt": "1"}, {"asInt": "2"}]}},
+                            {"name": "b", "histogram": {"dataPoints": [{"count": "1"}]}},
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    path = tmp_path / "metrics-1.jsonl"
+    path.write_text(json.dumps(request) + "\n")
+    (stats,) = load_telemetry([path]).files
+    assert (stats.metric_points, stats.spans, stats.bad_lines) == (3, 0, 0)
+
+
+def test_pretty_printed_json_document_is_read(tmp_path: Path) -> None:
+    """A .json file holding one request over many lines is read as one request."""
+    span = {"name": names.SPAN_FRAME, "spanId": "ab"}
+    request = json.loads(request_line(span))
+    path = tmp_path / "hand-made.json"
+    path.write_text(json.dumps(request, indent=2))
+    telemetry = load_telemetry([path])
+    assert ([s.span_id for s in telemetry.spans], telemetry.problems) == (["ab"], [])
+
+
+def test_missing_path_is_a_problem_and_others_are_still_read(tmp_path: Path) -> None:
+    """A path that does not exist is reported; the other paths are read."""
+    path = write_small(tmp_path / "job")
+    telemetry = load_telemetry([tmp_path / "nope", path])
+    assert ([str(p) for p in telemetry.problems], len(telemetry.files)) == (
+        [f"{tmp_path / 'nope'}: no such file or directory"],
+        1,
+    )
+
+
+def test_empty_directory_is_a_problem(tmp_path: Path) -> None:
+    """A directory without telemetry files is reported by name."""
+    (tmp_path / "empty").mkdir()
+    telemetry = load_telemetry([tmp_path / "empty"])
+    assert [str(p) for p in telemetry.problems] == [
+        f"{tmp_path / 'empty'}: no .jsonl or .json files in this directory"
+    ]
+
+
+def test_truncated_last_line_names_file_and_line(tmp_path: Path) -> None:
+    """A line cut short (a killed process) is reported with its line; the rest is read."""
+    good = request_line({"name": "a"}) + request_line({"name": "b"})
+    path = tmp_path / "traces-9.jsonl"
+    path.write_text(good + request_line({"name": "c"})[:40])
+    telemetry = load_telemetry([path])
+    assert (
+        [s.name for s in telemetry.spans],
+        [(p.line, p.message[:27]) for p in telemetry.problems],
+    ) == (
+        ["a", "b"],
+        [(3, "truncated or corrupt JSON l")],
+    )
+
+
+def test_file_of_another_format_is_reported_once(tmp_path: Path) -> None:
+    """A JSON Lines file of another format is one problem at line 1, nothing read from it."""
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"event": "a"}\n{"event": "b"}\n')
+    telemetry = load_telemetry([path])
+    assert [str(p) for p in telemetry.problems] == [
+        f"{path}:1: not an OTLP/JSON export request (expected resourceSpans, resourceLogs or "
+        "resourceMetrics, found event); nothing read from this file"
+    ]
+
+
+def test_binary_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 are reported as an unreadable line."""
+    path = tmp_path / "blob.json"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    telemetry = load_telemetry([path])
+    assert [
+        (p.line, p.message.endswith("nothing read from this file")) for p in telemetry.problems
+    ] == [(1, True)]
+
+
+def test_many_bad_lines_are_capped_per_file(tmp_path: Path) -> None:
+    """Past MAX_PROBLEMS_PER_FILE bad lines, the rest are counted in one problem."""
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(request_line({"name": "ok"}) + "garbage\n" * 8)
+    problems = load_telemetry([path]).problems
+    assert [p.line for p in problems] == [2, 3, 4, 5, 6, None]
+    assert problems[-1].message == "3 more unreadable lines not shown"
+
+
+def test_explicit_empty_file_is_a_problem(tmp_path: Path) -> None:
+    """An empty file named on the command line is reported as empty."""
+    path = tmp_path / "traces-1.jsonl"
+    path.touch()
+    assert [str(p) for p in load_telemetry([path]).problems] == [f"{path}: empty file"]
+
+
+def test_progress_is_reported_in_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The progress callback gets (bytes read, total bytes), ending at the total."""
+    path = write_small(tmp_path)
+    monkeypatch.setattr(read_module, "PROGRESS_STEP_BYTES", 1024)
+    calls: list[tuple[int, int]] = []
+    load_telemetry([path], progress=lambda done, total: calls.append((done, total)))
+    size = path.stat().st_size
+    assert (calls[-1], all(total == size for _, total in calls), len(calls) > 2) == (
+        (size, size),
+        True,
+        True,
+    )

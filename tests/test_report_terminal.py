@@ -1,0 +1,200 @@
+"""The terminal view of the report (otel_dynamo.report.render_terminal)."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from _report_support import FakeCompile, GraphBreak, write_job, write_small, write_traces
+
+from otel_dynamo.report import color_enabled, load_telemetry, render_terminal, summarize
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+LONG = "x" * 300
+
+
+def _render(*paths: Path, color: bool = False, **options: Any) -> str:
+    return render_terminal(summarize(load_telemetry(paths)), color=color, **options)
+
+
+def _small(tmp_path: Path, **options: Any) -> list[str]:
+    return _render(write_small(tmp_path), **options).splitlines()
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_lines_fit_100_columns_even_with_long_names(tmp_path: Path) -> None:
+    """Long functions, paths, reasons and stacks are cut; no line passes 100 columns."""
+    compile_ = FakeCompile(
+        f"0/1{LONG}",
+        function=LONG,
+        file=f"/{LONG}/{LONG}.py",
+        recompile_reason=LONG,
+        graph_breaks=(GraphBreak(LONG, LONG, (f"/{LONG}.py:1 in {LONG}",)),),
+        error_type=LONG,
+        error_message=LONG,
+        outcome="failure",
+    )
+    text = _render(write_traces(tmp_path / "t.jsonl", [compile_]), color=True)
+    assert max(len(ANSI.sub("", line)) for line in text.splitlines()) == 100
+
+
+def test_multi_rank_report_fits_100_columns(tmp_path: Path) -> None:
+    """The ranks table and divergence lines fit 100 columns too."""
+    write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1, diverge_at=5)
+    assert max(len(line) for line in _render(tmp_path).splitlines()) <= 100
+
+
+def test_narrower_width_is_honoured(tmp_path: Path) -> None:
+    """width=70 keeps every line within 70 columns."""
+    assert max(len(line) for line in _small(tmp_path, width=70)) <= 70
+
+
+def test_no_escape_codes_without_color(tmp_path: Path) -> None:
+    """color=False writes plain text."""
+    assert "\x1b[" not in _render(write_small(tmp_path))
+
+
+def test_color_marks_failures_red(tmp_path: Path) -> None:
+    """color=True paints the failure outcome red."""
+    assert "\x1b[31mfailure" in _render(write_small(tmp_path), color=True)
+
+
+def test_color_enabled_on_a_terminal() -> None:
+    """A TTY without NO_COLOR gets colour."""
+    assert color_enabled(_Tty(), environ={}) is True
+
+
+def test_no_color_on_a_pipe() -> None:
+    """A stream that is not a TTY gets no colour."""
+    assert color_enabled(io.StringIO(), environ={}) is False
+
+
+def test_no_color_env_wins_on_a_terminal() -> None:
+    """NO_COLOR set (non-empty) turns colour off even on a TTY."""
+    assert color_enabled(_Tty(), environ={"NO_COLOR": "1"}) is False
+
+
+def test_headline_counts(tmp_path: Path) -> None:
+    """The first lines give processes, files and the totals."""
+    assert _small(tmp_path)[:2] == [
+        "otel-dynamo report: 1 process from 1 file",
+        "4 frame compiles · 3 graphs · 3 graph breaks · 1 recompile · 1 failure · "
+        "360.0 ms compiling",
+    ]
+
+
+def test_compile_table_row(tmp_path: Path) -> None:
+    """A frame compile row: id, function, location, outcome, duration, graphs, ops, guards."""
+    lines = _small(tmp_path)
+    start = lines.index("Frame compiles (4)")
+    assert lines[start + 1 : start + 3] == [
+        "  id   function  location             outcome   duration  graphs  ops  guards",
+        "  0/0  forward   project/model.py:10  success   100.0 ms       1   12       8",
+    ]
+
+
+def test_graph_break_group_shows_count_reason_and_stack(tmp_path: Path) -> None:
+    """A graph-break group: count and reason, then the innermost frame and its caller."""
+    lines = _small(tmp_path)
+    start = lines.index("Graph breaks (3 in 2 reasons)")
+    assert lines[start + 1 : start + 4] == [
+        "      2x  Unsupported: builtin print() is not traceable [print]",
+        "          2x at project/model.py:20 in forward",
+        "             from project/train.py:40 in main",
+    ]
+
+
+def test_recompile_row_has_reason(tmp_path: Path) -> None:
+    """A recompile row ends with the guard that failed."""
+    lines = _small(tmp_path)
+    start = lines.index("Recompiles (1)")
+    assert lines[start + 2] == (
+        "  0/1  forward   project/model.py:10      1  "
+        "tensor 'x' dtype mismatch. expected Float, actual Half"
+    )
+
+
+def test_slowest_row_has_phases(tmp_path: Path) -> None:
+    """The slowest compile's row gives tracing, AOT, backend and guards time."""
+    lines = _small(tmp_path)
+    start = lines.index("Slowest compiles (backend includes AOT)")
+    assert lines[start + 2] == "  0/1  forward   200.0 ms  60.0 ms  80.0 ms  120.0 ms  10.0 ms"
+
+
+def test_failure_row_has_error(tmp_path: Path) -> None:
+    """A failure row names stage, compile, function and the error."""
+    lines = _small(tmp_path)
+    start = lines.index("Failures (1)")
+    assert lines[start + 2] == (
+        "  compile  1/0  helper    "
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: boom"
+    )
+
+
+def test_limit_cuts_tables_and_says_how_many_more(tmp_path: Path) -> None:
+    """limit=2 shows two compile rows and counts the others."""
+    lines = _small(tmp_path, limit=2)
+    start = lines.index("Frame compiles (4)")
+    assert lines[start + 4] == "  … 2 more (all of them: --limit 0, --json or --html)"
+
+
+def test_limit_zero_shows_every_row(tmp_path: Path) -> None:
+    """limit=0 shows all 4 compile rows."""
+    lines = _small(tmp_path, limit=0)
+    start = lines.index("Frame compiles (4)")
+    assert [line.split()[0] for line in lines[start + 2 : start + 6]] == [
+        "0/0",
+        "0/1",
+        "1/0",
+        "2/0",
+    ]
+
+
+def test_code_at_the_recompile_limit_is_shown(tmp_path: Path) -> None:
+    """A code object with 8 cache entries is listed AT LIMIT."""
+    compiles = [FakeCompile(f"0/{n}", start_ms=n * 200, cache_size=n) for n in range(8)]
+    lines = _render(write_traces(tmp_path / "t.jsonl", compiles)).splitlines()
+    start = lines.index("Recompile limit: code close to or at it (1)")
+    assert (
+        lines[start + 2]
+        == "  AT LIMIT  forward   project/model.py:10         8              8      8"
+    )
+
+
+def test_diverging_rank_is_flagged_with_its_first_difference(tmp_path: Path) -> None:
+    """Under the ranks table, the diverging rank and the compile where it differs."""
+    write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1, diverge_at=5)
+    lines = _render(tmp_path).splitlines()
+    assert lines[lines.index("Ranks (3)") + 5] == (
+        "  rank 1 DIVERGES in graphs; first at 5/0: graphs 2, guards 8 "
+        "(most ranks: graphs 1, guards 8)"
+    )
+
+
+def test_agreeing_ranks_say_so(tmp_path: Path) -> None:
+    """Ranks that agree get one line saying so."""
+    write_job(tmp_path, ranks=2, compiles_per_rank=3)
+    lines = _render(tmp_path).splitlines()
+    assert lines[lines.index("Ranks (2)") + 4] == (
+        "  all ranks agree on graphs, recompiles and guards"
+    )
+
+
+def test_cut_ranks_table_keeps_the_diverging_rank(tmp_path: Path) -> None:
+    """With limit=1 the one row shown is the diverging rank."""
+    write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=2, diverge_at=5)
+    lines = _render(tmp_path, limit=1).splitlines()
+    assert lines[lines.index("Ranks (3)") + 2].split()[:2] == ["rank", "2"]
+
+
+def test_process_heading_names_rank_host_and_pid(tmp_path: Path) -> None:
+    """Each process section starts with a rule naming it."""
+    write_job(tmp_path, ranks=2, compiles_per_rank=1)
+    heading = next(line for line in _render(tmp_path).splitlines() if line.startswith("── rank 1"))
+    assert heading.rstrip("─") == "── rank 1 of 2 · run job-1 · node-a · pid 1001 · train "
