@@ -28,13 +28,14 @@ ENV_LOG_LEVEL = "OTEL_DYNAMO_LOG_LEVEL"
 ENV_SLOW_COMPILE_SECONDS = "OTEL_DYNAMO_SLOW_COMPILE_SECONDS"
 ENV_PROMETHEUS_PORT = "OTEL_DYNAMO_PROMETHEUS_PORT"
 ENV_PROMETHEUS_HOST = "OTEL_DYNAMO_PROMETHEUS_HOST"
+ENV_SHUTDOWN_TIMEOUT = "OTEL_DYNAMO_SHUTDOWN_TIMEOUT"
 
 DEFAULT_RUN_SPANS = "auto"
 DEFAULT_AUTO_FIRST_RUNS = 3
 DEFAULT_OUTPUT_DIR = "./otel-dynamo"
 DEFAULT_CAPTURE = frozenset({"stacks", "guards"})
 CAPTURE_CHOICES = frozenset({"stacks", "guards"})
-DEFAULT_MAX_ATTRIBUTE_LENGTH = 2048
+DEFAULT_MAX_ATTRIBUTE_LENGTH = 512
 DEFAULT_MAX_LIST_LENGTH = 64
 DEFAULT_TOP_OPS = 10
 DEFAULT_LOG = "off"
@@ -42,6 +43,9 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 DEFAULT_LOG_LEVEL = "info"
 DEFAULT_SLOW_COMPILE_SECONDS = 60.0
 DEFAULT_PROMETHEUS_HOST = "127.0.0.1"
+DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 0.5
+
+DEFAULT_RUN_SPAN_POLICY = RunSpanPolicy.auto(DEFAULT_AUTO_FIRST_RUNS)
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
@@ -73,7 +77,7 @@ class Settings:
     """Every OTEL_DYNAMO_* setting, parsed. Defaults are the named constants above."""
 
     enabled: bool = False
-    run_spans: RunSpanPolicy = RunSpanPolicy.auto(DEFAULT_AUTO_FIRST_RUNS)
+    run_spans: RunSpanPolicy = DEFAULT_RUN_SPAN_POLICY
     output_dir: str = DEFAULT_OUTPUT_DIR
     capture: frozenset[str] = DEFAULT_CAPTURE
     max_attribute_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH
@@ -85,6 +89,7 @@ class Settings:
     slow_compile_seconds: float = DEFAULT_SLOW_COMPILE_SECONDS
     prometheus_port: int | None = None
     prometheus_host: str = DEFAULT_PROMETHEUS_HOST
+    shutdown_timeout_seconds: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
     problems: tuple[ConfigProblem, ...] = ()
 
 
@@ -176,11 +181,10 @@ VARIABLES: tuple[_Variable, ...] = (
     _Variable(ENV_STRICT, "strict", parse_bool, "true or false"),
     _Variable(ENV_LOG, "log", _log_target, "off, stderr, or a file path"),
     _Variable(ENV_LOG_LEVEL, "log_level", _log_level, ", ".join(LOG_LEVELS)),
-    _Variable(
-        ENV_SLOW_COMPILE_SECONDS, "slow_compile_seconds", _positive_float, "seconds, > 0"
-    ),
+    _Variable(ENV_SLOW_COMPILE_SECONDS, "slow_compile_seconds", _positive_float, "seconds, > 0"),
     _Variable(ENV_PROMETHEUS_PORT, "prometheus_port", _port, "a TCP port, 1-65535"),
     _Variable(ENV_PROMETHEUS_HOST, "prometheus_host", _log_target, "a host name or address"),
+    _Variable(ENV_SHUTDOWN_TIMEOUT, "shutdown_timeout_seconds", _positive_float, "seconds, > 0"),
 )
 
 
