@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
-python3 -m ruff check otel_dynamo tests bench examples
+python3 -m ruff check otel_dynamo tests bench examples grafana collector-config
 python3 -m pytest -q -p no:cacheprovider "$@"

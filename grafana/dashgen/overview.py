@@ -1,0 +1,218 @@
+"""Overview of torch.compile across jobs: rates, latencies, top reasons, failures, runs."""
+
+from __future__ import annotations
+
+from dashgen import layout, logql, panels, traceql, variables
+from dashgen import promql as q
+from dashgen.promql import lbl
+
+UID = "otel-dynamo-overview"
+JOB = q.matchers(("job", "=~", "$job"))
+JOB_BACKEND = q.matchers(("job", "=~", "$job"), (lbl("ATTR_BACKEND"), "=~", "$backend"))
+LOGS = logql.stream('=~"$job"')
+
+
+def _headline() -> list[object]:
+    def total(title: str, constant: str) -> object:
+        return panels.single(
+            title,
+            f"{title} in the selected time range.",
+            "short",
+            panels.prom(q.increase_sum(constant, JOB), instant=True),
+        )
+
+    return [
+        total("Frame compiles", "METRIC_COMPILES"),
+        total("Graph breaks", "METRIC_GRAPH_BREAKS"),
+        total("Recompiles", "METRIC_RECOMPILES"),
+        total("Failures", "METRIC_FAILURES"),
+    ]
+
+
+def _compiles() -> list[object]:
+    backend, outcome = lbl("ATTR_BACKEND"), lbl("ATTR_OUTCOME")
+    per_min = q.per_minute(q.rate_sum("METRIC_COMPILES", JOB_BACKEND, backend, outcome))
+    quantiles = [
+        panels.prom(
+            q.quantile(p, "METRIC_COMPILE_DURATION", JOB_BACKEND),
+            legend=f"p{round(p * 100)}",
+            exemplar=p == 0.99,
+        )
+        for p in (0.5, 0.9, 0.99)
+    ]
+    graphs = q.per_minute(q.rate_sum("METRIC_GRAPHS", JOB_BACKEND, backend))
+    return [
+        panels.graph(
+            "Compiles per minute by backend and outcome",
+            "Frame compiles finished per minute.",
+            "short",
+            [panels.prom(per_min, legend=f"{{{{{backend}}}}} {{{{{outcome}}}}}")],
+        ),
+        panels.graph(
+            "Compile time percentiles",
+            "Frame compile wall time. p99 points carry exemplars linking to traces.",
+            "s",
+            quantiles,
+        ),
+        panels.graph(
+            "Graphs handed to the backend per minute",
+            "FX graphs compiled.",
+            "short",
+            [panels.prom(graphs, legend=f"{{{{{backend}}}}}")],
+        ),
+        panels.graph(
+            "Compile time by backend (p90)",
+            "90th percentile per backend.",
+            "s",
+            [
+                panels.prom(
+                    q.quantile(0.9, "METRIC_COMPILE_DURATION", JOB_BACKEND, backend),
+                    legend=f"{{{{{backend}}}}}",
+                )
+            ],
+        ),
+    ]
+
+
+def _breaks_and_recompiles() -> list[object]:
+    kind = lbl("ATTR_GRAPH_BREAK_KIND")
+    reason, recompile = logql.field("ATTR_GRAPH_BREAK_REASON"), logql.field("ATTR_RECOMPILE_REASON")
+    breaks = q.topk(10, q.increase_sum("METRIC_GRAPH_BREAKS", JOB, kind))
+    recompiles = q.per_minute(q.rate_sum("METRIC_RECOMPILES", JOB, "job"))
+    break_logs = f"{LOGS} {logql.event('LOG_GRAPH_BREAK')}"
+    recompile_logs = f"{LOGS} {logql.event('LOG_RECOMPILE')}"
+    return [
+        panels.bars(
+            "Top graph-break kinds",
+            "Graph breaks by kind in the time range.",
+            "short",
+            [panels.prom(breaks, legend=f"{{{{{kind}}}}}", instant=True)],
+        ),
+        panels.bars(
+            "Top graph-break reasons",
+            "From the graph-break log events.",
+            "short",
+            [
+                panels.logql(
+                    logql.top_values(10, break_logs, "ATTR_GRAPH_BREAK_REASON"),
+                    legend=f"{{{{{reason}}}}}",
+                    instant=True,
+                )
+            ],
+            kind="loki",
+        ),
+        panels.graph(
+            "Recompiles per minute",
+            "Frame compiles after the first of a code object.",
+            "short",
+            [panels.prom(recompiles, legend="{{job}}")],
+        ),
+        panels.bars(
+            "Top recompile reasons",
+            "Failed guards, from the recompile log events.",
+            "short",
+            [
+                panels.logql(
+                    logql.top_values(10, recompile_logs, "ATTR_RECOMPILE_REASON"),
+                    legend=f"{{{{{recompile}}}}}",
+                    instant=True,
+                )
+            ],
+            kind="loki",
+        ),
+    ]
+
+
+def _failures() -> list[object]:
+    stage, error, fault = lbl("ATTR_STAGE"), lbl("ATTR_ERROR_TYPE"), lbl("ATTR_FAULT_KIND")
+    failures = q.increase_sum("METRIC_FAILURES", JOB, stage, error)
+    faults = q.increase_sum("METRIC_FAULTS", JOB, fault)
+    events = logql.events("LOG_COMPILE_FAILED", "LOG_RUN_FAILED", "LOG_FAULT_INJECTED")
+    return [
+        panels.bars(
+            "Failures by stage and error type",
+            "Compile and run failures.",
+            "short",
+            [panels.prom(failures, legend=f"{{{{{stage}}}}} {{{{{error}}}}}", instant=True)],
+        ),
+        panels.bars(
+            "Injected faults by kind",
+            "Faults otel_dynamo injected.",
+            "short",
+            [panels.prom(faults, legend=f"{{{{{fault}}}}}", instant=True)],
+        ),
+        panels.log_lines(
+            "Failure and fault events", "Each line links to its trace.", f"{LOGS} {events}"
+        ),
+    ]
+
+
+def _guards_and_runs() -> list[object]:
+    run_kind = lbl("ATTR_RUN_KIND")
+    guards = [
+        panels.prom(q.quantile(0.5, "METRIC_GUARDS", JOB), legend="p50"),
+        panels.prom(q.quantile(0.99, "METRIC_GUARDS", JOB), legend="p99"),
+        panels.prom(q.mean("METRIC_GUARDS", JOB), legend="mean"),
+    ]
+    runs = q.rate_sum("METRIC_RUNS", JOB, run_kind)
+    latency = [
+        panels.prom(
+            q.quantile(p, "METRIC_RUN_DURATION", JOB, run_kind),
+            legend=f"p{round(p * 100)} {{{{{run_kind}}}}}",
+            exemplar=p == 0.99,
+        )
+        for p in (0.5, 0.99)
+    ]
+    return [
+        panels.graph(
+            "Guards per frame compile", "Guards Dynamo installed per frame.", "short", guards
+        ),
+        panels.graph(
+            "Compiled runs per second by kind",
+            "Executions of compiled graphs.",
+            "ops",
+            [panels.prom(runs, legend=f"{{{{{run_kind}}}}}")],
+        ),
+        panels.graph("Compiled-run latency", "Host-side duration of recorded runs.", "s", latency),
+    ]
+
+
+def _slowest() -> list[object]:
+    frame = traceql.spanset(
+        traceql.span_name("SPAN_FRAME"),
+        f'{traceql.SERVICE} =~ "${{job:regex}}"',
+        "duration > $slow",
+    )
+    query = traceql.select(
+        frame,
+        "ATTR_COMPILE_ID",
+        "ATTR_CODE_FUNCTION",
+        "ATTR_FRAME_OUTCOME",
+        "ATTR_GRAPH_BREAK_COUNT",
+        "ATTR_GUARD_COUNT",
+    )
+    return [
+        panels.spans(
+            "Slowest compiles",
+            "Frame compiles longer than $slow; click a trace id to open it.",
+            query,
+        )
+    ]
+
+
+def dashboard() -> dict[str, object]:
+    """The overview dashboard model."""
+    return layout.build(
+        UID,
+        "otel_dynamo / torch.compile overview",
+        "torch.compile across jobs: compiles, graph breaks, recompiles, failures, runs.",
+        [variables.job(), variables.backend(), variables.text("slow", "Slow compile over", "1s")],
+        [
+            ("Summary", _headline()),
+            ("Compiles", _compiles()),
+            ("Graph breaks and recompiles", _breaks_and_recompiles()),
+            ("Failures and faults", _failures()),
+            ("Guards and compiled runs", _guards_and_runs()),
+            ("Slowest compiles", _slowest()),
+        ],
+    )
