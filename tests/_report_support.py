@@ -7,12 +7,16 @@ test asserts is exact. Span layout of one frame compile (Dynamo nests its phases
     torch.compile.frame                      [0, D]
       phase entire_frame_compile             [0, D]
         phase bytecode_tracing               [0, 0.3 D]
-        phase backend_compile                [0.3 D, 0.9 D]
-          torch.compile.graph (one per graph)
-            phase create_aot_dispatcher_function   [0.35 D, 0.55 D]
-            torch.compile.aot.forward        [0.55 D, 0.85 D]
+        phase backend_compile                [0.3 D, 0.9 D], shared by the G graphs:
+          torch.compile.graph                slot [a, a + L], L = 0.6 D / G
+            phase create_aot_dispatcher_function   [a + L/12, a + 5L/12]
+              phase aot_collect_metadata     [a + L/12, a + 3L/12]
+            torch.compile.aot.forward        [a + 5L/12, a + 11L/12]
         phase build_guards                   [0.9 D, 0.95 D]
     torch.compile.run.forward (one per run, after the compile, linked to the graph)
+
+Phase spans are named "torch.compile.phase <name>" with torch.compile.phase.name, as
+the recorder writes them.
 """
 
 from __future__ import annotations
@@ -159,7 +163,7 @@ def job_compiles(count: int, *, diverge_at: int | None = None) -> list[FakeCompi
                 compile_id=f"{location}/{attempt}",
                 function=f"block_{location}",
                 line=10 + location,
-                start_ms=index * 150,
+                start_ms=index * 200,
                 duration_ms=100 + (index % 7) * 10,
                 graphs=2 if index == diverge_at else 1,
                 cache_size=attempt,
@@ -258,7 +262,8 @@ def _break_attrs(graph_break: GraphBreak) -> dict[str, Any]:
 
 
 def _phase(name: str) -> tuple[str, dict[str, Any]]:
-    return names.SPAN_PHASE, {names.ATTR_PHASE_NAME: name}
+    # The recorder names phase spans "torch.compile.phase <name>".
+    return f"{names.SPAN_PHASE} {name}", {names.ATTR_PHASE_NAME: name}
 
 
 def _child(
@@ -287,6 +292,7 @@ def _graph(
     start: int,
     duration: int,
 ) -> Span:
+    """Graph ``index`` in its share of the backend window, with its AOT phase and compile."""
     attributes = {
         names.ATTR_COMPILE_ID: compile_.compile_id,
         names.ATTR_BACKEND: "inductor",
@@ -296,13 +302,17 @@ def _graph(
         names.ATTR_GRAPH_OPS: [f"aten.relu={compile_.ops_per_graph}"],
         names.ATTR_GRAPH_INPUT_COUNT: 2,
     }
-    graph_start, graph_end = start + duration * 3 // 10, start + duration * 9 // 10
-    graph = _child(tracer, parent, (names.SPAN_GRAPH, attributes), graph_start, 0, end=False)
-    aot = _phase("create_aot_dispatcher_function")
-    _child(tracer, graph, aot, start + duration * 35 // 100, start + duration * 55 // 100)
+    slot = duration * 6 // (10 * compile_.graphs)
+    begin = start + duration * 3 // 10 + index * slot
+    graph = _child(tracer, parent, (names.SPAN_GRAPH, attributes), begin, 0, end=False)
+    aot_start, aot_end = begin + slot // 12, begin + slot * 5 // 12
+    aot = _child(tracer, graph, _phase("create_aot_dispatcher_function"), aot_start, 0, end=False)
+    # Nested inside the AOT phase, as Dynamo records it: must not count twice.
+    _child(tracer, aot, _phase("aot_collect_metadata"), aot_start, begin + slot * 3 // 12)
+    aot.end(end_time=aot_end)
     forward = (names.SPAN_AOT_FORWARD, {names.ATTR_AOT_GRAPH_NAME: _graph_name(compile_)})
-    _child(tracer, graph, forward, start + duration * 55 // 100, start + duration * 85 // 100)
-    graph.end(end_time=graph_end)
+    _child(tracer, graph, forward, aot_end, begin + slot * 11 // 12)
+    graph.end(end_time=begin + slot)
     return graph
 
 

@@ -6,6 +6,7 @@ import html
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from _report_support import (
     GraphBreak,
     count_color,
     png_pixels,
+    request_line,
     run_chromium,
     write_job,
     write_small,
@@ -41,9 +43,10 @@ def _data(page: str) -> dict[str, Any]:
     return json.loads(match.group(1))
 
 
-def _body_attributes(dom: str) -> dict[str, str]:
-    match = re.search(r"<body([^>]*)>", dom)
-    assert match is not None, dom[:500]
+def _body_attributes(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """The attributes of <body> in the DOM Chromium dumped."""
+    match = re.search(r"<body([^>]*)>", result.stdout)
+    assert match is not None, f"no <body> in Chromium's output; stderr: {result.stderr[-2000:]}"
     return {
         key: html.unescape(value)
         for key, value in re.findall(r'([\w-]+)="([^"]*)"', match.group(1))
@@ -97,15 +100,15 @@ def test_compile_row_cells_are_formatted(tmp_path: Path) -> None:
 
 
 def test_timeline_holds_all_compile_and_run_spans(tmp_path: Path) -> None:
-    """One lane for the process with its 31 spans; frames at row 0, runs on the last row."""
+    """One lane for the process with its 34 spans; frames at row 0, runs on the last row."""
     timeline = _data(_page(write_small(tmp_path)))["timeline"]
     (lane,) = timeline["lanes"]
     assert (timeline["shown"], timeline["total"], lane["count"], lane["rows"], lane["run_row"]) == (
-        31,
-        31,
-        31,
+        34,
+        34,
+        34,
+        7,
         6,
-        5,
     )
 
 
@@ -137,7 +140,33 @@ def test_timeline_keeps_frames_and_runs_when_cut(
     monkeypatch.setattr(_html_timeline, "MAX_TIMELINE_SPANS", 6)
     timeline = _data(_page(write_small(tmp_path)))["timeline"]
     (lane,) = timeline["lanes"]
-    assert (timeline["shown"], timeline["total"], sorted(lane["k"])) == (6, 31, [0, 0, 0, 4, 4, 8])
+    assert (timeline["shown"], timeline["total"], sorted(lane["k"])) == (6, 34, [0, 0, 0, 4, 4, 8])
+
+
+def test_overlapping_siblings_get_their_own_rows(tmp_path: Path) -> None:
+    """A graph span beside a phase span of the same time range is drawn one row lower."""
+    frame = {"spanId": "f", "name": "torch.compile.frame", "endTimeUnixNano": "9000"}
+    spans = [
+        frame,
+        {
+            "spanId": "p",
+            "parentSpanId": "f",
+            "name": "torch.compile.phase x",
+            "startTimeUnixNano": "1000",
+            "endTimeUnixNano": "8000",
+        },
+        {
+            "spanId": "g",
+            "parentSpanId": "f",
+            "name": "torch.compile.graph",
+            "startTimeUnixNano": "2000",
+            "endTimeUnixNano": "7000",
+        },
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text(request_line(*spans))
+    (lane,) = _data(_page(path))["timeline"]["lanes"]
+    assert sorted(zip(lane["k"], lane["y"], strict=True)) == [(0, 0), (1, 1), (2, 2)]
 
 
 def test_data_cannot_close_the_script_element(tmp_path: Path) -> None:
@@ -164,18 +193,16 @@ def test_page_renders_timeline_and_tables_in_headless_chromium(
     """In Chromium the script draws every bar and every row and marks <body> as ready."""
     write_job(tmp_path / "job", ranks=2, compiles_per_rank=20, diverging_rank=1, diverge_at=5)
     (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
-    result = run_chromium(
-        chromium, tmp_path / "profile", (tmp_path / "r.html").as_uri(), "--dump-dom"
-    )
-    body = _body_attributes(result.stdout)
-    # 2 ranks x 20 compiles x 9 spans, plus the 3 spans of rank 1's extra graph; tables:
+    url = (tmp_path / "r.html").as_uri()
+    body = _body_attributes(run_chromium(chromium, tmp_path / "profile", url, "--dump-dom"))
+    # 2 ranks x 20 compiles x 10 spans, plus the 4 spans of rank 1's extra graph; tables:
     # per rank 20 compiles + 1 graph break + 5 slowest, plus the 2 rows of the ranks table.
     assert (
         body.get("data-ready"),
         body.get("data-timeline-bars"),
         body.get("data-table-rows"),
         body.get("data-visible-rows"),
-    ) == ("1", "363", "54", "54")
+    ) == ("1", "404", "54", "54")
 
 
 @pytest.mark.slow
@@ -184,7 +211,7 @@ def test_filter_from_the_url_hides_other_rows_in_chromium(tmp_path: Path, chromi
     write_job(tmp_path / "job", ranks=2, compiles_per_rank=20)
     (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
     url = (tmp_path / "r.html").as_uri() + "#filter=block_3"
-    body = _body_attributes(run_chromium(chromium, tmp_path / "profile", url, "--dump-dom").stdout)
+    body = _body_attributes(run_chromium(chromium, tmp_path / "profile", url, "--dump-dom"))
     assert (body.get("data-table-rows"), body.get("data-visible-rows")) == ("54", "2")
 
 
@@ -194,7 +221,7 @@ def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
     write_job(tmp_path / "job", ranks=2, compiles_per_rank=20)
     (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
     shot = tmp_path / "shot.png"
-    run_chromium(
+    result = run_chromium(
         chromium,
         tmp_path / "profile",
         (tmp_path / "r.html").as_uri(),
@@ -202,6 +229,7 @@ def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
         "--window-size=1200,900",
         "--hide-scrollbars",
     )
+    assert shot.exists(), f"no screenshot; Chromium stderr: {result.stderr[-2000:]}"
     width, height, rows = png_pixels(shot)
     colors = {row[x : x + 3] for row in rows[::10] for x in range(0, len(row), 30)}
     assert (width, height, len(colors) > 20, count_color(rows, FRAME_BAR_RGB) > 2000) == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,17 @@ def test_reads_every_span_the_sdk_exporter_wrote(tmp_path: Path) -> None:
     """All spans of a file written by the SDK's FileSpanExporter are read."""
     path = write_traces(tmp_path / "traces-1.jsonl", [FakeCompile("0/0", runs=2)])
     telemetry = load_telemetry([path])
-    assert sorted(span.name for span in telemetry.spans) == sorted(
-        [names.SPAN_FRAME]
-        + [names.SPAN_PHASE] * 5
-        + [names.SPAN_GRAPH, names.SPAN_AOT_FORWARD]
+    phases = (
+        "entire_frame_compile",
+        "bytecode_tracing",
+        "backend_compile",
+        "create_aot_dispatcher_function",
+        "aot_collect_metadata",
+        "build_guards",
+    )
+    assert Counter(span.name for span in telemetry.spans) == Counter(
+        [names.SPAN_FRAME, names.SPAN_GRAPH, names.SPAN_AOT_FORWARD]
+        + [f"{names.SPAN_PHASE} {phase}" for phase in phases]
         + [names.SPAN_RUN_FORWARD] * 2
     )
 
@@ -69,6 +77,28 @@ def test_accepts_int_values_as_numbers_and_missing_fields(tmp_path: Path) -> Non
     )
 
 
+def test_times_as_numbers_or_float_strings_are_read(tmp_path: Path) -> None:
+    """startTimeUnixNano as a JSON number and endTimeUnixNano as "1.5e9" both decode."""
+    span = {"name": "a", "startTimeUnixNano": 1_000_000_000, "endTimeUnixNano": "1.5e9"}
+    path = tmp_path / "t.jsonl"
+    path.write_text(request_line(span))
+    (read,) = load_telemetry([path]).spans
+    assert (read.start_ns, read.end_ns) == (1_000_000_000, 1_500_000_000)
+
+
+def test_snake_case_field_names_are_read(tmp_path: Path) -> None:
+    """A request with protobuf field names (resource_spans, span_id...) reads the same."""
+    request = {
+        "resource_spans": [
+            {"scope_spans": [{"spans": [{"name": "a", "span_id": "s1", "parent_span_id": "p"}]}]}
+        ]
+    }
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(request) + "\n")
+    (read,) = load_telemetry([path]).spans
+    assert (read.name, read.span_id, read.parent_span_id) == ("a", "s1", "p")
+
+
 def test_groups_by_rank_from_the_resource(tmp_path: Path) -> None:
     """A resource with torch.distributed.rank makes the process "rank N"."""
     path = write_traces(
@@ -83,6 +113,14 @@ def test_process_without_rank_is_host_and_pid(tmp_path: Path) -> None:
     path = write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0")])
     (process,) = load_telemetry([path]).processes
     assert (process.label, process.rank) == ("node-a pid 4242", None)
+
+
+def test_process_without_rank_or_pid_is_named_by_service(tmp_path: Path) -> None:
+    """Without rank and pid (a bare SDK resource), the service name labels the process."""
+    resource = {"service.name": "trainer"}
+    path = write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0")], resource=resource)
+    (process,) = load_telemetry([path]).processes
+    assert (process.label, process.key[0]) == ("trainer", "instance")
 
 
 def test_directory_is_searched_recursively_for_jsonl_and_json(tmp_path: Path) -> None:

@@ -68,6 +68,7 @@ def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
         "graph_breaks": 1,
         "phases": {"tracing": 0.03, "aot": 0.02, "backend": 0.06, "guards": 0.005},
         "dynamo_phases": {
+            "aot_collect_metadata": 0.01,
             "backend_compile": 0.06,
             "build_guards": 0.005,
             "bytecode_tracing": 0.03,
@@ -85,10 +86,10 @@ def test_ops_are_summed_over_the_graphs_of_a_frame(tmp_path: Path) -> None:
     assert (row["compile_id"], row["graphs"], row["ops"], row["guards"]) == ("0/1", 2, 24, 9)
 
 
-def test_phases_add_up_over_graphs(tmp_path: Path) -> None:
-    """AOT time of a frame is the sum over its graphs; tracing, backend, guards as recorded."""
+def test_phase_time_adds_repeated_spans_but_not_nested_ones(tmp_path: Path) -> None:
+    """Two graphs' AOT phases (20 ms each, each with a nested aot_ phase) make 40 ms."""
     row = _small(tmp_path)["compiles"][1]
-    assert row["phases"] == {"tracing": 0.06, "aot": 0.08, "backend": 0.12, "guards": 0.01}
+    assert row["phases"] == {"tracing": 0.06, "aot": 0.04, "backend": 0.12, "guards": 0.01}
 
 
 def test_phase_not_recorded_is_none(tmp_path: Path) -> None:
@@ -264,6 +265,55 @@ def test_failed_frame_without_error_takes_the_error_beneath_it(tmp_path: Path) -
     assert [
         (f["compile_id"], f["error_type"], f["error_message"]) for f in section["failures"]
     ] == [("0/0", "ValueError", "bad shape")]
+
+
+def test_phase_span_named_without_suffix_is_read_from_its_attribute(tmp_path: Path) -> None:
+    """A span named just "torch.compile.phase" counts by its torch.compile.phase.name."""
+    frame = {
+        "spanId": "f1",
+        "name": names.SPAN_FRAME,
+        "startTimeUnixNano": "0",
+        "endTimeUnixNano": "9000000",
+    }
+    phase = {
+        "spanId": "p1",
+        "parentSpanId": "f1",
+        "name": names.SPAN_PHASE,
+        "startTimeUnixNano": "1000000",
+        "endTimeUnixNano": "4000000",
+        "attributes": [string_attribute(names.ATTR_PHASE_NAME, "bytecode_tracing")],
+    }
+    path = tmp_path / "t.jsonl"
+    path.write_text(request_line(frame, phase))
+    (section,) = _summary(path)["processes"]
+    assert section["compiles"][0]["phases"]["tracing"] == 0.003
+
+
+def test_run_failure_under_a_user_span_finds_its_frame_through_the_link(tmp_path: Path) -> None:
+    """A run span parented to the user's step span is tied to the frame of its linked graph."""
+    frame = {
+        "spanId": "f1",
+        "name": names.SPAN_FRAME,
+        "attributes": [
+            string_attribute(names.ATTR_COMPILE_ID, "3/0"),
+            string_attribute(names.ATTR_CODE_FUNCTION, "forward"),
+        ],
+    }
+    graph = {"spanId": "g1", "parentSpanId": "f1", "name": names.SPAN_GRAPH}
+    step = {"spanId": "s1", "name": "train_step"}
+    run = {
+        "spanId": "r1",
+        "parentSpanId": "s1",
+        "name": names.SPAN_RUN_FORWARD,
+        "links": [{"traceId": "t", "spanId": "g1"}],
+        "status": {"code": 2, "message": "CUDA error"},
+    }
+    path = tmp_path / "t.jsonl"
+    path.write_text(request_line(frame, graph, step, run))
+    (section,) = _summary(path)["processes"]
+    assert [(f["stage"], f["compile_id"], f["function"]) for f in section["failures"]] == [
+        ("run", "3/0", "forward")
+    ]
 
 
 def test_failed_run_is_a_failure_at_run_stage(tmp_path: Path) -> None:
@@ -476,6 +526,17 @@ def test_same_rank_of_two_runs_is_told_apart(tmp_path: Path) -> None:
     ]
 
 
+def test_two_instances_of_one_service_are_told_apart(tmp_path: Path) -> None:
+    """Two processes with the same service name and no pid get their instance ids."""
+    for name in ("a", "b"):
+        resource = {"service.name": "trainer", "service.instance.id": f"{name * 8}-0000"}
+        write_traces(tmp_path / f"traces-{name}.jsonl", [FakeCompile("0/0")], resource=resource)
+    assert [p["process"] for p in _summary(tmp_path)["processes"]] == [
+        "trainer (instance aaaaaaaa)",
+        "trainer (instance bbbbbbbb)",
+    ]
+
+
 def test_inputs_list_files_and_problems(tmp_path: Path) -> None:
     """The inputs section counts records per file and lists the problems."""
     path = write_small(tmp_path / "job")
@@ -484,8 +545,8 @@ def test_inputs_list_files_and_problems(tmp_path: Path) -> None:
         "files": [
             {
                 "path": str(path),
-                "lines": 31,
-                "spans": 31,
+                "lines": 34,
+                "spans": 34,
                 "log_records": 0,
                 "metric_points": 0,
                 "bad_lines": 0,

@@ -124,7 +124,7 @@ def test_slowest_row_has_phases(tmp_path: Path) -> None:
     """The slowest compile's row gives tracing, AOT, backend and guards time."""
     lines = _small(tmp_path)
     start = lines.index("Slowest compiles (backend includes AOT)")
-    assert lines[start + 2] == "  0/1  forward   200.0 ms  60.0 ms  80.0 ms  120.0 ms  10.0 ms"
+    assert lines[start + 2] == "  0/1  forward   200.0 ms  60.0 ms  40.0 ms  120.0 ms  10.0 ms"
 
 
 def test_failure_row_has_error(tmp_path: Path) -> None:
@@ -135,6 +135,28 @@ def test_failure_row_has_error(tmp_path: Path) -> None:
         "  compile  1/0  helper    "
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: boom"
     )
+
+
+def test_long_location_is_cut_at_the_start_keeping_the_line(tmp_path: Path) -> None:
+    """A location too long for its column keeps its end: file name and line number."""
+    compile_ = FakeCompile("0/0", function="f" * 60, file=f"/src/{'d' * 80}/model.py", line=123)
+    lines = _render(write_traces(tmp_path / "t.jsonl", [compile_])).splitlines()
+    row = lines[lines.index("Frame compiles (1)") + 2]
+    assert row.split()[2:4] == ["…dddddddddddd/model.py:123", "success"]
+
+
+def test_deep_user_stack_shows_three_frames_and_counts_the_rest(tmp_path: Path) -> None:
+    """A user stack of 5 frames shows the innermost 3 and "… 2 outer frames"."""
+    stack = tuple(f"/src/m{depth}.py:{depth} in f{depth}" for depth in range(5))
+    compile_ = FakeCompile("0/0", graph_breaks=(GraphBreak("r", "k", stack),))
+    lines = _render(write_traces(tmp_path / "t.jsonl", [compile_])).splitlines()
+    start = lines.index("Graph breaks (1 in 1 reason)")
+    assert lines[start + 2 : start + 6] == [
+        "          1x at src/m4.py:4 in f4",
+        "             from src/m3.py:3 in f3",
+        "             from src/m2.py:2 in f2",
+        "             … 2 outer frames",
+    ]
 
 
 def test_limit_cuts_tables_and_says_how_many_more(tmp_path: Path) -> None:

@@ -66,7 +66,11 @@ def to_int(value: object, default: int = 0) -> int:
     if isinstance(value, (str, float)):
         try:
             return int(value)
-        except ValueError:
+        except (ValueError, OverflowError):
+            pass
+        try:  # "1.7e+18": some writers format int64 fields as floats
+            return int(float(value))
+        except (ValueError, OverflowError):
             return default
     return default
 
@@ -105,22 +109,22 @@ def attributes(items: object) -> Attributes:
 def process_of(resource: object, path: str) -> Process:
     """The process a resource describes; ``path`` names it when nothing else does."""
     attrs = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
-    rank = _optional_int(attrs.get(names.RESOURCE_RANK))
-    run_id = _optional_str(attrs.get(names.RESOURCE_RUN_ID))
-    host = _optional_str(attrs.get(_keys.RESOURCE_HOST_NAME))
-    pid = _optional_int(attrs.get(_keys.RESOURCE_PROCESS_PID))
-    key, label = _identity(attrs, path, rank=rank, run_id=run_id, host=host, pid=pid)
+    facts = {
+        "rank": _optional_int(attrs.get(names.RESOURCE_RANK)),
+        "run_id": _optional_str(attrs.get(names.RESOURCE_RUN_ID)),
+        "host": _optional_str(attrs.get(_keys.RESOURCE_HOST_NAME)),
+        "pid": _optional_int(attrs.get(_keys.RESOURCE_PROCESS_PID)),
+        "service": _optional_str(attrs.get(_keys.RESOURCE_SERVICE_NAME)),
+        "instance": _optional_str(attrs.get(_keys.RESOURCE_SERVICE_INSTANCE)),
+    }
+    key, label = _identity(path, **facts)
     return Process(
         key=key,
         label=label,
-        rank=rank,
         local_rank=_optional_int(attrs.get(names.RESOURCE_LOCAL_RANK)),
         world_size=_optional_int(attrs.get(names.RESOURCE_WORLD_SIZE)),
         node_rank=_optional_int(attrs.get(names.RESOURCE_NODE_RANK)),
-        run_id=run_id,
-        host=host,
-        pid=pid,
-        service=_optional_str(attrs.get(_keys.RESOURCE_SERVICE_NAME)),
+        **facts,
     )
 
 
@@ -197,22 +201,28 @@ def _log_record(raw: Mapping[str, Any], process: Process) -> LogRecord:
 
 
 def _identity(
-    attrs: Attributes,
     path: str,
     *,
     rank: int | None,
     run_id: str | None,
     host: str | None,
     pid: int | None,
+    service: str | None,
+    instance: str | None,
 ) -> tuple[tuple[str, ...], str]:
+    """The key that groups a process's records, and its label."""
     if rank is not None:
         return ("rank", run_id or "", str(rank)), f"rank {rank}"
     if pid is not None:
-        label = f"pid {pid}" if host is None else f"{host} pid {pid}"
-        return ("process", host or "", str(pid)), label
-    instance = _optional_str(attrs.get(_keys.RESOURCE_SERVICE_INSTANCE))
+        return (
+            "process",
+            host or "",
+            str(pid),
+        ), f"pid {pid}" if host is None else f"{host} pid {pid}"
     if instance is not None:
-        return ("instance", instance), f"instance {instance[:8]}"
+        return ("instance", instance), service or f"instance {instance[:8]}"
+    if service is not None:
+        return ("service", service), service
     return ("file", path), path
 
 

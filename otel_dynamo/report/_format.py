@@ -63,12 +63,12 @@ def process_heading(section: Mapping[str, Any]) -> str:
     name = section["process"]
     if section["rank"] is not None and section["world_size"] is not None:
         name += f" of {section['world_size']}"
-    # Without a rank the label already is "host pid N".
-    named_by_rank = section["rank"] is not None
     details = (
         section["run_id"] and f"run {section['run_id']}",
-        named_by_rank and section["host"],
-        named_by_rank and section["pid"] is not None and f"pid {section['pid']}",
+        section["host"],
+        section["pid"] is not None and f"pid {section['pid']}",
         section["service"],
     )
-    return " · ".join([name, *(str(part) for part in details if part)])
+    # Without a rank the label already names the host, pid or service: not twice.
+    shown = [str(part) for part in details if part and str(part) not in name]
+    return " · ".join([name, *shown])

@@ -146,6 +146,12 @@ SCRIPT = r"""
     return Math.round(us) + " µs";
   }
 
+  function fit(text, width) {
+    if (ctx.measureText(text).width <= width) return text;
+    while (text.length > 1 && ctx.measureText(text + "…").width > width) text = text.slice(0, -1);
+    return text + "…";
+  }
+
   function draw() {
     var width = canvas.parentNode.clientWidth, dpr = window.devicePixelRatio || 1;
     canvas.width = width * dpr; canvas.height = height * dpr;
@@ -164,7 +170,7 @@ SCRIPT = r"""
     lanes.forEach(function (l) {
       var lane = l.lane;
       ctx.fillStyle = "#f4f6f9"; ctx.fillRect(0, l.top - 2, width, lane.rows * ROW + 4);
-      ctx.fillStyle = "#1d2330"; ctx.fillText(lane.name, 6, l.top + ROW / 2);
+      ctx.fillStyle = "#1d2330"; ctx.fillText(fit(lane.name, LABEL - 10), 6, l.top + ROW / 2);
       ctx.fillStyle = "#667085"; ctx.fillText("runs", 6, l.top + lane.run_row * ROW + ROW / 2);
       for (var i = 0; i < lane.count; i++) {
         var x0 = LABEL + (l.s[i] - view.from) * scale, w = Math.max(lane.d[i] * scale, 1);

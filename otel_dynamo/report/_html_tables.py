@@ -1,6 +1,6 @@
 """The tables of the HTML page, as data the page's script turns into <table> elements.
 
-Each table is ``{"title", "columns", "right", "rows", "empty"}``; a cell is a string or
+Each table is ``{"title", "columns", "right", "rows"}``; a cell is a string or
 ``[string, css_class]``. Values are formatted here, with the terminal's formatting, so
 the page only lays them out.
 """
@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_dynamo import names
 from otel_dynamo.report import _format
+from otel_dynamo.report._phases import PHASE_CATEGORIES
+from otel_dynamo.report._summary import LIMIT_REACHED
 
 MAX_COMPILE_IDS_SHOWN = 20
 """Compile ids listed per graph-break row; the rest are counted."""
 
-_OUTCOME_CLASS = {"success": "ok", "failure": "bad", "skipped": "warn", "no_graph": "warn"}
-_PHASES = ("tracing", "aot", "backend", "guards")
+_OUTCOME_CLASS = {
+    names.OUTCOME_SUCCESS: "ok",
+    names.OUTCOME_FAILURE: "bad",
+    names.OUTCOME_SKIPPED: "warn",
+    names.OUTCOME_NO_GRAPH: "warn",
+}
 
 Table = dict[str, Any]
 
@@ -159,7 +166,7 @@ def _near_limit(section: Mapping[str, Any]) -> Table:
     columns = ["status", "function", "location", "compiles", "cache entries", "limit"]
     rows = [
         [
-            ["AT LIMIT", "bad"] if row["status"] == "at_limit" else ["near limit", "warn"],
+            ["AT LIMIT", "bad"] if row["status"] == LIMIT_REACHED else ["near limit", "warn"],
             row["function"] or "?",
             _location(row),
             str(row["compiles"]),
@@ -179,7 +186,7 @@ def _slowest(section: Mapping[str, Any]) -> Table:
             row["function"] or "?",
             _location(row),
             _format.duration(row["duration_s"]),
-            *(_format.duration(row["phases"][phase]) for phase in _PHASES),
+            *(_format.duration(row["phases"][phase]) for phase in PHASE_CATEGORIES),
         ]
         for row in section["slowest"]
     ]

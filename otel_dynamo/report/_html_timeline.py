@@ -1,6 +1,6 @@
 """The timeline data of the HTML page: compile and run spans per process, compactly.
 
-A job of 8 ranks x 1,000 compiles has ~70,000 spans, so each lane is stored as columns
+A job of 8 ranks x 1,000 compiles has ~80,000 spans, so each lane is stored as columns
 of small integers (microseconds, start as a delta from the previous span) with the
 labels in shared string tables. The page decodes and draws them on a canvas.
 """
@@ -11,9 +11,11 @@ from collections import defaultdict
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report._frames import RUN_SPANS, SpanTree, outcome, run_kind
+from otel_dynamo.report._frames import RUN_SPANS, outcome, run_kind
 from otel_dynamo.report._model import Span, Telemetry
+from otel_dynamo.report._phases import phase_name
 from otel_dynamo.report._summary import process_labels
+from otel_dynamo.report._tree import SpanTree
 from otel_dynamo.report._values import text
 
 MAX_TIMELINE_SPANS = 150_000
@@ -25,7 +27,6 @@ ERROR_FLAG = 8
 
 _KIND_OF_NAME = {
     names.SPAN_FRAME: KIND_FRAME,
-    names.SPAN_PHASE: KIND_PHASE,
     names.SPAN_GRAPH: KIND_GRAPH,
     names.SPAN_AOT_PARTITION: KIND_AOT,
     names.SPAN_AOT_FORWARD: KIND_AOT,
@@ -34,6 +35,10 @@ _KIND_OF_NAME = {
 }
 _NS_PER_US = 1000
 _RUN_PRIORITY = 1
+
+_Placed = tuple[Span, int, int, str]
+"""A span on the timeline: the span, its row in its lane (-1: the runs row), its priority
+(lower stays longer when the limit is reached) and the label of its compile."""
 
 
 class _Interned:
@@ -75,11 +80,6 @@ def timeline_data(telemetry: Telemetry) -> dict[str, Any]:
     }
 
 
-_Placed = tuple[Span, int, int, str]
-"""A span on the timeline: the span, its depth under its frame (-1: a run), its priority
-(lower stays longer when the limit is reached) and the label of its compile."""
-
-
 def _placed(spans: list[Span]) -> list[_Placed]:
     tree = SpanTree(spans)
     placed: list[_Placed] = []
@@ -87,14 +87,33 @@ def _placed(spans: list[Span]) -> list[_Placed]:
         if span.name == names.SPAN_FRAME:
             label = _compile_label(span)
             placed += [
-                (found, depth, 0 if depth == 0 else depth + 1, label)
-                for found, depth in tree.walk(span)
+                (found, row, 0 if depth == 0 else depth + 1, label)
+                for found, depth, row in _stacked(tree.walk(span))
             ]
         elif span.name in RUN_SPANS:
             frame = tree.enclosing_frame(span)
             label = _compile_label(frame if frame is not None else span)
             placed.append((span, -1, _RUN_PRIORITY, label))
     return placed
+
+
+def _stacked(walked: list[tuple[Span, int]]) -> list[tuple[Span, int, int]]:
+    """(span, depth, row) for a frame's spans: each below its parent, never over another.
+
+    Siblings that overlap in time (a graph span next to Dynamo's phases) would hide each
+    other on one row, so a span goes down until its row is free for its interval.
+    """
+    rows: dict[str, int] = {}
+    taken: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    stacked = []
+    for span, depth in sorted(walked, key=lambda entry: (entry[1], entry[0].start_ns)):
+        row = 0 if depth == 0 else rows.get(span.parent_span_id, depth - 1) + 1
+        while any(start < span.end_ns and span.start_ns < end for start, end in taken[row]):
+            row += 1
+        rows[span.span_id] = row
+        taken[row].append((span.start_ns, span.end_ns))
+        stacked.append((span, depth, row))
+    return stacked
 
 
 def _keep_within_limit(placed: dict[tuple[str, ...], list[_Placed]]) -> None:
@@ -109,16 +128,16 @@ def _keep_within_limit(placed: dict[tuple[str, ...], list[_Placed]]) -> None:
 
 def _lane(label: str, placed: list[_Placed], origin: int, details: _Interned) -> dict[str, Any]:
     placed = sorted(placed, key=lambda entry: (entry[0].start_ns, entry[1]))
-    run_row = 1 + max((depth for _, depth, *_ in placed), default=0)
+    run_row = 1 + max((row for _, row, *_ in placed), default=0)
     compiles = _Interned()
     columns: dict[str, list[int]] = {"ds": [], "d": [], "y": [], "k": [], "c": [], "n": []}
     previous = 0
-    for span, depth, _, compile_label in placed:
+    for span, row, _, compile_label in placed:
         start_us = (span.start_ns - origin) // _NS_PER_US
         columns["ds"].append(start_us - previous)
         previous = start_us
         columns["d"].append(span.duration_ns // _NS_PER_US)
-        columns["y"].append(run_row if depth < 0 else depth)
+        columns["y"].append(run_row if row < 0 else row)
         columns["k"].append(_kind(span))
         columns["c"].append(compiles(compile_label))
         columns["n"].append(details(_detail(span)))
@@ -133,7 +152,12 @@ def _lane(label: str, placed: list[_Placed], origin: int, details: _Interned) ->
 
 
 def _kind(span: Span) -> int:
-    kind = KIND_RUN if span.name in RUN_SPANS else _KIND_OF_NAME.get(span.name, KIND_OTHER)
+    if span.name in RUN_SPANS:
+        kind = KIND_RUN
+    elif phase_name(span) is not None:
+        kind = KIND_PHASE
+    else:
+        kind = _KIND_OF_NAME.get(span.name, KIND_OTHER)
     return kind + (ERROR_FLAG if span.is_error else 0)
 
 
@@ -147,12 +171,13 @@ def _detail(span: Span) -> str:
     """What the bar is, in a few words (the tooltip adds the compile and the time)."""
     if span.name == names.SPAN_FRAME:
         return f"frame compile, {outcome(span)}"
-    if span.name == names.SPAN_PHASE:
-        return text(span.attributes.get(names.ATTR_PHASE_NAME)) or "phase"
+    phase = phase_name(span)
+    if phase is not None:
+        return phase
     if span.name == names.SPAN_GRAPH:
         backend = text(span.attributes.get(names.ATTR_BACKEND))
         return f"graph ({backend})" if backend else "graph"
     kind = run_kind(span)
     if kind is not None:
         return f"run {kind}"
-    return span.name.removeprefix("torch.compile.")
+    return span.name

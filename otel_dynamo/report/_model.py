@@ -36,7 +36,8 @@ class Process:
     """The process (usually one rank) that wrote some telemetry, from its resource.
 
     ``key`` groups records: the rank (within one torchrun run id) when there is one,
-    else host and pid, else the SDK's service instance id, else the file it came from.
+    else host and pid, else the SDK's service instance id, else the service name, else
+    the file it came from.
     """
 
     key: tuple[str, ...]
@@ -49,6 +50,7 @@ class Process:
     host: str | None = None
     pid: int | None = None
     service: str | None = None
+    instance: str | None = None
 
     @property
     def sort_key(self) -> tuple[int, int, str]:

@@ -22,6 +22,9 @@ TELEMETRY_SUFFIXES = (".jsonl", ".json")
 MAX_PROBLEMS_PER_FILE = 5
 """Unreadable lines reported one by one per file; the rest are counted in one line."""
 
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+"""Largest file tried as one pretty-printed request when its lines are not requests."""
+
 PROGRESS_STEP_BYTES = 4 * 1024 * 1024
 """How much input is read between two progress callbacks."""
 
@@ -138,7 +141,7 @@ class _FileReader:
                 if line.strip():
                     self._stats.lines += 1
                     self._read_line(number, line)
-        if self._stats.records == 0 and self._first_problem_is_json_error():
+        if self._stats.records == 0 and self._first_line_was_bad():
             self._read_whole_document()
 
     def _read_line(self, number: int, line: str) -> None:
@@ -183,14 +186,17 @@ class _FileReader:
 
     def _bad_line(self, number: int, message: str) -> None:
         self._stats.bad_lines += 1
-        self._problems.append(Problem(self._name, number, message))
+        if len(self._problems) < MAX_PROBLEMS_PER_FILE:  # the rest are only counted
+            self._problems.append(Problem(self._name, number, message))
 
-    def _first_problem_is_json_error(self) -> bool:
+    def _first_line_was_bad(self) -> bool:
         first = self._problems[0] if self._problems else None
         return first is not None and first.line == 1 and self._stats.lines > 1
 
     def _read_whole_document(self) -> None:
         """Accept one request pretty-printed over many lines (a hand-made .json file)."""
+        if _size(self._path) > MAX_DOCUMENT_BYTES:
+            return
         try:
             request = json.loads(self._path.read_text(encoding="utf-8", errors="replace"))
         except ValueError:
@@ -208,11 +214,11 @@ class _FileReader:
             return [
                 Problem(first.path, first.line, f"{first.message}; nothing read from this file")
             ]
-        shown = self._problems[:MAX_PROBLEMS_PER_FILE]
-        hidden = len(self._problems) - len(shown)
-        if hidden:
-            shown.append(Problem(self._name, None, f"{hidden} more unreadable lines not shown"))
-        return shown
+        hidden = self._stats.bad_lines - len(self._problems)
+        if hidden > 0:
+            more = Problem(self._name, None, f"{hidden} more unreadable lines not shown")
+            return [*self._problems, more]
+        return list(self._problems)
 
 
 def _json_error_message(error: ValueError) -> str:

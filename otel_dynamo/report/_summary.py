@@ -12,9 +12,9 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo.report import _frames, _keys, _ranks
-from otel_dynamo.report._frames import SpanTree
 from otel_dynamo.report._model import Attributes, LogRecord, Process, Span, Telemetry
-from otel_dynamo.report._values import number, text
+from otel_dynamo.report._tree import SpanTree
+from otel_dynamo.report._values import number, seconds, text
 
 SCHEMA_VERSION = 1
 """Bumped when a key of the summary changes meaning or disappears (additions keep it)."""
@@ -24,6 +24,10 @@ DEFAULT_RECOMPILE_LIMIT = 8
 
 DEFAULT_SLOWEST = 5
 """How many of the slowest frame compiles each process lists."""
+
+LIMIT_REACHED = "at_limit"
+LIMIT_NEAR = "near_limit"
+"""Status of code in ``near_recompile_limit``."""
 
 STAGE_COMPILE = "compile"
 STAGE_RUN = "run"
@@ -81,12 +85,20 @@ def process_labels(processes: list[Process]) -> dict[tuple[str, ...], str]:
     seen = Counter(process.label for process in processes)
     labels = {}
     for process in processes:
-        label = process.label
-        if seen[label] > 1 and (process.run_id or process.pid is not None):
-            detail = f"run {process.run_id}" if process.run_id else f"pid {process.pid}"
-            label = f"{label} ({detail})"
-        labels[process.key] = label
+        detail = _distinction(process)
+        if seen[process.label] > 1 and detail is not None:
+            labels[process.key] = f"{process.label} ({detail})"
+        else:
+            labels[process.key] = process.label
     return labels
+
+
+def _distinction(process: Process) -> str | None:
+    if process.run_id:
+        return f"run {process.run_id}"
+    if process.pid is not None:
+        return f"pid {process.pid}"
+    return None if process.instance is None else f"instance {process.instance[:8]}"
 
 
 def _group(records: Iterable[Span | LogRecord]) -> dict[tuple[str, ...], list[Any]]:
@@ -234,7 +246,7 @@ def _limit_row(rows: list[dict[str, Any]], limit: int) -> dict[str, Any]:
         "max_cache_size": max_cache_size,
         "cache_entries": entries,
         "limit": limit,
-        "status": "at_limit" if entries >= limit else "near_limit",
+        "status": LIMIT_REACHED if entries >= limit else LIMIT_NEAR,
     }
 
 
@@ -362,7 +374,7 @@ def _process_totals(section: dict[str, Any]) -> dict[str, Any]:
         "faults": len(section["faults"]),
         "accuracy_failures": sum(1 for row in section["accuracy"] if not row["passed"]),
         "runs": sum(section["runs"].values()),
-        "compile_seconds": _frames.seconds(sum(round(row["duration_s"] * 1e9) for row in compiles)),
+        "compile_seconds": seconds(sum(round(row["duration_s"] * 1e9) for row in compiles)),
     }
 
 

@@ -33,6 +33,8 @@ class Column:
     header: str
     right: bool = False
     flexible: bool = False
+    cut_left: bool = False
+    """Cut long cells at the start (paths: the file name and line matter most)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,11 +55,14 @@ def paint(text: str, style: str | None, *, color: bool) -> str:
     return f"\033[{_ANSI[style]}m{text}\033[0m"
 
 
-def truncate(text: str, width: int) -> str:
+def truncate(text: str, width: int, *, left: bool = False) -> str:
     """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
     if len(text) <= width:
         return text
-    return text[: max(0, width - 1)] + ELLIPSIS if width > 0 else ""
+    if width <= 0:
+        return ""
+    kept = width - 1
+    return ELLIPSIS + text[len(text) - kept :] if left else text[:kept] + ELLIPSIS
 
 
 def format_table(
@@ -108,7 +113,7 @@ def _shrink(widths: list[int], flexible: list[int], excess: int) -> None:
 def _line(columns: Sequence[Column], widths: list[int], row: list[Cell], *, color: bool) -> str:
     parts = []
     for column, column_width, cell in zip(columns, widths, row, strict=True):
-        text = truncate(cell.text, column_width)
+        text = truncate(cell.text, column_width, left=column.cut_left)
         padded = text.rjust(column_width) if column.right else text.ljust(column_width)
         parts.append(paint(padded, cell.style, color=color))
     return COLUMN_GAP.join(parts).rstrip()

@@ -8,6 +8,8 @@ from typing import Any, TextIO
 
 from otel_dynamo import names
 from otel_dynamo.report import _format
+from otel_dynamo.report._phases import PHASE_CATEGORIES
+from otel_dynamo.report._summary import LIMIT_REACHED
 from otel_dynamo.report._table import Cell, Column, format_table, paint, truncate
 
 DEFAULT_WIDTH = 100
@@ -184,7 +186,7 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
     columns = [
         Column("id"),
         Column("function", flexible=True),
-        Column("location", flexible=True),
+        Column("location", flexible=True, cut_left=True),
         Column("outcome"),
         Column("duration", right=True),
         Column("graphs", right=True),
@@ -242,6 +244,9 @@ def _stack_lines(user_stack: list[str], count: int, view: _View) -> list[str]:
         view.paint(truncate(f"{indent}   from {_format.stack_entry(entry)}", view.width), "dim")
         for entry in callers
     ]
+    hidden = len(user_stack) - MAX_STACK_FRAMES
+    if hidden > 0:
+        lines.append(view.paint(f"{indent}   … {_format.plural(hidden, 'outer frame')}", "dim"))
     return lines
 
 
@@ -252,7 +257,7 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
     columns = [
         Column("id"),
         Column("function"),
-        Column("location"),
+        Column("location", cut_left=True),
         Column("cache", right=True),
         Column("reason", flexible=True),
     ]
@@ -276,7 +281,7 @@ def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:
     columns = [
         Column("status"),
         Column("function", flexible=True),
-        Column("location", flexible=True),
+        Column("location", flexible=True, cut_left=True),
         Column("compiles", right=True),
         Column("cache entries", right=True),
         Column("limit", right=True),
@@ -284,7 +289,7 @@ def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:
     table = [
         [
             Cell("AT LIMIT", "red_bold")
-            if row["status"] == "at_limit"
+            if row["status"] == LIMIT_REACHED
             else Cell("near limit", "yellow"),
             row["function"] or "?",
             _format.location(row["file"], row["line"]),
@@ -316,10 +321,7 @@ def _slowest(section: Mapping[str, Any], view: _View) -> list[str]:
             row["compile_id"] or "?",
             row["function"] or "?",
             _format.duration(row["duration_s"]),
-            *(
-                _format.duration(row["phases"][phase])
-                for phase in ("tracing", "aot", "backend", "guards")
-            ),
+            *(_format.duration(row["phases"][phase]) for phase in PHASE_CATEGORIES),
         ]
         for row in rows
     ]

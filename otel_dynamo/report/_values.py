@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from otel_dynamo.report._model import AttributeValue
 
+_NS_PER_SECOND = 1e9
+
+
+def seconds(duration_ns: int) -> float:
+    """Nanoseconds as seconds, rounded to the microsecond (stable JSON)."""
+    return round(duration_ns / _NS_PER_SECOND, 6)
+
 
 def text(value: AttributeValue) -> str | None:
     """An attribute as a string; None when absent or empty."""

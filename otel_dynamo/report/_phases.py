@@ -1,0 +1,97 @@
+"""Compile phases: Dynamo's phase spans grouped into tracing, AOT, backend and guards.
+
+Dynamo nests its phases (``entire_frame_compile > compile_attempt_N > bytecode_tracing,
+backend_compile > create_aot_dispatcher_function > aot_...``) and retries tracing after
+a restart, so a phase's time is the union of its spans' intervals: nested spans of the
+same phase never count twice, repeated ones add up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from otel_dynamo import names
+from otel_dynamo.report._model import Span
+from otel_dynamo.report._values import seconds, text
+
+PHASE_TRACING = "tracing"
+PHASE_AOT = "aot"
+PHASE_BACKEND = "backend"
+PHASE_GUARDS = "guards"
+PHASE_CATEGORIES = (PHASE_TRACING, PHASE_AOT, PHASE_BACKEND, PHASE_GUARDS)
+"""The phases the report shows; AOT Autograd runs inside the backend call."""
+
+_CATEGORY_OF_PHASE = {
+    "bytecode_tracing": PHASE_TRACING,
+    "backend_compile": PHASE_BACKEND,
+    "build_guards": PHASE_GUARDS,
+    "create_aot_dispatcher_function": PHASE_AOT,
+}
+_AOT_SPANS = frozenset(
+    {
+        names.SPAN_AOT_PARTITION,
+        names.SPAN_AOT_FORWARD,
+        names.SPAN_AOT_BACKWARD,
+        names.SPAN_AOT_INFERENCE,
+    }
+)
+
+
+def phase_name(span: Span) -> str | None:
+    """Dynamo's name of a phase span ("torch.compile.phase" or "torch.compile.phase NAME")."""
+    if span.name != names.SPAN_PHASE and not span.name.startswith(names.SPAN_PHASE + " "):
+        return None
+    recorded = text(span.attributes.get(names.ATTR_PHASE_NAME))
+    return recorded or span.name[len(names.SPAN_PHASE) :].strip() or None
+
+
+def phase_seconds(spans: Iterable[Span]) -> dict[str, float | None]:
+    """Seconds per report phase; None where the phase was not recorded."""
+    intervals: dict[str, list[tuple[int, int]]] = {}
+    aot_spans: list[tuple[int, int]] = []
+    for span in spans:
+        category = _category(span)
+        if category is not None:
+            intervals.setdefault(category, []).append((span.start_ns, span.end_ns))
+        elif span.name in _AOT_SPANS:
+            aot_spans.append((span.start_ns, span.end_ns))
+    if PHASE_AOT not in intervals and aot_spans:
+        intervals[PHASE_AOT] = aot_spans  # no AOT phase recorded: the AOT spans tell it
+    return {
+        phase: seconds(covered(intervals[phase])) if phase in intervals else None
+        for phase in PHASE_CATEGORIES
+    }
+
+
+def dynamo_phase_seconds(spans: Iterable[Span]) -> dict[str, float]:
+    """Seconds per phase, under Dynamo's own phase names, sorted by name."""
+    intervals: dict[str, list[tuple[int, int]]] = {}
+    for span in spans:
+        name = phase_name(span)
+        if name is not None:
+            intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
+    return {name: seconds(covered(spans)) for name, spans in sorted(intervals.items())}
+
+
+def covered(intervals: list[tuple[int, int]]) -> int:
+    """Length of the union of [start, end) intervals."""
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += max(0, end - start)
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def _category(span: Span) -> str | None:
+    name = phase_name(span)
+    if name is None:
+        return None
+    if name in _CATEGORY_OF_PHASE:
+        return _CATEGORY_OF_PHASE[name]
+    if name.startswith("aot_"):
+        return PHASE_AOT
+    return PHASE_GUARDS if "guard" in name else None
