@@ -1,0 +1,125 @@
+"""Export trouble becomes one warning per process, not a stream of SDK log lines.
+
+The OpenTelemetry SDK and exporters log every failed export, retry and dropped span
+(at WARNING/ERROR, to stderr when logging is not configured). While one of *our*
+exporters or processors runs, those records are diverted here instead: the first
+failure becomes a single warning on the ``otel_dynamo`` logger naming the signal, the
+target and the reason; everything after that goes to DEBUG. Records the SDK logs for
+anyone else's providers are untouched (the diversion is per thread, only inside our
+calls).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+
+LOGGER_NAME = "otel_dynamo"
+QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
+"""Loggers whose records are diverted while our exporters run."""
+
+_LOGGER = logging.getLogger(LOGGER_NAME)
+_local = threading.local()
+RecordSink = Callable[[logging.LogRecord], None]
+
+
+class ExportHealth:
+    """Which signals are failing to export, and whether the one warning was given."""
+
+    def __init__(self) -> None:
+        self._failing: set[str] = set()
+        self._warned = False
+        self._lock = threading.Lock()
+
+    def is_failing(self, signal: str) -> bool:
+        return signal in self._failing
+
+    def succeeded(self, signal: str) -> None:
+        self._failing.discard(signal)
+
+    def failed(self, signal: str, target: str, reason: str) -> None:
+        self._failing.add(signal)
+        self.warn_once(
+            f"otel_dynamo: could not export {signal} to {target}: {reason}. The job "
+            "continues; telemetry that cannot be exported is dropped (further export "
+            f"problems are logged at DEBUG on the {LOGGER_NAME!r} logger)"
+        )
+
+    def dropped(self, signal: str, reason: str) -> None:
+        self.warn_once(f"otel_dynamo: dropping {signal}: {reason}; the job continues")
+
+    def warn_once(self, message: str) -> None:
+        with self._lock:
+            first, self._warned = not self._warned, True
+        if first:
+            _LOGGER.warning(message)
+        else:
+            _LOGGER.debug(message)
+
+    def sdk_record(self, signal: str) -> RecordSink:
+        """A sink for SDK records logged outside an export (e.g. "Queue full")."""
+
+        def sink(record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if record.levelno >= logging.WARNING and message.startswith("Queue full"):
+                self.dropped(signal, "the export queue is full (exporter too slow or down)")
+            else:
+                _LOGGER.debug("%s (from %s)", message, record.name)
+
+        return sink
+
+
+class quiet:
+    """Divert SDK log records of this thread to ``sink`` for the duration of the block."""
+
+    __slots__ = ("_previous", "_sink")
+
+    def __init__(self, sink: RecordSink) -> None:
+        self._sink = sink
+        self._previous: RecordSink | None = None
+
+    def __enter__(self) -> None:
+        self._previous = getattr(_local, "sink", None)
+        _local.sink = self._sink
+
+    def __exit__(self, *exc_info: object) -> None:
+        _local.sink = self._previous
+
+
+class _DivertFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = getattr(_local, "sink", None)
+        if sink is None:
+            return True
+        with contextlib.suppress(Exception):  # never break the export path
+            sink(record)
+        return False
+
+
+_FILTER = _DivertFilter()
+
+
+def install_quiet_filter() -> None:
+    """Attach the diverting filter to every existing SDK/exporter logger (idempotent).
+
+    Called after exporter modules are imported, since a filter only applies to the
+    logger it is attached to, not to its children.
+    """
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        ours = isinstance(logger, logging.Logger) and name.startswith(QUIET_LOGGER_PREFIXES)
+        if ours and _FILTER not in logger.filters:
+            logger.filters.insert(0, _FILTER)  # before the SDK's DuplicateFilter
+
+
+def record_collector(messages: list[str]) -> RecordSink:
+    """A sink keeping WARNING+ messages (the reason of a failed export), rest to DEBUG."""
+
+    def sink(record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            messages.append(message)
+        _LOGGER.debug("%s (from %s)", message, record.name)
+
+    return sink

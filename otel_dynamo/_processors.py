@@ -1,0 +1,101 @@
+"""Batch processors whose every blocking call has a deadline.
+
+The SDK's BatchSpanProcessor / BatchLogRecordProcessor shut down with a 30 s default
+and flush without any bound (``force_flush`` ignores its timeout). These subclasses
+shut down within the time they are given, flush in a helper thread that is abandoned
+at the deadline, and divert the SDK's per-item "Queue full" log lines into the one
+warning of :mod:`otel_dynamo._health`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from opentelemetry.sdk._logs import ReadWriteLogRecord
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+
+from otel_dynamo._health import RecordSink, quiet
+from otel_dynamo._otel_env import BatchOptions
+
+DEFAULT_SHUTDOWN_MILLIS = 500.0
+
+
+def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> bool:
+    """Run ``call`` in a daemon thread; True if it finished within ``timeout_s``."""
+    thread = threading.Thread(target=call, name=name, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError:  # no new threads at interpreter shutdown (Python >= 3.12)
+        call()
+        return True
+    thread.join(max(0.0, timeout_s))
+    return not thread.is_alive()
+
+
+class BoundedBatchSpanProcessor(BatchSpanProcessor):
+    def __init__(
+        self,
+        exporter: SpanExporter,
+        options: BatchOptions,
+        *,
+        on_sdk_record: RecordSink,
+        shutdown_millis: float = DEFAULT_SHUTDOWN_MILLIS,
+    ) -> None:
+        super().__init__(
+            exporter,
+            max_queue_size=options.max_queue_size,
+            schedule_delay_millis=options.schedule_delay_ms,
+            max_export_batch_size=options.max_export_batch_size,
+            export_timeout_millis=options.export_timeout_ms,
+        )
+        self._on_sdk_record = on_sdk_record
+        self._shutdown_millis = shutdown_millis
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with quiet(self._on_sdk_record):
+            super().on_end(span)
+
+    def shutdown(self, timeout_millis: float | None = None) -> None:
+        millis = self._shutdown_millis if timeout_millis is None else timeout_millis
+        with quiet(self._on_sdk_record):
+            self._batch_processor.shutdown(timeout_millis=millis)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = super().force_flush
+        return run_bounded(flush, timeout_millis / 1000, name="otel_dynamo-flush-spans")
+
+
+class BoundedBatchLogRecordProcessor(BatchLogRecordProcessor):
+    def __init__(
+        self,
+        exporter: LogRecordExporter,
+        options: BatchOptions,
+        *,
+        on_sdk_record: RecordSink,
+        shutdown_millis: float = DEFAULT_SHUTDOWN_MILLIS,
+    ) -> None:
+        super().__init__(
+            exporter,
+            schedule_delay_millis=options.schedule_delay_ms,
+            max_export_batch_size=options.max_export_batch_size,
+            export_timeout_millis=options.export_timeout_ms,
+            max_queue_size=options.max_queue_size,
+        )
+        self._on_sdk_record = on_sdk_record
+        self._shutdown_millis = shutdown_millis
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        with quiet(self._on_sdk_record):
+            super().on_emit(log_record)
+
+    def shutdown(self, timeout_millis: float | None = None) -> None:
+        millis = self._shutdown_millis if timeout_millis is None else timeout_millis
+        with quiet(self._on_sdk_record):
+            self._batch_processor.shutdown(timeout_millis=millis)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = super().force_flush
+        return run_bounded(flush, timeout_millis / 1000, name="otel_dynamo-flush-logs")

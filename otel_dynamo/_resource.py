@@ -1,0 +1,96 @@
+"""The OpenTelemetry Resource every signal of this process carries.
+
+Precedence, lowest first: our default service name, what we detect (host, process,
+torchrun ranks), OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME. Values are read from the
+``environ`` passed in, so a test (or a launcher) can describe another process's
+environment; ``Resource.create`` adds the SDK's own attributes (telemetry.sdk.*,
+service.instance.id).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote
+
+from opentelemetry.sdk.resources import Resource
+
+from otel_dynamo import names
+
+ENV_SERVICE_NAME = "OTEL_SERVICE_NAME"
+ENV_RESOURCE_ATTRIBUTES = "OTEL_RESOURCE_ATTRIBUTES"
+ENV_RANK = "RANK"
+ENV_LOCAL_RANK = "LOCAL_RANK"
+ENV_WORLD_SIZE = "WORLD_SIZE"
+ENV_GROUP_RANK = "GROUP_RANK"
+ENV_RUN_ID = "TORCHELASTIC_RUN_ID"
+
+DEFAULT_SERVICE_NAME = "torch-compile"
+SERVICE_NAME = "service.name"
+HOST_NAME = "host.name"
+PROCESS_PID = "process.pid"
+
+_INT_ATTRIBUTES = (
+    (ENV_RANK, names.RESOURCE_RANK),
+    (ENV_LOCAL_RANK, names.RESOURCE_LOCAL_RANK),
+    (ENV_WORLD_SIZE, names.RESOURCE_WORLD_SIZE),
+    (ENV_GROUP_RANK, names.RESOURCE_NODE_RANK),
+)
+
+_LOGGER = logging.getLogger("otel_dynamo")
+
+
+def build_resource(environ: Mapping[str, str] | None = None) -> Resource:
+    """Resource.create with our defaults, host/process and torchrun attributes."""
+    env = os.environ if environ is None else environ
+    attributes: dict[str, Any] = {SERVICE_NAME: DEFAULT_SERVICE_NAME}
+    attributes.update(detected_attributes(env))
+    attributes.update(configured_attributes(env))
+    return Resource.create(attributes)
+
+
+def detected_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
+    """host.name, process.pid and the torchrun variables that are set and well formed."""
+    attributes: dict[str, Any] = {HOST_NAME: socket.gethostname(), PROCESS_PID: os.getpid()}
+    for variable, key in _INT_ATTRIBUTES:
+        value = _int_or_none(environ.get(variable), variable)
+        if value is not None:
+            attributes[key] = value
+    run_id = environ.get(ENV_RUN_ID, "").strip()
+    if run_id:
+        attributes[names.RESOURCE_RUN_ID] = run_id
+    return attributes
+
+
+def configured_attributes(environ: Mapping[str, str]) -> dict[str, str]:
+    """OTEL_RESOURCE_ATTRIBUTES then OTEL_SERVICE_NAME, parsed as the SDK parses them."""
+    attributes = parse_resource_attributes(environ.get(ENV_RESOURCE_ATTRIBUTES, ""))
+    service_name = environ.get(ENV_SERVICE_NAME, "").strip()
+    if service_name:
+        attributes[SERVICE_NAME] = service_name
+    return attributes
+
+
+def parse_resource_attributes(raw: str) -> dict[str, str]:
+    """``key=value,key2=value2`` with URL-encoded values; malformed items are skipped."""
+    attributes: dict[str, str] = {}
+    for item in raw.split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            attributes[key.strip()] = unquote(value.strip())
+        elif item.strip():
+            _LOGGER.debug("ignoring malformed %s item %r", ENV_RESOURCE_ATTRIBUTES, item)
+    return attributes
+
+
+def _int_or_none(raw: str | None, variable: str) -> int | None:
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return int(raw.strip())
+    except ValueError:
+        _LOGGER.debug("ignoring %s=%r: not an integer", variable, raw)
+        return None

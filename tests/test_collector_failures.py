@@ -1,0 +1,115 @@
+"""A dead, silent or failing collector never hurts the job (real child processes).
+
+Each case runs tests/programs/telemetry_job.py, which creates spans, log events and
+metrics through setup_telemetry and exits without an explicit shutdown (the atexit
+path), and compares its wall time, spawn to exit, with the same job run with telemetry
+off. The job must exit 0, print exactly one warning line, and be at most
+MAX_OVERHEAD_S slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+from _export_support import (
+    TELEMETRY_JOB,
+    BlackHole,
+    JobResult,
+    child_environ,
+    failing_grpc_collector,
+    failing_http_collector,
+    fastest,
+    free_port,
+    run_program,
+)
+
+MAX_OVERHEAD_S = 1.0
+RUNS = 2
+"""Runs per measurement; the fastest counts (noise on a shared machine only adds time)."""
+
+pytestmark = pytest.mark.slow
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    yield free_port()
+
+
+@contextlib.contextmanager
+def black_hole() -> Iterator[int]:
+    with BlackHole() as hole:
+        yield hole.port
+
+
+@contextlib.contextmanager
+def failing_http() -> Iterator[int]:
+    with failing_http_collector() as server:
+        yield server.server_address[1]
+
+
+@contextlib.contextmanager
+def failing_grpc() -> Iterator[int]:
+    port = free_port()
+    with failing_grpc_collector(port):
+        yield port
+
+
+CASES: dict[str, tuple[Callable[[], contextlib.AbstractContextManager[int]], str]] = {
+    "down-grpc": (closed_port, "grpc"),
+    "down-http": (closed_port, "http/protobuf"),
+    "black-hole-grpc": (black_hole, "grpc"),
+    "black-hole-http": (black_hole, "http/protobuf"),
+    "failing-503-http": (failing_http, "http/protobuf"),
+    "failing-grpc": (failing_grpc, "grpc"),
+}
+
+
+def _job(env: dict[str, str], telemetry: str) -> JobResult:
+    return run_program(TELEMETRY_JOB, "--telemetry", telemetry, env=env)
+
+
+@pytest.fixture(scope="module")
+def baseline() -> JobResult:
+    """The job with telemetry off (otel_dynamo never imported)."""
+    result = fastest(RUNS, lambda: _job(child_environ(), "off"))
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def _run_against(case: str) -> JobResult:
+    collector, protocol = CASES[case]
+    with collector() as port:
+        env = child_environ(
+            OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
+            OTEL_EXPORTER_OTLP_PROTOCOL=protocol,
+        )
+        return fastest(RUNS, lambda: _job(env, "on"))
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, JobResult]:
+    return {case: _run_against(case) for case in CASES}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_job_succeeds(case, results):
+    """The job exits 0 and prints its summary: no exception reached it."""
+    result = results[case]
+    assert (result.returncode, result.summary()["spans"]) == (0, 201)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_exactly_one_warning_line(case, results):
+    """stderr holds exactly one line: otel_dynamo's warning (no SDK noise, no traceback)."""
+    lines = results[case].stderr_lines()
+    assert len(lines) == 1, results[case].stderr
+    assert lines[0].startswith("otel_dynamo: ")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_wall_time_overhead_is_bounded(case, results, baseline):
+    """Wall time, exit included, grows by at most MAX_OVERHEAD_S over telemetry off."""
+    overhead = results[case].wall_s - baseline.wall_s
+    assert overhead <= MAX_OVERHEAD_S, f"{case}: {overhead:.2f} s over {baseline.wall_s:.2f} s"
