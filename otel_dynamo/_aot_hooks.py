@@ -15,8 +15,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry import trace
-
 from otel_dynamo import _graph_facts, names
 from otel_dynamo._runs import wrap_boxed_run, wrap_run
 
@@ -224,7 +222,3 @@ class AotTap:
 
         if self.installed and self._original is not None:
             common.aot_module_simplified = self._original
-
-
-def current_span_context() -> Any:
-    return trace.get_current_span().get_span_context()

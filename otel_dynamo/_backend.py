@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from opentelemetry import trace
 
 from otel_dynamo import _aot_hooks, _graph_facts, _hub, names
+from otel_dynamo._dynamo_stream import current_compile_id
 from otel_dynamo._recorder import Recorder
 from otel_dynamo._runs import RunState, wrap_unboxed_run
 
@@ -32,13 +33,6 @@ def is_control_flow(exc: BaseException) -> bool:
         if cls is not None
     )
     return isinstance(exc, flow)
-
-
-def current_compile_id() -> str | None:
-    import torch._guards
-
-    compile_id = torch._guards.CompileContext.current_compile_id()
-    return None if compile_id is None else str(compile_id)
 
 
 class GraphCompile:

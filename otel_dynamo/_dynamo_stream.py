@@ -108,7 +108,8 @@ def parse_recompile_reasons(payload: Any) -> tuple[str, ...]:
 # --- the interceptor ---------------------------------------------------------------------
 
 
-def _current_compile_id() -> str | None:
+def current_compile_id() -> str | None:
+    """Dynamo's compile id in progress, as "frame/attempt", or None outside a compile."""
     import torch._guards
 
     compile_id = torch._guards.CompileContext.current_compile_id()
@@ -147,9 +148,9 @@ def _on_guards(sink: StreamSink, compile_id: str, kw: dict) -> None:
 def dispatch(sink: StreamSink, name: str, metadata_fn: Callable, kw: dict) -> None:
     """Turn one trace_structured call into an event for the sink (or ignore it)."""
     if name == "chromium_event":
-        _on_chromium(sink, _current_compile_id() or "", kw)
+        _on_chromium(sink, current_compile_id() or "", kw)
         return
-    compile_id = _current_compile_id()
+    compile_id = current_compile_id()
     if compile_id is None and name != "compilation_metrics":
         return
     if name == "dynamo_start":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from otel_dynamo._types import NEVER, RunSpanPolicy
+from otel_dynamo._types import RunSpanPolicy
 
 
 class RunRecorder(Protocol):
@@ -36,10 +36,6 @@ class RunState:
     def advance(self) -> None:
         """Called after a recorded run: schedule the next one."""
         self.next_recorded = self.policy.next_recorded(self.count)
-
-    @property
-    def records_nothing(self) -> bool:
-        return self.next_recorded == NEVER
 
 
 def wrap_run(compiled: Callable[..., Any], state: RunState, recorder: RunRecorder) -> Any:
