@@ -13,18 +13,25 @@ from otel_dynamo.version import __version__
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from opentelemetry._logs import LoggerProvider
+    from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["__version__", "traced"]
+__all__ = ["__version__", "instrument", "traced", "uninstrument"]
 
 
 def traced(
     backend: str | Callable[..., Any] = "inductor",
     *,
     tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
     **options: Any,
 ) -> Callable[..., Any]:
     """A Dynamo backend that traces ``backend`` (a registered name or a compiler callable).
+
+    Spans go to ``tracer_provider``, metrics to ``meter_provider`` and structured log
+    events to ``logger_provider``; each one not given is the global provider.
 
     Options override the OTEL_DYNAMO_* environment for this backend: ``run_spans``
     ("off", "all", "auto", "first:N"), ``capture``, ``max_attribute_length``,
@@ -33,4 +40,41 @@ def traced(
     """
     from otel_dynamo import _runtime
 
-    return _runtime.traced_backend(backend, tracer_provider=tracer_provider, options=options)
+    return _runtime.traced_backend(
+        backend,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        options=options,
+    )
+
+
+def instrument(
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
+    **options: Any,
+) -> None:
+    """Trace every ``torch.compile`` / ``nn.Module.compile`` in this process, any backend.
+
+    Providers not given are the global ones if the application set them; with none
+    given and none set globally, otel_dynamo builds its own from the environment
+    (OTLP/JSON Lines files under OTEL_DYNAMO_OUTPUT_DIR by default). Options are those
+    of :func:`traced`. Idempotent; :func:`uninstrument` reverses it.
+    """
+    from otel_dynamo import _instrument
+
+    _instrument.instrument(
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        **options,
+    )
+
+
+def uninstrument() -> None:
+    """Stop tracing new ``torch.compile`` calls (those already compiled stay traced)."""
+    from otel_dynamo import _instrument
+
+    _instrument.uninstrument()

@@ -18,6 +18,7 @@ T = TypeVar("T")
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
+FORWARDED_ATTRIBUTES = ("compiler_name", "backend_ctx_ctor")
 
 
 def is_control_flow(exc: BaseException) -> bool:
@@ -102,6 +103,11 @@ class TracedBackend:
         self.inner = lookup_backend(backend)  # unknown names raise torch's InvalidBackend
         self.backend = backend_name(backend)
         self.__name__ = getattr(self.inner, "__name__", self.backend)
+        # Optional attributes Dynamo reads off a backend. Copied, never forwarded through
+        # __getattr__: Dynamo's C frame callback crashes on a class that defines one.
+        for name in FORWARDED_ATTRIBUTES:
+            if hasattr(self.inner, name):
+                setattr(self, name, getattr(self.inner, name))
         self._recorder_factory = recorder_factory
         self._inductor_wrappers: dict[str, Any] = {}
         _hub.install()

@@ -8,5 +8,5 @@ from otel_dynamo import _runtime
 
 
 def traced_for_environment(backend: Any) -> Any:
-    """``traced(backend)`` reporting to the global providers, as the environment says."""
-    return _runtime.traced_backend(backend, tracer_provider=None, options={})
+    """``backend`` traced to the global providers if configured, else to our own."""
+    return _runtime.environment_backend(backend)

@@ -16,6 +16,7 @@ from otel_dynamo._aot_hooks import AotTap
 from otel_dynamo._config import Settings, load_settings
 from otel_dynamo._dynamo_stream import StreamTap
 from otel_dynamo._ids import isolate_ids
+from otel_dynamo._providers import ProviderSource, sinks_for
 from otel_dynamo._recorder import Recorder
 from otel_dynamo._sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
 from otel_dynamo.version import __version__
@@ -59,36 +60,30 @@ def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
 
 
 class RecorderSource:
-    """Builds the recorder a traced backend reports to, following the global provider.
+    """Builds the recorder a traced backend reports to, following its provider source.
 
-    With no explicit provider, the global one is read at each compile, so a provider
-    installed after ``traced()`` was called is still used.
+    The source is read at each compile, so a global provider installed after
+    ``traced()`` was called is still used; a new tracer provider means a new recorder.
     """
 
-    def __init__(
-        self,
-        *,
-        tracer_provider: trace.TracerProvider | None,
-        settings: Settings,
-        events: EventSink = NULL_EVENTS,
-        metrics: MetricsSink = NULL_METRICS,
-    ) -> None:
-        self._explicit = tracer_provider
+    def __init__(self, *, providers: ProviderSource, settings: Settings, backend: str) -> None:
+        self._providers = providers
         self._settings = settings
-        self._events = events
-        self._metrics = metrics
+        self._backend = backend
         self._recorder: Recorder | None = None
         self._provider: object = None
 
     def __call__(self) -> Recorder:
-        provider = self._explicit or trace.get_tracer_provider()
-        if self._recorder is None or provider is not self._provider:
-            self._provider = provider
+        providers = self._providers()
+        if self._recorder is None or providers.tracer_provider is not self._provider:
+            self._provider = providers.tracer_provider
+            sinks = sinks_for(self._settings, providers)
             self._recorder = make_recorder(
-                tracer_provider=provider,
+                tracer_provider=providers.tracer_provider,
                 settings=self._settings,
-                events=self._events,
-                metrics=self._metrics,
+                events=sinks.events,
+                metrics=sinks.metrics,
+                backend=self._backend,
             )
         return self._recorder
 
@@ -99,10 +94,12 @@ def make_recorder(
     settings: Settings | None = None,
     events: EventSink = NULL_EVENTS,
     metrics: MetricsSink = NULL_METRICS,
+    backend: str | None = None,
 ) -> Recorder:
     return Recorder(
         tracer=tracer_for(tracer_provider),
         settings=settings or load_settings(),
         events=events,
         metrics=metrics,
+        backend=backend,
     )

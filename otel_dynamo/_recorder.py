@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -61,8 +61,10 @@ class Recorder:
         settings: Settings,
         events: EventSink = NULL_EVENTS,
         metrics: MetricsSink = NULL_METRICS,
+        backend: str | None = None,
     ) -> None:
         self.tracer = tracer
+        self.backend = backend
         self.settings = settings
         self.limits = Limits.from_settings(settings)
         self.events = events
@@ -124,7 +126,10 @@ class Recorder:
         span = frame.span
         assert span is not None
         outcome = frame_outcome(frame, event.metrics)
-        span.set_attributes(frame_attributes(frame, event.metrics, outcome, self.limits))
+        attributes = frame_attributes(frame, event.metrics, outcome, self.limits)
+        if self.backend and names.ATTR_BACKEND not in attributes:
+            attributes[names.ATTR_BACKEND] = self.backend
+        span.set_attributes(attributes)
         fail_type = event.metrics.get("fail_type")
         if fail_type and outcome == names.OUTCOME_FAILURE:
             span.set_status(
@@ -135,8 +140,9 @@ class Recorder:
             span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
         self._emit_phases(frame)
         span.end(end_time=event.time_ns)
-        self.metrics.frame_compiled(frame, event.metrics, outcome)
-        self.events.frame_ended(frame, event.metrics, outcome)
+        duration_s = max(event.time_ns - frame.started_ns, 0) / 1e9
+        self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
+        self.events.frame_ended(frame, attributes, outcome, duration_s)
 
     def _emit_phases(self, frame: FrameState) -> None:
         assert frame.span is not None
@@ -191,12 +197,19 @@ class Recorder:
                 yield span
         except BaseException as exc:
             if not is_control_flow(exc):
-                self.mark_failed(span, exc, stage="compile")
+                self.mark_failed(span, exc, stage="compile", attributes=attributes)
             raise
         finally:
             span.end()
 
-    def mark_failed(self, span: Span, exc: BaseException, *, stage: str) -> None:
+    def mark_failed(
+        self,
+        span: Span,
+        exc: BaseException,
+        *,
+        stage: str,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> None:
         """Status ERROR, error.type, a log record and a counter; never raises."""
         try:
             kind = error_type(exc)
@@ -204,7 +217,8 @@ class Recorder:
             span.set_attribute(names.ATTR_ERROR_TYPE, kind)
             span.set_attribute(names.ATTR_ERROR_MESSAGE, first_line(exc, self.limits.text_length))
             self.metrics.failure(stage, kind)
-            self.events.failure(stage, exc, span)
+            fields = {**(attributes or {}), names.ATTR_ERROR_TYPE: kind}
+            self.events.failure(stage, exc, span, fields)
         except Exception:
             _log.warning("otel_dynamo: could not record a failure", exc_info=True)
 
@@ -222,7 +236,7 @@ class Recorder:
         try:
             return call()
         except BaseException as exc:
-            self.mark_failed(span, exc, stage="run")
+            self.mark_failed(span, exc, stage="run", attributes=run.attributes)
             raise
         finally:
             otel_context.detach(token)

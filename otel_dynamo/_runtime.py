@@ -5,20 +5,41 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.trace import TracerProvider
+from opentelemetry import _logs, metrics, trace
 
-from otel_dynamo._backend import TracedBackend
-from otel_dynamo._config import load_settings
+from otel_dynamo._backend import TracedBackend, backend_name
+from otel_dynamo._config import Settings, load_settings
 from otel_dynamo._hub import RecorderSource
 from otel_dynamo._options import apply_options
+from otel_dynamo._providers import ProviderSource, environment_source, explicit_source
 
 
 def traced_backend(
     backend: str | Callable[..., Any],
     *,
-    tracer_provider: TracerProvider | None,
+    tracer_provider: trace.TracerProvider | None,
+    meter_provider: metrics.MeterProvider | None = None,
+    logger_provider: _logs.LoggerProvider | None = None,
     options: dict[str, Any],
 ) -> TracedBackend:
+    """``traced()``: the given providers, the global ones for those not given."""
     settings = apply_options(load_settings(), options)
-    source = RecorderSource(tracer_provider=tracer_provider, settings=settings)
+    providers = explicit_source(
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+    )
+    return backend_with(backend, providers, settings)
+
+
+def environment_backend(backend: Any, *, settings: Settings | None = None) -> TracedBackend:
+    """Twins and env-var enablement: global providers if configured, else our own."""
+    settings = settings or load_settings()
+    return backend_with(backend, environment_source(settings), settings)
+
+
+def backend_with(
+    backend: str | Callable[..., Any], providers: ProviderSource, settings: Settings
+) -> TracedBackend:
+    source = RecorderSource(providers=providers, settings=settings, backend=backend_name(backend))
     return TracedBackend(backend, recorder_factory=source)

@@ -1,6 +1,6 @@
 """Interfaces the recorder reports to besides spans: structured log events and metrics.
 
-The recorder depends only on these protocols; ``_events_bridge`` and ``_metrics``
+The recorder depends only on these protocols; ``_compile_events`` and ``_metrics``
 implement them, and the null objects here keep the recorder usable without either.
 """
 
@@ -16,17 +16,25 @@ from otel_dynamo._types import GraphBreakReported
 
 class EventSink(Protocol):
     def frame_started(self, frame: Any) -> None: ...
-    def frame_ended(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None: ...
+    def frame_ended(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None: ...
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None: ...
     def graph_break(self, event: GraphBreakReported, span: Span | None) -> None: ...
-    def failure(self, stage: str, exc: BaseException, span: Span) -> None: ...
+    def failure(
+        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
+    ) -> None: ...
+    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None: ...
 
 
 class MetricsSink(Protocol):
-    def frame_compiled(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None: ...
+    def frame_compiled(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None: ...
     def graph_compiled(self, backend: str) -> None: ...
     def graph_break(self, kind: str) -> None: ...
     def failure(self, stage: str, error_type: str) -> None: ...
+    def fault(self, kind: str) -> None: ...
     def track_run(self, run: Any) -> None: ...
     def run_recorded(self, run: Any, span: Span) -> None: ...
 
@@ -35,7 +43,9 @@ class _NullEvents:
     def frame_started(self, frame: Any) -> None:
         pass
 
-    def frame_ended(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None:
+    def frame_ended(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None:
         pass
 
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
@@ -44,12 +54,19 @@ class _NullEvents:
     def graph_break(self, event: GraphBreakReported, span: Span | None) -> None:
         pass
 
-    def failure(self, stage: str, exc: BaseException, span: Span) -> None:
+    def failure(
+        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
+    ) -> None:
+        pass
+
+    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
         pass
 
 
 class _NullMetrics:
-    def frame_compiled(self, frame: Any, metrics: Mapping[str, Any], outcome: str) -> None:
+    def frame_compiled(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None:
         pass
 
     def graph_compiled(self, backend: str) -> None:
@@ -59,6 +76,9 @@ class _NullMetrics:
         pass
 
     def failure(self, stage: str, error_type: str) -> None:
+        pass
+
+    def fault(self, kind: str) -> None:
         pass
 
     def track_run(self, run: Any) -> None:

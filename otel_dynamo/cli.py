@@ -193,7 +193,23 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+RUN_HELP = "run a command with torch.compile tracing on (sets OTEL_DYNAMO_ENABLED=true)"
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from otel_dynamo._run_command import add_run_arguments
+
+    add_run_arguments(parser)
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from otel_dynamo._run_command import run_command
+
+    return run_command(args)
+
+
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("report", REPORT_HELP, _add_report_arguments, _run_report),
+    Subcommand("run", RUN_HELP, _add_run_arguments, _run_run),
 )
 """Every subcommand, in the order ``otel-dynamo --help`` lists them."""

@@ -86,6 +86,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "METRIC_FAULTS",
     "ATTR_OUTCOME",
     "ATTR_STAGE",
+    "ATTR_FAULT_KIND",
+    "ATTR_FAULT_TARGET",
     # log events
     "LOG_FRAME_COMPILED",
     "LOG_GRAPH_COMPILED",
@@ -349,6 +351,12 @@ ATTR_OUTCOME = "torch.compile.outcome"
 
 ATTR_STAGE = "torch.compile.stage"
 """Metric/log attribute: where a failure happened: compile or run."""
+
+ATTR_FAULT_KIND = "torch.compile.fault.kind"
+"""Kind of an injected fault: compile, runtime, accuracy or non_leaf_compile."""
+
+ATTR_FAULT_TARGET = "torch.compile.fault.target"
+"""The op an injected fault targets (a torch function or aten op name, e.g. relu)."""
 
 # --- structured log events ----------------------------------------------------------
 

@@ -36,7 +36,7 @@ ATTRIBUTE_VALUES = {  # attribute constant -> values cycled through
     "ATTR_RUN_KIND": [N("RUN_KIND_FORWARD"), N("RUN_KIND_BACKWARD")],
     "ATTR_STAGE": ["compile", "run"],
     "ATTR_ERROR_TYPE": ["torch._dynamo.exc.BackendCompilerFailed"],
-    "ATTR_FAULT_KIND": ["compile_error"],
+    "ATTR_FAULT_KIND": ["compile"],
 }
 METRIC_ATTRIBUTES = {
     "METRIC_COMPILES": ("ATTR_BACKEND", "ATTR_OUTCOME"),

@@ -1,0 +1,116 @@
+"""Run a callback right after a module is imported, without importing it ourselves.
+
+Env-var enablement must not import torch at interpreter start: ``when_imported``
+calls back at once if the module is already loaded, otherwise a meta-path finder
+wraps the module's loader so the callback runs when its import completes.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import logging
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
+
+Callback = Callable[[ModuleType], None]
+
+_LOGGER = logging.getLogger("otel_dynamo")
+_lock = threading.Lock()
+_pending: dict[str, list[Callback]] = {}
+
+
+def when_imported(name: str, callback: Callback) -> None:
+    """``callback(module)`` now if ``name`` is loaded, else right after it loads."""
+    with _lock:
+        module = sys.modules.get(name)
+        if module is None:
+            _pending.setdefault(name, []).append(callback)
+            _ensure_finder()
+            return
+    _call(callback, module)
+
+
+def cancel(name: str, callback: Callback) -> None:
+    with _lock:
+        callbacks = _pending.get(name, [])
+        if callback in callbacks:
+            callbacks.remove(callback)
+
+
+def _call(callback: Callback, module: ModuleType) -> None:
+    try:
+        callback(module)
+    except Exception:
+        _LOGGER.warning(
+            "otel_dynamo: hook after importing %s failed", module.__name__, exc_info=True
+        )
+
+
+def _ensure_finder() -> None:
+    if not any(isinstance(finder, _PostImportFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PostImportFinder())
+
+
+def _fire(module: ModuleType) -> None:
+    with _lock:
+        callbacks = _pending.pop(module.__name__, [])
+    for callback in callbacks:
+        _call(callback, module)
+
+
+class _PostImportFinder(importlib.abc.MetaPathFinder):
+    """Finds watched modules through the other finders and wraps their loaders."""
+
+    def __init__(self) -> None:
+        self._busy = threading.local()
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _pending or getattr(self._busy, "active", False):
+            return None
+        self._busy.active = True
+        try:
+            spec = _find_elsewhere(self, fullname, path, target)
+        finally:
+            self._busy.active = False
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _NotifyingLoader(spec.loader)
+        return spec
+
+
+def _find_elsewhere(
+    skip: Any, fullname: str, path: Sequence[str] | None, target: ModuleType | None
+) -> importlib.machinery.ModuleSpec | None:
+    for finder in sys.meta_path:
+        if finder is skip or not hasattr(finder, "find_spec"):
+            continue
+        spec = finder.find_spec(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    """Delegates to the real loader, then fires the module's callbacks."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        # The module keeps its real loader; this one only runs the callbacks.
+        module.__loader__ = self._loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._loader
+        self._loader.exec_module(module)
+        _fire(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)

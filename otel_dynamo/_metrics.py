@@ -1,0 +1,132 @@
+"""OpenTelemetry metrics of torch.compile: the recorder's MetricsSink.
+
+Instruments are created once per meter provider. Compiled runs are counted on the hot
+path by a bare integer in each RunState; an observable counter sums those integers
+when the reader collects, so counting every run costs nothing extra per call.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from opentelemetry import metrics
+from opentelemetry.metrics import CallbackOptions, Observation
+from opentelemetry.trace import Span
+
+from otel_dynamo import names
+from otel_dynamo.version import __version__
+
+COMPILE_DURATION_BUCKETS_S = (
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0, 120.0, 300.0, 600.0,
+)  # fmt: skip
+"""Compile-duration histogram boundaries: compiles of 10 ms to 10 min, about 2.5x apart."""
+
+RUN_DURATION_BUCKETS_S = (
+    1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0,
+)  # fmt: skip
+"""Compiled-run histogram boundaries: 10 µs to 5 s (host-side time)."""
+
+GUARD_BUCKETS = (1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
+"""Guards-per-frame histogram boundaries."""
+
+UNKNOWN_BACKEND = "unknown"
+MAX_TRACKED_RUNS = 10_000
+"""Compiled graphs whose runs are counted individually (see RunCounts)."""
+
+
+class CompileMetrics:
+    """Counters and histograms of compiles, graphs, breaks, recompiles, runs and failures."""
+
+    def __init__(self, meter_provider: metrics.MeterProvider) -> None:
+        meter = meter_provider.get_meter(names.INSTRUMENTATION_NAME, __version__)
+        self._compiles = meter.create_counter(names.METRIC_COMPILES, unit="{compile}")
+        self._compile_duration = meter.create_histogram(
+            names.METRIC_COMPILE_DURATION,
+            unit="s",
+            explicit_bucket_boundaries_advisory=COMPILE_DURATION_BUCKETS_S,
+        )
+        self._graphs = meter.create_counter(names.METRIC_GRAPHS, unit="{graph}")
+        self._breaks = meter.create_counter(names.METRIC_GRAPH_BREAKS, unit="{break}")
+        self._recompiles = meter.create_counter(names.METRIC_RECOMPILES, unit="{recompile}")
+        self._guards = meter.create_histogram(
+            names.METRIC_GUARDS, unit="{guard}", explicit_bucket_boundaries_advisory=GUARD_BUCKETS
+        )
+        self._run_duration = meter.create_histogram(
+            names.METRIC_RUN_DURATION,
+            unit="s",
+            explicit_bucket_boundaries_advisory=RUN_DURATION_BUCKETS_S,
+        )
+        self._failures = meter.create_counter(names.METRIC_FAILURES, unit="{failure}")
+        self._faults = meter.create_counter(names.METRIC_FAULTS, unit="{fault}")
+        self._runs = RunCounts()
+        meter.create_observable_counter(
+            names.METRIC_RUNS, callbacks=[self._runs.observe], unit="{run}"
+        )
+
+    def frame_compiled(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None:
+        labels = {
+            names.ATTR_BACKEND: str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND),
+            names.ATTR_OUTCOME: outcome,
+        }
+        self._compiles.add(1, labels)
+        self._compile_duration.record(max(duration_s, 0.0), labels)
+        self._guards.record(int(attributes.get(names.ATTR_GUARD_COUNT) or 0), labels)
+        if attributes.get(names.ATTR_RECOMPILE_REASON):
+            self._recompiles.add(1, {names.ATTR_BACKEND: labels[names.ATTR_BACKEND]})
+
+    def graph_compiled(self, backend: str) -> None:
+        self._graphs.add(1, {names.ATTR_BACKEND: backend})
+
+    def graph_break(self, kind: str) -> None:
+        self._breaks.add(1, {names.ATTR_GRAPH_BREAK_KIND: kind})
+
+    def failure(self, stage: str, error_type: str) -> None:
+        self._failures.add(1, {names.ATTR_STAGE: stage, names.ATTR_ERROR_TYPE: error_type})
+
+    def fault(self, kind: str) -> None:
+        self._faults.add(1, {names.ATTR_FAULT_KIND: kind})
+
+    def track_run(self, run: Any) -> None:
+        self._runs.track(run)
+
+    def run_recorded(self, run: Any, span: Span) -> None:
+        start, end = getattr(span, "start_time", None), getattr(span, "end_time", None)
+        if start is not None and end is not None:
+            self._run_duration.record((end - start) / 1e9, {names.ATTR_RUN_KIND: run.kind})
+
+
+class RunCounts:
+    """Sums the run counters of compiled graphs by run kind.
+
+    Holds the RunStates it tracks (small objects: a count, a kind, a few attributes);
+    past MAX_TRACKED_RUNS the oldest are folded into fixed totals, so memory stays
+    bounded and a graph compiled long ago stops adding its later runs.
+    """
+
+    def __init__(self, *, limit: int = MAX_TRACKED_RUNS) -> None:
+        self._lock = threading.Lock()
+        self._limit = limit
+        self._live: collections.deque[Any] = collections.deque()
+        self._folded: dict[str, int] = {}
+
+    def track(self, run: Any) -> None:
+        with self._lock:
+            self._live.append(run)
+            while len(self._live) > self._limit:
+                oldest = self._live.popleft()
+                self._folded[oldest.kind] = self._folded.get(oldest.kind, 0) + oldest.count
+
+    def totals(self) -> dict[str, int]:
+        with self._lock:
+            totals = dict(self._folded)
+            for run in self._live:
+                totals[run.kind] = totals.get(run.kind, 0) + run.count
+        return totals
+
+    def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        return [Observation(n, {names.ATTR_RUN_KIND: kind}) for kind, n in self.totals().items()]

@@ -1,0 +1,77 @@
+"""Interpreter-start enablement, imported by ``otel_dynamo.pth`` only when
+OTEL_DYNAMO_ENABLED is set to something other than a false value.
+
+Nothing heavy is imported here: torch is never imported, and OpenTelemetry loads only
+when ``torch._dynamo`` does (that is, at the first ``torch.compile``). In strict mode a
+bad variable stops the interpreter here, with the message, exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from otel_dynamo import _import_hooks
+from otel_dynamo._config import ConfigError, Settings, load_settings
+
+STRICT_EXIT_STATUS = 2
+_started = False
+
+
+def start() -> None:
+    """Instrument torch.compile for this process if OTEL_DYNAMO_ENABLED is true (once)."""
+    global _started
+    if _started:
+        return
+    _started = True
+    settings = _settings_or_exit()
+    if settings is None:
+        return
+    if settings.strict:
+        _exit_on_problems(_startup_problems(settings))
+    if settings.enabled:
+        _import_hooks.when_imported("torch._dynamo", lambda _module: _instrument(settings))
+
+
+def _settings_or_exit() -> Settings | None:
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        _exit_on_problems([str(error)])
+        return None
+    if not settings.enabled:
+        from otel_dynamo._problems import warn_problems
+
+        warn_problems(settings.problems)  # e.g. OTEL_DYNAMO_ENABLED=maybe
+    return settings
+
+
+def _startup_problems(settings: Settings) -> list[str]:
+    """Problems found without building exporters: OTEL_* values, the output directory."""
+    from otel_dynamo._config import ENV_OUTPUT_DIR, ConfigProblem
+    from otel_dynamo._files import prepare_directory
+    from otel_dynamo._otel_env import EXPORTER_FILE, read_otel_env
+
+    otel = read_otel_env(os.environ)
+    messages = [problem.message for problem in otel.problems]
+    writes_files = any(EXPORTER_FILE in plan.exporters for plan in otel.plans.values())
+    reason = prepare_directory(settings.output_dir) if writes_files else None
+    if reason is not None:
+        problem = ConfigProblem(ENV_OUTPUT_DIR, settings.output_dir, "a writable directory path")
+        messages.append(f"{problem.message.rsplit(';', 1)[0]}; {reason}")
+    return messages
+
+
+def _exit_on_problems(messages: list[str]) -> None:
+    if not messages:
+        return
+    sys.stderr.write(f"{messages[0]}\notel_dynamo: OTEL_DYNAMO_STRICT=true, stopping.\n")
+    sys.stderr.flush()
+    os._exit(STRICT_EXIT_STATUS)  # a .pth line cannot stop the interpreter any other way
+
+
+def _instrument(settings: Settings) -> None:
+    from otel_dynamo._instrument import instrument, is_instrumented
+
+    if not is_instrumented():  # an explicit instrument() call came first: keep it
+        instrument(settings=settings)
