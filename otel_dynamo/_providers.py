@@ -110,7 +110,7 @@ def own_telemetry_if_built() -> Telemetry | None:
 
 def sinks_for(settings: Settings, providers: Providers) -> Sinks:
     """Event and metric sinks for these providers (one pair per provider and log target)."""
-    key = (id(providers.meter_provider), id(providers.logger_provider), settings.log)
+    key = (id(providers.meter_provider), id(providers.logger_provider), settings)
     with _lock:
         # The cache holds the providers it was built for, so their ids cannot be reused.
         held, sinks = _sinks.get(key, (None, None))
