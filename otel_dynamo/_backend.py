@@ -158,7 +158,7 @@ class TracedBackend:
             names.ATTR_BACKEND: self.backend,
             names.ATTR_COMPILE_ID: compile_id or "",
             names.ATTR_GRAPH_INDEX: recorder.note_graph(compile_id, self.backend),
-            **_graph_facts.graph_attributes(gm, top=limits.top_ops),
+            **_graph_facts.graph_attributes(gm, top=limits.top_ops, max_items=limits.list_length),
             **_graph_facts.input_attributes(example_inputs, max_items=limits.list_length),
             **_graph_facts.break_attributes(gm, capture_stacks=limits.capture_stacks),
         }

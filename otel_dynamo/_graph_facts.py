@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo._limits import ELLIPSIS
 
 # Dynamo's compilation metrics count these node kinds as its graph_op_count.
 DYNAMO_OP_KINDS = frozenset({"call_function", "call_method", "call_module"})
@@ -26,14 +27,33 @@ def target_name(node: Any) -> str:
     return name
 
 
-def op_counts(nodes: Iterable[Any]) -> Counter[str]:
-    """How many times each op target appears among Dynamo's op kinds."""
-    return Counter(target_name(node) for node in nodes if node.op in DYNAMO_OP_KINDS)
+def op_counts(nodes: Iterable[Any]) -> tuple[Counter[str], Counter[str]]:
+    """How often each target appears among Dynamo's op kinds, and among call_function nodes.
+
+    The first is Dynamo's own op count; the second is torch._dynamo.explain's, which
+    counts call_function nodes only.
+    """
+    by_kind = Counter((node.op, target_name(node)) for node in nodes if node.op in DYNAMO_OP_KINDS)
+    ops: Counter[str] = Counter()
+    calls: Counter[str] = Counter()
+    for (kind, target), count in by_kind.items():
+        ops[target] += count
+        if kind == "call_function":
+            calls[target] += count
+    return ops, calls
 
 
 def top_ops(counts: Counter[str], limit: int) -> list[str]:
     """The most frequent targets as "target=count", most frequent first."""
     return [f"{target}={count}" for target, count in counts.most_common(limit)]
+
+
+def all_ops(counts: Counter[str], max_items: int) -> list[str]:
+    """Every target as "target=count"; past ``max_items`` the last item says how many more."""
+    if len(counts) <= max_items:
+        return top_ops(counts, len(counts))
+    kept = top_ops(counts, max_items - 1)
+    return [*kept, f"{ELLIPSIS} {len(counts) - len(kept)} more"]
 
 
 def describe_input(value: Any) -> tuple[str, str, str] | None:
@@ -57,14 +77,16 @@ def input_attributes(example_inputs: Sequence[Any], *, max_items: int) -> dict[s
     }
 
 
-def graph_attributes(gm: Any, *, top: int) -> dict[str, Any]:
-    """Op count (Dynamo's definition), node count and the most frequent ops."""
+def graph_attributes(gm: Any, *, top: int, max_items: int) -> dict[str, Any]:
+    """Op counts (Dynamo's and explain's definitions), node count and the ops themselves."""
     nodes = list(gm.graph.nodes)
-    counts = op_counts(nodes)
+    ops, calls = op_counts(nodes)
     return {
-        names.ATTR_GRAPH_OP_COUNT: sum(counts.values()),
+        names.ATTR_GRAPH_OP_COUNT: sum(ops.values()),
         names.ATTR_GRAPH_NODE_COUNT: len(nodes),
-        names.ATTR_GRAPH_OPS: top_ops(counts, top),
+        names.ATTR_GRAPH_OPS: top_ops(ops, top),
+        names.ATTR_GRAPH_CALL_FUNCTION_COUNT: sum(calls.values()),
+        names.ATTR_GRAPH_CALL_FUNCTION_OPS: all_ops(calls, max_items),
     }
 
 

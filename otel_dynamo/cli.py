@@ -3,7 +3,7 @@
 Each subcommand is one :class:`Subcommand` in :data:`SUBCOMMANDS`: a function that
 declares its arguments and a function that runs it. Adding a command is adding an
 entry there. Runners import what they need when they run, so ``otel-dynamo report``
-never imports torch.
+never imports torch (``otel-dynamo demo`` does, to train its model).
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from otel_dynamo._demo import DemoRun
 
 PROG = "otel-dynamo"
 EXIT_OK = 0
@@ -165,6 +168,84 @@ def _terminal_width(stream: TextIO) -> int:
     return max(MIN_TERMINAL_WIDTH, min(DEFAULT_WIDTH, columns))
 
 
+# --- demo -------------------------------------------------------------------------
+
+DEMO_HELP = (
+    "Train a small model under torch.compile (a graph break, a shape and a dtype "
+    "recompile) with telemetry to local files, then print its report and write the HTML page."
+)
+
+
+def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from otel_dynamo import _demo
+    from otel_dynamo.report import DEFAULT_ROW_LIMIT
+
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="where telemetry files and the HTML page go "
+        "(default: $OTEL_DYNAMO_OUTPUT_DIR, else ./otel-dynamo)",
+    )
+    parser.add_argument(
+        "--backend",
+        default=_demo.DEFAULT_BACKEND,
+        help=f"the Dynamo backend to trace (default {_demo.DEFAULT_BACKEND}; inductor is slower)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=_at_least(_demo.MIN_STEPS),
+        default=_demo.DEFAULT_STEPS,
+        metavar="N",
+        help=f"training steps (default {_demo.DEFAULT_STEPS}, at least {_demo.MIN_STEPS})",
+    )
+    parser.set_defaults(json=False, color="auto", limit=DEFAULT_ROW_LIMIT)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from otel_dynamo import _demo
+    from otel_dynamo._files import prepare_directory
+
+    out = args.out if args.out is not None else _demo.default_output_dir()
+    reason = prepare_directory(out)
+    if reason is not None:
+        _error(f"{out}: cannot write telemetry there: {reason}")
+        return EXIT_FAILED
+    print(
+        f"{PROG} demo: training a small model under torch.compile "
+        f"(backend {args.backend}, {args.steps} steps), telemetry to {out}/ ...",
+        file=sys.stderr,
+    )
+    try:
+        run = _demo.run_demo(output_dir=out, backend=args.backend, steps=args.steps)
+    except _demo.DemoError as error:
+        _error(str(error))
+        return EXIT_FAILED
+    return _show_demo(run, args)
+
+
+def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
+    """Report the demo's own files in the terminal and as an HTML page next to them."""
+    from otel_dynamo import _demo, report
+
+    telemetry = report.load_telemetry(run.files)
+    for problem in telemetry.problems:
+        _error(str(problem))
+    if telemetry.records == 0:
+        _error(f"the demo recorded no telemetry in {run.output_dir}")
+        return EXIT_FAILED
+    summary = report.summarize(telemetry)
+    html = run.output_dir / _demo.HTML_NAME
+    if not _write_html(html, report.render_html(telemetry, summary)):
+        return EXIT_FAILED
+    _print_report(summary, args, sys.stdout)
+    files = "\n".join(f"  {path}" for path in run.files)
+    print(f"\ntelemetry files (OTLP/JSON Lines):\n{files}\nHTML report: {html}")
+    again = f"{PROG} report {run.output_dir} --html FILE"
+    print(f"demo took {run.seconds:.1f} s; explore the files again with: {again}")
+    return EXIT_OK
+
+
 # --- shared helpers -----------------------------------------------------------------
 
 
@@ -184,6 +265,16 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected 1 or more, got {text}")
     return value
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = _int(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {minimum} or more, got {text}")
+        return value
+
+    return parse
 
 
 def _int(text: str) -> int:
@@ -210,6 +301,11 @@ def _run_run(args: argparse.Namespace) -> int:
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("report", REPORT_HELP, _add_report_arguments, _run_report),
+    Subcommand("demo", DEMO_HELP, _add_demo_arguments, _run_demo),
     Subcommand("run", RUN_HELP, _add_run_arguments, _run_run),
 )
 """Every subcommand, in the order ``otel-dynamo --help`` lists them."""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

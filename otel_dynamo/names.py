@@ -48,6 +48,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_GRAPH_OP_COUNT",
     "ATTR_GRAPH_NODE_COUNT",
     "ATTR_GRAPH_OPS",
+    "ATTR_GRAPH_CALL_FUNCTION_COUNT",
+    "ATTR_GRAPH_CALL_FUNCTION_OPS",
     "ATTR_GRAPH_INPUT_COUNT",
     "ATTR_GRAPH_INPUT_SHAPES",
     "ATTR_GRAPH_INPUT_DTYPES",
@@ -229,6 +231,12 @@ ATTR_GRAPH_NODE_COUNT = "torch.compile.graph.node_count"
 
 ATTR_GRAPH_OPS = "torch.compile.graph.ops"
 """Most frequent op targets as "target=count" strings, most frequent first."""
+
+ATTR_GRAPH_CALL_FUNCTION_COUNT = "torch.compile.graph.call_function_count"
+"""call_function nodes of the graph only: torch._dynamo.explain's op count."""
+
+ATTR_GRAPH_CALL_FUNCTION_OPS = "torch.compile.graph.call_function_ops"
+"""Every call_function target as "target=count", most frequent first (list-capped)."""
 
 ATTR_GRAPH_INPUT_COUNT = "torch.compile.graph.input_count"
 """Number of example inputs handed to the backend."""

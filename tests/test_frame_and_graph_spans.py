@@ -62,6 +62,35 @@ def test_graph_span_is_child_of_frame_with_dynamo_op_count(provider, exporter):
     assert list(attrs[names.ATTR_GRAPH_INPUT_DEVICES]) == ["cpu"]
 
 
+def _sin_plus_cos(x):
+    return torch.sin(x) + x.cos() * 2  # sin, add, mul: call_function; cos: call_method
+
+
+def test_graph_span_counts_call_function_nodes_as_explain_does(provider, exporter):
+    """call_function_count leaves out call_method nodes, unlike op_count; every target listed."""
+    compiled = torch.compile(
+        _sin_plus_cos, backend=otel_dynamo.traced("eager", tracer_provider=provider)
+    )
+    compiled(torch.randn(3))
+    attrs = one(exporter.get_finished_spans(), names.SPAN_GRAPH).attributes
+    assert attrs[names.ATTR_GRAPH_OP_COUNT] == 4
+    count = attrs[names.ATTR_GRAPH_CALL_FUNCTION_COUNT]
+    assert type(count) is int and count == 3
+    ops = attrs[names.ATTR_GRAPH_CALL_FUNCTION_OPS]
+    assert isinstance(ops, tuple) and all(isinstance(op, str) for op in ops)
+    assert sorted(ops) == ["add=1", "mul=1", "torch.sin=1"]
+
+
+def test_call_function_ops_are_capped_by_max_list_length(provider, exporter):
+    """Past max_list_length the last item says how many targets were left out; count exact."""
+    backend = otel_dynamo.traced("eager", tracer_provider=provider, max_list_length=2)
+    torch.compile(_sin_plus_cos, backend=backend)(torch.randn(3))
+    attrs = one(exporter.get_finished_spans(), names.SPAN_GRAPH).attributes
+    ops = attrs[names.ATTR_GRAPH_CALL_FUNCTION_OPS]
+    assert len(ops) == 2 and ops[0].endswith("=1") and ops[1] == "… 2 more"
+    assert attrs[names.ATTR_GRAPH_CALL_FUNCTION_COUNT] == 3
+
+
 def test_dynamo_phases_are_child_spans_with_dynamo_timestamps(provider, exporter):
     """Dynamo's own phases (bytecode_tracing, backend_compile, build_guards) nest in the frame."""
     compiled = torch.compile(

@@ -6,13 +6,22 @@ import io
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from _report_support import write_small
+from _report_support import (
+    FakeCompile,
+    resource_attributes,
+    small_compiles,
+    write_small,
+    write_traces,
+)
 
 from otel_dynamo import cli
 from otel_dynamo.report import TerminalProgress, load_telemetry, summarize
+from otel_dynamo.report._keys import ATTR_ACCURACY_PASSED, ATTR_FAULT_KIND, ATTR_FAULT_TARGET
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -210,3 +219,48 @@ def test_report_runs_without_importing_torch(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert (result.returncode, json.loads(result.stdout)["totals"]["frame_compiles"]) == (0, 4)
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+README_SECTION = "## Explore without a server"
+DYNAMIC_KEYS = frozenset({"dynamo_phases"})
+"""Keys whose own keys are Dynamo's phase names, not part of the schema."""
+
+
+def _keys(value: Any) -> Iterator[str]:
+    """Every key of every object in ``value``, at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            if key not in DYNAMIC_KEYS:
+                yield from _keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item)
+
+
+def _every_row_filled(directory: Path) -> None:
+    """Two diverging ranks with breaks, recompiles, failures, faults, accuracy, near-limit code."""
+    extras = {ATTR_FAULT_KIND: "compile_error", ATTR_FAULT_TARGET: "inductor"}
+    extras[ATTR_ACCURACY_PASSED] = False
+    hot = [FakeCompile(f"9/{n}", function="hot", cache_size=n) for n in range(8)]
+    compiles = [*small_compiles(), FakeCompile("5/0", attributes=extras), *hot]
+    for rank in range(2):
+        extra = [FakeCompile("7/0", graphs=3)] if rank else []
+        resource = resource_attributes(rank=rank, world_size=2, pid=100 + rank)
+        write_traces(directory / f"rank{rank}.jsonl", [*compiles, *extra], resource=resource)
+
+
+def test_every_json_key_is_documented_in_the_readme(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each key --json prints, at any depth, appears as `key` in the README's report section."""
+    _every_row_filled(tmp_path)
+    code, out, _ = _run(capsys, str(tmp_path), "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["ranks"]["diverged"] and summary["totals"]["faults"] == 2
+    readme = README.read_text(encoding="utf-8")
+    section = readme[readme.index(README_SECTION) :]
+    section = section[: section.index("\n## ", 1)]
+    missing = sorted({key for key in _keys(summary) if f"`{key}`" not in section})
+    assert missing == []

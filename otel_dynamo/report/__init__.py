@@ -8,6 +8,7 @@ Typical use::
     summary = report.summarize(telemetry)
     print(report.render_terminal(summary, color=False))
     html = report.render_html(telemetry, summary)
+    print(report.explain(["./otel-dynamo"]))  # torch._dynamo.explain's summary, no reset
 
 ``summarize`` returns plain data (dicts, lists, strings, numbers), the same that
 ``otel-dynamo report --json`` prints; its keys are documented in the README.
@@ -15,6 +16,7 @@ Typical use::
 
 from __future__ import annotations
 
+from otel_dynamo.report._explain import BreakReason, ExplainSource, ExplainSummary, explain
 from otel_dynamo.report._html import render_html
 from otel_dynamo.report._model import (
     FileStats,
@@ -47,6 +49,9 @@ __all__ = [
     "DEFAULT_WIDTH",
     "SCHEMA_VERSION",
     "TELEMETRY_SUFFIXES",
+    "BreakReason",
+    "ExplainSource",
+    "ExplainSummary",
     "FileStats",
     "LogRecord",
     "Problem",
@@ -57,6 +62,7 @@ __all__ = [
     "Telemetry",
     "TerminalProgress",
     "color_enabled",
+    "explain",
     "load_telemetry",
     "render_html",
     "render_terminal",

@@ -109,6 +109,11 @@ def attributes(items: object) -> Attributes:
 def process_of(resource: object, path: str) -> Process:
     """The process a resource describes; ``path`` names it when nothing else does."""
     attrs = attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
+    return process_from_attributes(attrs, path)
+
+
+def process_from_attributes(attrs: Attributes, path: str) -> Process:
+    """The process decoded resource attributes describe; ``path`` names it as a last resort."""
     facts = {
         "rank": _optional_int(attrs.get(names.RESOURCE_RANK)),
         "run_id": _optional_str(attrs.get(names.RESOURCE_RUN_ID)),
