@@ -86,7 +86,7 @@ def run_demo(*, output_dir: Path, backend: str, steps: int) -> DemoRun:
     before = set(_own_files(output_dir))
     telemetry = setup_telemetry(settings, environ=environ)
     try:
-        _train_and_evaluate(backend, steps, telemetry.tracer_provider)
+        _train_and_evaluate(backend, steps, telemetry)
     finally:
         telemetry.shutdown(SHUTDOWN_SECONDS)
     # An empty file (a signal nothing was recorded for) is no input problem: leave it out.
@@ -104,14 +104,19 @@ def _own_files(directory: Path) -> list[Path]:
     return sorted(directory.glob(pattern)) if directory.is_dir() else []
 
 
-def _train_and_evaluate(backend: str, steps: int, tracer_provider: Any) -> None:
+def _train_and_evaluate(backend: str, steps: int, telemetry: Any) -> None:
     import torch
     from torch._dynamo.exc import InvalidBackend
 
     import otel_dynamo
 
     try:
-        traced = otel_dynamo.traced(backend, tracer_provider=tracer_provider)
+        traced = otel_dynamo.traced(
+            backend,
+            tracer_provider=telemetry.tracer_provider,
+            meter_provider=telemetry.meter_provider,
+            logger_provider=telemetry.logger_provider,
+        )
     except InvalidBackend as error:
         raise DemoError(f"--backend {backend!r}: {error}") from None
     torch.manual_seed(SEED)
