@@ -16,6 +16,7 @@ import pytest
 from otel_dynamo import names
 from tests._export_support import (
     child_environ,
+    free_port,
     json_log_records,
     json_metric_names,
     json_spans,
@@ -196,3 +197,35 @@ def test_otel_dynamo_run_without_command_explains_usage(tmp_path):
     done = run([sys.executable, "-m", "otel_dynamo", "run"], child_environ(), tmp_path)
     assert done.returncode == 2
     assert "give a command" in done.stderr
+
+
+@pytest.mark.slow
+def test_torchrun_two_ranks_each_write_their_own_rank(tmp_path):
+    """torchrun --nproc-per-node 2 (gloo): each rank traces into its own files, tagged rank 0/1."""
+    env = child_environ(
+        JOB_BACKEND="aot_eager", OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path)
+    )
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
+    command += ["--master-port", str(free_port()), str(JOB), "--ddp"]
+    done = run(command, env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    traces = sorted(tmp_path.glob("traces-*.jsonl"))
+    assert len(traces) == 2
+    ranks = set()
+    for path in traces:
+        spans = json_spans(path)
+        assert any(span["name"] == names.SPAN_FRAME for span in spans)
+        resources = {
+            (s["resource"][names.RESOURCE_RANK], s["resource"][names.RESOURCE_WORLD_SIZE])
+            for s in spans
+        }
+        assert len(resources) == 1
+        ranks |= resources
+    assert ranks == {(0, 2), (1, 2)}
+    events = [r for path in tmp_path.glob("logs-*.jsonl") for r in json_log_records(path)]
+    assert {
+        a["value"]["intValue"]
+        for r in events
+        for a in r["attributes"]
+        if a["key"] == names.RESOURCE_RANK
+    } == {"0", "1"}
