@@ -14,3 +14,10 @@ if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && command -v apt-get >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 fi
+# Arize Phoenix, the real trace store of the end-to-end export tests, in its own venv
+# (about 850 MB; its dependencies must not meet otel_dynamo's).
+PHOENIX_VENV="${OTEL_DYNAMO_PHOENIX_VENV:-/opt/phoenix-venv}"
+if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && [ ! -x "$PHOENIX_VENV/bin/phoenix" ]; then
+  python3 -m venv "$PHOENIX_VENV"
+  "$PHOENIX_VENV/bin/pip" install -q --disable-pip-version-check "arize-phoenix==20.26.1"
+fi
