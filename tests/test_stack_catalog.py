@@ -59,3 +59,49 @@ def test_pending_names_have_landed_in_names_py() -> None:
     if missing:
         pytest.skip(f"not yet in otel_dynamo/names.py: {sorted(missing.values())}")
     assert missing == {}
+
+
+def _recorded_instruments() -> dict[str, tuple[str, str]]:
+    """name -> (kind, unit) of every instrument CompileMetrics records, from a real reader."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import (
+        Histogram,
+        InMemoryMetricReader,
+        Sum,
+    )
+
+    from otel_dynamo._metrics import CompileMetrics
+
+    reader = InMemoryMetricReader()
+    recorder = CompileMetrics(MeterProvider(metric_readers=[reader], shutdown_on_exit=False))
+    recorder.frame_compiled(None, {names.ATTR_RECOMPILE_REASON: "x"}, "success", 0.5)
+    recorder.graph_compiled("eager")
+    recorder.graph_break("print")
+    recorder.failure("run", "RuntimeError")
+    recorder.fault("compile")
+
+    class Span:
+        start_time, end_time = 0, 1000
+
+    class Run:
+        kind, count = names.RUN_KIND_FORWARD, 3
+
+    recorder.track_run(Run())
+    recorder.run_recorded(Run(), Span())
+    kinds = {Sum: "counter", Histogram: "histogram"}
+    return {
+        metric.name: (kinds[type(metric.data)], metric.unit)
+        for resource in reader.get_metrics_data().resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+
+
+def test_recorded_instruments_are_exactly_the_documented_metrics() -> None:
+    """What otel_dynamo._metrics records equals names.py's torch.compile.* metric specs."""
+    documented = {
+        spec.name: (spec.kind, spec.unit)
+        for spec in catalog.metric_specs()
+        if spec.name.startswith("torch.compile.")
+    }
+    assert _recorded_instruments() == documented
