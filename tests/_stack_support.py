@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -36,6 +37,9 @@ DATASOURCES_FILE = GRAFANA / "provisioning" / "datasources" / "otel-dynamo.yaml"
 DASHBOARD_PROVIDER_FILE = GRAFANA / "provisioning" / "dashboards" / "otel-dynamo.yaml"
 COMPOSE_FILE = COLLECTOR / "docker-compose.yml"
 EMITTER = DATA / "emit_metrics.py"
+TRACED_JOB = DATA / "traced_job.py"
+TRACED_JOB_FAULTS = "compile@relu:compile_id=2/0"
+"""Fault spec the scraped job runs with, so the faults panels have data."""
 
 
 def load_yaml(path: Path) -> Any:
@@ -156,12 +160,25 @@ def stop(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
 
 
 @contextlib.contextmanager
-def running_emitter(port: int, seconds: float = 120.0) -> Iterator[subprocess.Popen[bytes]]:
-    """Start the metrics-emitting child (see tests/data/stack/emit_metrics.py) on ``port``."""
+def running_traced_job(
+    port: int, workdir: Path, seconds: float = 120.0
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real traced torch.compile job (tests/data/stack/traced_job.py) serving ``port``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_PROMETHEUS_PORT=str(port),
+        OTEL_DYNAMO_OUTPUT_DIR=str(workdir),
+        OTEL_DYNAMO_FAULT=TRACED_JOB_FAULTS,
+        TORCHELASTIC_RUN_ID="stack-test",
+    )
     process = subprocess.Popen(
-        [sys.executable, str(EMITTER), "--port", str(port), "--seconds", str(seconds)],
+        [sys.executable, str(TRACED_JOB), "--seconds", str(seconds)],
+        env=env,
+        cwd=workdir,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     try:
         yield process

@@ -1,9 +1,8 @@
 """Dashboard PromQL: valid for promtool, and returning data from a real Prometheus scrape.
 
-The scraped process is tests/data/stack/emit_metrics.py, a STAND-IN that records every
-names.py metric through the real OpenTelemetry Prometheus exporter. Once otel_dynamo
-records its own metrics (OTEL_DYNAMO_PROMETHEUS_PORT), replace it with a real traced
-torch.compile run (see _traced_run below).
+The scraped process is tests/data/stack/traced_job.py: a real torch.compile job, traced
+through OTEL_DYNAMO_ENABLED, serving its metrics on OTEL_DYNAMO_PROMETHEUS_PORT, with a
+graph break, recompiles, a compile failure, a run failure and an injected fault.
 """
 
 from __future__ import annotations
@@ -99,20 +98,13 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[support.Promet
         pytest.skip("prometheus is not installed (Debian: apt-get install prometheus)")
     port = support.free_port()
     with (
-        _traced_run(port),
+        support.running_traced_job(port, tmp_path_factory.mktemp("job")),
         support.running_prometheus(
             tmp_path_factory.mktemp("prometheus"), JOB, f"127.0.0.1:{port}"
         ) as server,
     ):
         support.wait_until(server.targets_up, 30)
         yield server
-
-
-def _traced_run(port: int):
-    """The process Prometheus scrapes. STAND-IN: switch to a real traced torch.compile run
-    (OTEL_DYNAMO_ENABLED=1 OTEL_DYNAMO_PROMETHEUS_PORT=<port>, compiling with a graph break,
-    a recompile, a failing backend and an injected fault) once otel_dynamo emits metrics."""
-    return support.running_emitter(port)
 
 
 def _has_data(server: support.Prometheus, expr: str) -> bool:

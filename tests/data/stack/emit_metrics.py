@@ -1,10 +1,8 @@
-"""Stand-in traced run: records every otel_dynamo metric through the real Prometheus exporter.
+"""Records every names.py metric once through the real Prometheus exporter, for name checks.
 
-STAND-IN, TO BE REPLACED: until otel_dynamo records its own metrics (otel_dynamo/_metrics.py
-with the scrape endpoint enabled by OTEL_DYNAMO_PROMETHEUS_PORT), this child builds an OTel
-MeterProvider + PrometheusMetricReader and records each METRIC_* instrument of names.py
-(kind and unit from its docstring) with the attributes the dashboards group by. Switch
-tests/test_stack_promql.py to a real traced torch.compile run once the package can.
+tests/test_stack_promnames.py compares the series names the real exporter prints for each
+METRIC_* instrument (kind and unit from its docstring) with dashgen.promnames; the PromQL
+tests scrape a real traced job instead (tests/data/stack/traced_job.py).
 
     python emit_metrics.py --print-once       # record one value each, print the exposition
     python emit_metrics.py --port 9464        # serve on 127.0.0.1:9464 and keep recording
