@@ -10,6 +10,7 @@ from opentelemetry import trace
 
 from otel_dynamo import _aot_hooks, _graph_facts, _hub, names
 from otel_dynamo._dynamo_stream import current_compile_id
+from otel_dynamo._internal import safely
 from otel_dynamo._recorder import Recorder
 from otel_dynamo._runs import RunState, wrap_unboxed_run
 
@@ -53,12 +54,8 @@ class GraphCompile:
         self.link = span.get_span_context()
 
     def safely(self, fn: Callable[[], T]) -> T | None:
-        """Run a piece of instrumentation; on error log it and go on without it."""
-        try:
-            return fn()
-        except Exception:
-            _log.warning("otel_dynamo: instrumentation error (ignored)", exc_info=True)
-            return None
+        """Run a piece of instrumentation; on error log it (once) and go on without it."""
+        return safely("instrumentation error", fn)
 
     def inner_compiled(self, kind: str, graph_name: str | None) -> None:
         if kind != names.RUN_KIND_BACKWARD:

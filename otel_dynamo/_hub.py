@@ -16,6 +16,7 @@ from otel_dynamo._aot_hooks import AotTap
 from otel_dynamo._config import Settings, load_settings
 from otel_dynamo._dynamo_stream import StreamTap
 from otel_dynamo._ids import isolate_ids
+from otel_dynamo._internal import GuardedTracer
 from otel_dynamo._providers import ProviderSource, sinks_for
 from otel_dynamo._recorder import Recorder
 from otel_dynamo._sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
@@ -56,7 +57,7 @@ def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
     isolate_ids(provider)
     tracer = provider.get_tracer(names.INSTRUMENTATION_NAME, __version__)
     isolate_ids(tracer)  # a tracer cached before our provider change keeps its own generator
-    return tracer
+    return GuardedTracer(tracer)
 
 
 class RecorderSource:

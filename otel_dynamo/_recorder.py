@@ -19,6 +19,7 @@ from opentelemetry.trace import Link, Span, Status, StatusCode
 from otel_dynamo import names
 from otel_dynamo._config import Settings
 from otel_dynamo._frames import FrameState, frame_attributes, frame_outcome, nest_phases
+from otel_dynamo._internal import end_span
 from otel_dynamo._limits import Limits
 from otel_dynamo._runs import RunState
 from otel_dynamo._sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
@@ -139,7 +140,7 @@ class Recorder:
         for brk in frame.breaks:
             span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
         self._emit_phases(frame)
-        span.end(end_time=event.time_ns)
+        end_span(span, event.time_ns)
         duration_s = max(event.time_ns - frame.started_ns, 0) / 1e9
         self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
         self.events.frame_ended(frame, attributes, outcome, duration_s)
@@ -158,7 +159,7 @@ class Recorder:
                     names.ATTR_COMPILE_ID: frame.compile_id,
                 },
             )
-            span.end(end_time=phase.end_ns)
+            end_span(span, phase.end_ns)
             parents[index] = span
 
     # --- graph compiles --------------------------------------------------------------
@@ -200,7 +201,7 @@ class Recorder:
                 self.mark_failed(span, exc, stage="compile", attributes=attributes)
             raise
         finally:
-            span.end()
+            end_span(span)
 
     def mark_failed(
         self,
@@ -240,7 +241,7 @@ class Recorder:
             raise
         finally:
             otel_context.detach(token)
-            span.end()
+            end_span(span)
             run.advance()
             self.metrics.run_recorded(run, span)
 

@@ -1,0 +1,69 @@
+"""Errors inside otel_dynamo's own code: logged once, never raised into the job.
+
+The first internal error of a process is a WARNING with its traceback on the
+``otel_dynamo`` logger; later ones are DEBUG, so a broken extractor or processor that
+fails on every compile cannot flood the job's logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
+T = TypeVar("T")
+_LOGGER = logging.getLogger("otel_dynamo")
+_lock = threading.Lock()
+_reported = False
+
+
+def report_internal_error(what: str) -> None:
+    """Log the exception being handled: a warning the first time, debug afterwards."""
+    global _reported
+    with _lock:
+        first, _reported = not _reported, True
+    level = logging.WARNING if first else logging.DEBUG
+    _LOGGER.log(level, "otel_dynamo: %s (ignored; the job is not affected)", what, exc_info=True)
+
+
+def safely(what: str, fn: Callable[[], T]) -> T | None:
+    """``fn()``, or None after reporting its exception."""
+    try:
+        return fn()
+    except Exception:
+        report_internal_error(what)
+        return None
+
+
+def end_span(span: Span, end_time: int | None = None) -> None:
+    """End a span; a span processor that raises is reported, not propagated."""
+    try:
+        span.end(end_time=end_time)
+    except Exception:
+        report_internal_error("a span processor failed at span end")
+
+
+class GuardedTracer(trace.Tracer):
+    """A tracer whose ``start_span`` never raises: a failing processor gives a no-op span."""
+
+    def __init__(self, tracer: trace.Tracer) -> None:
+        self._tracer = tracer
+
+    def start_span(self, name: str, *args: Any, **kwargs: Any) -> Span:
+        try:
+            return self._tracer.start_span(name, *args, **kwargs)
+        except Exception:
+            report_internal_error("a span processor failed at span start")
+            return trace.INVALID_SPAN
+
+    def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._tracer.start_as_current_span(name, *args, **kwargs)
+
+    @property
+    def inner(self) -> trace.Tracer:
+        return self._tracer
+
