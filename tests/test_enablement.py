@@ -229,3 +229,16 @@ def test_torchrun_two_ranks_each_write_their_own_rank(tmp_path):
         for a in r["attributes"]
         if a["key"] == names.RESOURCE_RANK
     } == {"0", "1"}
+
+
+def test_forked_dataloader_workers_neither_duplicate_nor_hang(tmp_path):
+    """DataLoader workers forked from a traced job: it finishes, spans are written once."""
+    env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path))
+    job = Path(__file__).parent / "programs" / "dataloader_job.py"
+    done = run([sys.executable, str(job)], env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(list(tmp_path.glob("traces-*.jsonl"))) == 1
+    spans = json_spans(one_file(tmp_path, "traces"))
+    ids = [span["spanId"] for span in spans]
+    assert len(ids) == len(set(ids))
+    assert sum(span["name"] == names.SPAN_FRAME for span in spans) >= 1
