@@ -7,7 +7,7 @@ import shutil
 import time
 
 import pytest
-from _export_support import BlackHole, clear_otel_environ, free_port
+from _export_support import BlackHole, clear_otel_environ, free_port, wait_until
 
 from otel_dynamo._config import Settings
 from otel_dynamo._exporters import setup_telemetry
@@ -47,7 +47,9 @@ def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_
         }
         telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
         _spans(telemetry, 20)
-        time.sleep(0.2)  # an export is now stuck waiting for an answer
+        # wait until an export is stuck on the open connection (load can delay it)
+        assert wait_until(lambda: hole.accepted, timeout=10)
+        time.sleep(0.2)
         started = time.monotonic()
         finished = telemetry.shutdown(0.5)
         elapsed = time.monotonic() - started
