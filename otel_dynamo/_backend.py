@@ -8,8 +8,9 @@ from typing import Any, TypeVar
 
 from opentelemetry import trace
 
-from otel_dynamo import _aot_hooks, _graph_facts, _hub, names
+from otel_dynamo import _aot_hooks, _faults, _graph_facts, _hub, names
 from otel_dynamo._dynamo_stream import current_compile_id
+from otel_dynamo._fault_spec import KIND_RUNTIME, FaultSpec
 from otel_dynamo._recorder import Recorder
 from otel_dynamo._runs import RunState, wrap_unboxed_run
 
@@ -47,6 +48,7 @@ class GraphCompile:
         self.link: Any = None
         self.run_kind: str | None = None
         self.graph_name: str | None = None
+        self.faults: list[FaultSpec] = []
 
     def enter(self, span: Any) -> None:
         self.context = trace.set_span_in_context(span)
@@ -79,6 +81,8 @@ class GraphCompile:
             link=self.link,
         )
         self.recorder.metrics.track_run(state)
+        if any(fault.kind == KIND_RUNTIME for fault in self.faults):
+            state.next_recorded = 1  # the run a fault breaks always gets its span
         return state
 
 
@@ -112,7 +116,9 @@ class TracedBackend:
         self._inductor_wrappers: dict[str, Any] = {}
         _hub.install()
         # Frame events arrive before the backend is called: report them here from now on.
-        _hub.activate(recorder_factory())
+        recorder = recorder_factory()
+        _hub.activate(recorder)
+        _faults.warn_active(recorder.settings.fault)
 
     def __repr__(self) -> str:
         return f"otel_dynamo.traced({self.backend!r})"
@@ -143,7 +149,7 @@ class TracedBackend:
             graph.enter(span)
             token = _aot_hooks.activate(graph)
             try:
-                compiled = self._delegate(gm, example_inputs, **kwargs)
+                compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
             finally:
                 _aot_hooks.deactivate(token)
         graph.safely(lambda: recorder.events.graph_compiled(attributes, span))
@@ -163,6 +169,37 @@ class TracedBackend:
             **_graph_facts.break_attributes(gm, capture_stacks=limits.capture_stacks),
         }
 
+    def _compile(
+        self,
+        graph: GraphCompile,
+        span: Any,
+        attributes: dict,
+        gm: Any,
+        example_inputs: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """Inject the faults due on this graph (none unless configured), then delegate."""
+        if graph.recorder.settings.fault:
+            graph.faults = (
+                graph.safely(lambda: self._faults_due(graph, attributes, gm, example_inputs)) or []
+            )
+        for fault in graph.faults:
+            if fault.kind != KIND_RUNTIME:
+                _faults.record(graph.recorder, fault, span, dict(attributes))
+        _faults.inject_at_compile(graph.faults, gm, example_inputs)
+        return self._delegate(gm, example_inputs, **kwargs)
+
+    def _faults_due(
+        self, graph: GraphCompile, attributes: dict, gm: Any, example_inputs: Any
+    ) -> list[FaultSpec]:
+        return _faults.due(
+            graph.recorder.settings.fault,
+            gm,
+            example_inputs,
+            compile_id=graph.compile_id,
+            graph_index=int(attributes.get(names.ATTR_GRAPH_INDEX, 0)),
+        )
+
     def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         if kwargs and self.backend == INDUCTOR and set(kwargs) <= INDUCTOR_KWARGS:
             return self._inductor_with(kwargs)(gm, example_inputs)
@@ -181,7 +218,11 @@ class TracedBackend:
 
     def _wrap_runs(self, graph: GraphCompile, compiled: Any, example_inputs: Any) -> Any:
         kind = graph.run_kind or _runtime_kind(example_inputs)
-        return wrap_unboxed_run(compiled, graph.run_state(kind, graph.graph_name), graph.recorder)
+        state = graph.run_state(kind, graph.graph_name)
+        for fault in graph.faults:
+            if fault.kind == KIND_RUNTIME:
+                compiled = _faults.runtime_faulty(compiled, fault, state, graph.recorder)
+        return wrap_unboxed_run(compiled, state, graph.recorder)
 
 
 def _runtime_kind(example_inputs: Any) -> str:
