@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from opentelemetry import trace
 
-from otel_dynamo import _aot_hooks, _faults, _graph_facts, _hub, names
+from otel_dynamo import _accuracy, _aot_hooks, _faults, _graph_facts, _hub, names
+from otel_dynamo._config import ACCURACY_BACKWARD, ACCURACY_OFF
 from otel_dynamo._dynamo_stream import current_compile_id
 from otel_dynamo._fault_spec import KIND_RUNTIME, FaultSpec
 from otel_dynamo._recorder import Recorder
@@ -49,6 +51,8 @@ class GraphCompile:
         self.run_kind: str | None = None
         self.graph_name: str | None = None
         self.faults: list[FaultSpec] = []
+        self.original: Any = None
+        """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
 
     def enter(self, span: Any) -> None:
         self.context = trace.set_span_in_context(span)
@@ -81,8 +85,9 @@ class GraphCompile:
             link=self.link,
         )
         self.recorder.metrics.track_run(state)
-        if any(fault.kind == KIND_RUNTIME for fault in self.faults):
-            state.next_recorded = 1  # the run a fault breaks always gets its span
+        checked = self.original is not None and self.recorder.settings.accuracy != ACCURACY_OFF
+        if checked or any(fault.kind == KIND_RUNTIME for fault in self.faults):
+            state.next_recorded = 1  # the first run carries the check / the fault: record it
         return state
 
 
@@ -183,6 +188,9 @@ class TracedBackend:
             graph.faults = (
                 graph.safely(lambda: self._faults_due(graph, attributes, gm, example_inputs)) or []
             )
+        settings = graph.recorder.settings
+        if settings.accuracy != ACCURACY_OFF or settings.repro_dir:
+            graph.original = graph.safely(lambda: copy.deepcopy(gm))
         for fault in graph.faults:
             if fault.kind != KIND_RUNTIME:
                 _faults.record(graph.recorder, fault, span, dict(attributes))
@@ -222,6 +230,15 @@ class TracedBackend:
         for fault in graph.faults:
             if fault.kind == KIND_RUNTIME:
                 compiled = _faults.runtime_faulty(compiled, fault, state, graph.recorder)
+        accuracy = graph.recorder.settings.accuracy
+        if graph.original is not None and accuracy != ACCURACY_OFF:
+            compiled = _accuracy.checked_first_run(
+                compiled,
+                graph.original,
+                state,
+                graph.recorder,
+                backward=accuracy == ACCURACY_BACKWARD,
+            )
         return wrap_unboxed_run(compiled, state, graph.recorder)
 
 

@@ -184,7 +184,7 @@ def parse_accuracy(raw: str) -> str:
     value = raw.strip().lower()
     if value in (ACCURACY_FORWARD, ACCURACY_BACKWARD):
         return value
-    return ACCURACY_BACKWARD if parse_bool(value) else ACCURACY_OFF
+    return ACCURACY_FORWARD if parse_bool(value) else ACCURACY_OFF
 
 
 def parse_repro_on(raw: str) -> frozenset[str]:
