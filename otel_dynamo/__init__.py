@@ -35,7 +35,9 @@ def traced(
 
     Options override the OTEL_DYNAMO_* environment for this backend: ``run_spans``
     ("off", "all", "auto", "first:N"), ``capture``, ``max_attribute_length``,
-    ``max_list_length``, ``top_ops``. An unknown backend name raises torch's
+    ``max_list_length``, ``top_ops``, and (issue 5) ``fault`` (a fault spec),
+    ``accuracy`` (True/"forward"/"backward"), ``repro_dir``, ``repro_on``. An unknown
+    backend name raises torch's
     ``InvalidBackend`` here, at wrap time.
     """
     from otel_dynamo import _runtime

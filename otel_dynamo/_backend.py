@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from opentelemetry import trace
 
-from otel_dynamo import _aot_hooks, _graph_facts, _hub, names
+from otel_dynamo import _accuracy, _aot_hooks, _faults, _graph_facts, _hub, _repro, names
+from otel_dynamo._config import ACCURACY_BACKWARD, ACCURACY_OFF
 from otel_dynamo._dynamo_stream import current_compile_id
+from otel_dynamo._fault_spec import (
+    KIND_ACCURACY,
+    KIND_COMPILE,
+    KIND_NON_LEAF_COMPILE,
+    KIND_RUNTIME,
+    FaultSpec,
+)
 from otel_dynamo._internal import safely
 from otel_dynamo._recorder import Recorder
 from otel_dynamo._runs import RunState, wrap_unboxed_run
 
 _log = logging.getLogger("otel_dynamo")
 T = TypeVar("T")
+
+REPRO_FAULT_KINDS = {
+    "compile": (KIND_COMPILE, KIND_NON_LEAF_COMPILE),
+    "run": (KIND_RUNTIME,),
+    "accuracy": (KIND_ACCURACY,),
+}
+"""Which injected faults a repro script of a failure at each stage re-injects."""
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
@@ -48,6 +64,10 @@ class GraphCompile:
         self.link: Any = None
         self.run_kind: str | None = None
         self.graph_name: str | None = None
+        self.faults: list[FaultSpec] = []
+        self.original: Any = None
+        """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
+        self.graph_index: Any = 0
 
     def enter(self, span: Any) -> None:
         self.context = trace.set_span_in_context(span)
@@ -60,6 +80,33 @@ class GraphCompile:
     def inner_compiled(self, kind: str, graph_name: str | None) -> None:
         if kind != names.RUN_KIND_BACKWARD:
             self.run_kind, self.graph_name = kind, graph_name
+
+    def write_repro(
+        self, stage: str, args: Any, span: Any, *, check_accuracy: bool = False
+    ) -> None:
+        """A repro script for a failure at ``stage``, if configured; its path on ``span``."""
+        settings = self.recorder.settings
+        if not settings.repro_dir or stage not in settings.repro_on or self.original is None:
+            return
+        self.safely(lambda: self._write_repro(stage, args, span, check_accuracy))
+
+    def _write_repro(self, stage: str, args: Any, span: Any, check_accuracy: bool) -> None:
+        faults = [f for f in self.faults if f.kind in REPRO_FAULT_KINDS[stage]]
+        text = _repro.repro_text(
+            self.original, args, backend=self.backend, faults=faults, check_accuracy=check_accuracy
+        )
+        stem = _repro.stem(stage, self.compile_id, self.graph_index)
+        path = _repro.write_script(str(self.recorder.settings.repro_dir), stem, text)
+        if span is not None:
+            span.set_attribute(names.ATTR_REPRO_PATH, path)
+        fields = {
+            names.ATTR_REPRO_PATH: path,
+            names.ATTR_STAGE: stage,
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_GRAPH_INDEX: self.graph_index,
+        }
+        self.recorder.events.repro_written(span, **fields)
 
     def run_state(self, kind: str, graph_name: str | None) -> RunState:
         attributes: dict[str, Any] = {
@@ -76,6 +123,9 @@ class GraphCompile:
             link=self.link,
         )
         self.recorder.metrics.track_run(state)
+        checked = self.original is not None and self.recorder.settings.accuracy != ACCURACY_OFF
+        if checked or any(fault.kind == KIND_RUNTIME for fault in self.faults):
+            state.next_recorded = 1  # the first run carries the check / the fault: record it
         return state
 
 
@@ -109,7 +159,9 @@ class TracedBackend:
         self._inductor_wrappers: dict[str, Any] = {}
         _hub.install()
         # Frame events arrive before the backend is called: report them here from now on.
-        _hub.activate(recorder_factory())
+        recorder = recorder_factory()
+        _hub.activate(recorder)
+        _faults.warn_active(recorder.settings.fault)
 
     def __repr__(self) -> str:
         return f"otel_dynamo.traced({self.backend!r})"
@@ -140,7 +192,7 @@ class TracedBackend:
             graph.enter(span)
             token = _aot_hooks.activate(graph)
             try:
-                compiled = self._delegate(gm, example_inputs, **kwargs)
+                compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
             finally:
                 _aot_hooks.deactivate(token)
         graph.safely(lambda: recorder.events.graph_compiled(attributes, span))
@@ -160,6 +212,46 @@ class TracedBackend:
             **_graph_facts.break_attributes(gm, capture_stacks=limits.capture_stacks),
         }
 
+    def _compile(
+        self,
+        graph: GraphCompile,
+        span: Any,
+        attributes: dict,
+        gm: Any,
+        example_inputs: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """Inject the faults due on this graph (none unless configured), then delegate."""
+        if graph.recorder.settings.fault:
+            graph.faults = (
+                graph.safely(lambda: self._faults_due(graph, attributes, gm, example_inputs)) or []
+            )
+        settings = graph.recorder.settings
+        graph.graph_index = attributes.get(names.ATTR_GRAPH_INDEX, 0)
+        if settings.accuracy != ACCURACY_OFF or settings.repro_dir:
+            graph.original = graph.safely(lambda: copy.deepcopy(gm))
+        for fault in graph.faults:
+            if fault.kind != KIND_RUNTIME:
+                _faults.record(graph.recorder, fault, span, dict(attributes))
+        try:
+            _faults.inject_at_compile(graph.faults, gm, example_inputs)
+            return self._delegate(gm, example_inputs, **kwargs)
+        except Exception as exc:
+            if not is_control_flow(exc):
+                graph.write_repro("compile", example_inputs, span)
+            raise
+
+    def _faults_due(
+        self, graph: GraphCompile, attributes: dict, gm: Any, example_inputs: Any
+    ) -> list[FaultSpec]:
+        return _faults.due(
+            graph.recorder.settings.fault,
+            gm,
+            example_inputs,
+            compile_id=graph.compile_id,
+            graph_index=int(attributes.get(names.ATTR_GRAPH_INDEX, 0)),
+        )
+
     def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         if kwargs and self.backend == INDUCTOR and set(kwargs) <= INDUCTOR_KWARGS:
             return self._inductor_with(kwargs)(gm, example_inputs)
@@ -178,7 +270,47 @@ class TracedBackend:
 
     def _wrap_runs(self, graph: GraphCompile, compiled: Any, example_inputs: Any) -> Any:
         kind = graph.run_kind or _runtime_kind(example_inputs)
-        return wrap_unboxed_run(compiled, graph.run_state(kind, graph.graph_name), graph.recorder)
+        state = graph.run_state(kind, graph.graph_name)
+        for fault in graph.faults:
+            if fault.kind == KIND_RUNTIME:
+                compiled = _faults.runtime_faulty(compiled, fault, state, graph.recorder)
+        if graph.original is not None and graph.recorder.settings.repro_dir:
+            compiled = _repro_on_failure(compiled, graph, state)
+        accuracy = graph.recorder.settings.accuracy
+        if graph.original is not None and accuracy != ACCURACY_OFF:
+            compiled = _accuracy.checked_first_run(
+                compiled,
+                graph.original,
+                state,
+                graph.recorder,
+                backward=accuracy == ACCURACY_BACKWARD,
+                on_failure=lambda inputs, _verdict: graph.write_repro(
+                    "accuracy", inputs, _run_span(state), check_accuracy=True
+                ),
+            )
+        return wrap_unboxed_run(compiled, state, graph.recorder)
+
+
+def _run_span(state: RunState) -> Any:
+    span = trace.get_current_span()
+    return span if _faults.is_run_span(span, state) else None
+
+
+def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: RunState) -> Any:
+    """``compiled``, writing a repro script for its first failing run."""
+    written = False
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        nonlocal written
+        try:
+            return compiled(*args, **kwargs)
+        except Exception:
+            if not written:
+                written = True
+                graph.write_repro("run", args, _run_span(state))
+            raise
+
+    return _faults.like(run, compiled)
 
 
 def _runtime_kind(example_inputs: Any) -> str:

@@ -117,3 +117,12 @@ class CompileEvents:
         fields.update({names.ATTR_FAULT_KIND: kind, names.ATTR_FAULT_TARGET: target})
         with in_span(span):
             self._events.emit(names.LOG_FAULT_INJECTED, level="warning", **fields)
+
+    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None:
+        with in_span(span):
+            level = "info" if passed else "error"
+            self._events.emit(names.LOG_ACCURACY_CHECKED, level=level, **fields)
+
+    def repro_written(self, span: Span | None, **fields: Any) -> None:
+        with in_span(span):
+            self._events.emit(names.LOG_REPRO_WRITTEN, level="warning", **fields)

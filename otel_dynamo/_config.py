@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from otel_dynamo._fault_spec import ACCEPTED as FAULT_ACCEPTED
+from otel_dynamo._fault_spec import FaultSpec, parse_faults
 from otel_dynamo._types import RunSpanPolicy
 
 ENV_ENABLED = "OTEL_DYNAMO_ENABLED"
@@ -29,6 +31,10 @@ ENV_SLOW_COMPILE_SECONDS = "OTEL_DYNAMO_SLOW_COMPILE_SECONDS"
 ENV_PROMETHEUS_PORT = "OTEL_DYNAMO_PROMETHEUS_PORT"
 ENV_PROMETHEUS_HOST = "OTEL_DYNAMO_PROMETHEUS_HOST"
 ENV_SHUTDOWN_TIMEOUT = "OTEL_DYNAMO_SHUTDOWN_TIMEOUT"
+ENV_FAULT = "OTEL_DYNAMO_FAULT"
+ENV_ACCURACY = "OTEL_DYNAMO_ACCURACY"
+ENV_REPRO_DIR = "OTEL_DYNAMO_REPRO_DIR"
+ENV_REPRO_ON = "OTEL_DYNAMO_REPRO_ON"
 
 DEFAULT_RUN_SPANS = "auto"
 DEFAULT_AUTO_FIRST_RUNS = 3
@@ -44,6 +50,13 @@ DEFAULT_LOG_LEVEL = "info"
 DEFAULT_SLOW_COMPILE_SECONDS = 60.0
 DEFAULT_PROMETHEUS_HOST = "127.0.0.1"
 DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 0.5
+
+ACCURACY_OFF = "off"
+ACCURACY_FORWARD = "forward"
+ACCURACY_BACKWARD = "backward"
+DEFAULT_ACCURACY = ACCURACY_OFF
+REPRO_CHOICES = ("compile", "run", "accuracy")
+DEFAULT_REPRO_ON = frozenset(REPRO_CHOICES)
 
 DEFAULT_RUN_SPAN_POLICY = RunSpanPolicy.auto(DEFAULT_AUTO_FIRST_RUNS)
 
@@ -63,11 +76,14 @@ class ConfigProblem:
     value: str
     accepted: str
     consequence: str = "using the default"
+    reason: str = ""
+    """What exactly is wrong, where the parser can say (e.g. the bad part of a fault spec)."""
 
     @property
     def message(self) -> str:
+        why = f" ({self.reason})" if self.reason else ""
         return (
-            f"otel_dynamo: {self.variable}={self.value!r} is not valid; "
+            f"otel_dynamo: {self.variable}={self.value!r} is not valid{why}; "
             f"accepted: {self.accepted}; {self.consequence}"
         )
 
@@ -90,6 +106,10 @@ class Settings:
     prometheus_port: int | None = None
     prometheus_host: str = DEFAULT_PROMETHEUS_HOST
     shutdown_timeout_seconds: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
+    fault: tuple[FaultSpec, ...] = ()
+    accuracy: str = DEFAULT_ACCURACY
+    repro_dir: str | None = None
+    repro_on: frozenset[str] = DEFAULT_REPRO_ON
     problems: tuple[ConfigProblem, ...] = ()
 
 
@@ -160,12 +180,31 @@ def _output_dir(raw: str) -> str:
     return value
 
 
+def parse_accuracy(raw: str) -> str:
+    value = raw.strip().lower()
+    if value in (ACCURACY_FORWARD, ACCURACY_BACKWARD):
+        return value
+    return ACCURACY_FORWARD if parse_bool(value) else ACCURACY_OFF
+
+
+def parse_repro_on(raw: str) -> frozenset[str]:
+    items = {item.strip().lower() for item in raw.split(",") if item.strip()}
+    if not items or not items <= set(REPRO_CHOICES):
+        raise ValueError(raw)
+    return frozenset(items)
+
+
 @dataclasses.dataclass(frozen=True)
 class _Variable:
     env: str
     field: str
     parse: Callable[[str], Any]
     accepted: str
+    explains: bool = False
+    """The parser's ValueError message says what is wrong: show it."""
+
+    def reason(self, error: ValueError) -> str:
+        return str(error) if self.explains else ""
 
 
 VARIABLES: tuple[_Variable, ...] = (
@@ -185,6 +224,12 @@ VARIABLES: tuple[_Variable, ...] = (
     _Variable(ENV_PROMETHEUS_PORT, "prometheus_port", _port, "a TCP port, 1-65535"),
     _Variable(ENV_PROMETHEUS_HOST, "prometheus_host", _log_target, "a host name or address"),
     _Variable(ENV_SHUTDOWN_TIMEOUT, "shutdown_timeout_seconds", _positive_float, "seconds, > 0"),
+    _Variable(ENV_FAULT, "fault", parse_faults, FAULT_ACCEPTED, explains=True),
+    _Variable(ENV_ACCURACY, "accuracy", parse_accuracy, "true, false, forward or backward"),
+    _Variable(ENV_REPRO_DIR, "repro_dir", _output_dir, "a writable directory path"),
+    _Variable(
+        ENV_REPRO_ON, "repro_on", parse_repro_on, "a comma list of " + ", ".join(REPRO_CHOICES)
+    ),
 )
 
 
@@ -202,8 +247,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             continue
         try:
             values[variable.field] = variable.parse(raw)
-        except ValueError:
-            problems.append(ConfigProblem(variable.env, raw, variable.accepted))
+        except ValueError as error:
+            problems.append(
+                ConfigProblem(variable.env, raw, variable.accepted, reason=variable.reason(error))
+            )
     settings = Settings(**values, problems=tuple(problems))
     raise_if_strict(settings)
     return settings

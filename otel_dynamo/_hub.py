@@ -74,6 +74,11 @@ class RecorderSource:
         self._recorder: Recorder | None = None
         self._provider: object = None
 
+    def __deepcopy__(self, memo: dict) -> RecorderSource:
+        # Dynamo's debug wrapper copies a backend's __dict__ (functools.wraps) and torch's
+        # repro runner deep-copies it: the copy reports to the same recorder.
+        return self
+
     def __call__(self) -> Recorder:
         providers = self._providers()
         if self._recorder is None or providers.tracer_provider is not self._provider:

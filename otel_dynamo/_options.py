@@ -9,7 +9,17 @@ from otel_dynamo._config import VARIABLES, ConfigError, Settings
 
 _PARSERS = {variable.field: variable for variable in VARIABLES}
 _PER_BACKEND = frozenset(
-    {"run_spans", "capture", "max_attribute_length", "max_list_length", "top_ops"}
+    {
+        "run_spans",
+        "capture",
+        "max_attribute_length",
+        "max_list_length",
+        "top_ops",
+        "fault",
+        "accuracy",
+        "repro_dir",
+        "repro_on",
+    }
 )
 
 
@@ -27,12 +37,17 @@ def apply_options(settings: Settings, options: dict[str, Any]) -> Settings:
 
 
 def _parse(field: str, value: Any) -> Any:
+    if field == "accuracy" and isinstance(value, bool):
+        value = str(value)
     if not isinstance(value, str):
         return value
     variable = _PARSERS[field]
     try:
         return variable.parse(value)
-    except ValueError:
+    except ValueError as error:
+        reason = variable.reason(error)
+        why = f" ({reason})" if reason else ""
         raise ConfigError(
-            f"otel_dynamo: option {field}={value!r} is not valid; accepted: {variable.accepted}"
+            f"otel_dynamo: option {field}={value!r} is not valid{why}; "
+            f"accepted: {variable.accepted}"
         ) from None

@@ -25,6 +25,8 @@ class EventSink(Protocol):
         self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
     ) -> None: ...
     def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None: ...
+    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None: ...
+    def repro_written(self, span: Span | None, **fields: Any) -> None: ...
 
 
 class MetricsSink(Protocol):
@@ -60,6 +62,12 @@ class _NullEvents:
         pass
 
     def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
+        pass
+
+    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None:
+        pass
+
+    def repro_written(self, span: Span | None, **fields: Any) -> None:
         pass
 
 

@@ -90,6 +90,11 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_STAGE",
     "ATTR_FAULT_KIND",
     "ATTR_FAULT_TARGET",
+    "ATTR_ACCURACY_PASSED",
+    "ATTR_ACCURACY_MAX_ABS_ERROR",
+    "ATTR_ACCURACY_MAX_REL_ERROR",
+    "ATTR_ACCURACY_TOLERANCE",
+    "ATTR_REPRO_PATH",
     # log events
     "LOG_FRAME_COMPILED",
     "LOG_GRAPH_COMPILED",
@@ -98,6 +103,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "LOG_COMPILE_FAILED",
     "LOG_RUN_FAILED",
     "LOG_FAULT_INJECTED",
+    "LOG_ACCURACY_CHECKED",
+    "LOG_REPRO_WRITTEN",
     "LOG_STILL_COMPILING",
     "LOG_CONFIG_PROBLEM",
     # resource attributes
@@ -366,6 +373,21 @@ ATTR_FAULT_KIND = "torch.compile.fault.kind"
 ATTR_FAULT_TARGET = "torch.compile.fault.target"
 """The op an injected fault targets (a torch function or aten op name, e.g. relu)."""
 
+ATTR_ACCURACY_PASSED = "torch.compile.accuracy.passed"
+"""On the first run span of a graph (accuracy checks on): compiled matches eager (bool)."""
+
+ATTR_ACCURACY_MAX_ABS_ERROR = "torch.compile.accuracy.max_abs_error"
+"""Largest absolute difference between compiled and eager results (float)."""
+
+ATTR_ACCURACY_MAX_REL_ERROR = "torch.compile.accuracy.max_rel_error"
+"""Largest absolute difference divided by the largest eager magnitude, per tensor (float)."""
+
+ATTR_ACCURACY_TOLERANCE = "torch.compile.accuracy.tolerance"
+"""Tolerance of the check: torch._dynamo.config.repro_tolerance (float)."""
+
+ATTR_REPRO_PATH = "torch.compile.repro.path"
+"""Path of the standalone repro script written for a failing graph (string)."""
+
 # --- structured log events ----------------------------------------------------------
 
 LOG_FRAME_COMPILED = "torch.compile.frame_compiled"
@@ -388,6 +410,12 @@ LOG_RUN_FAILED = "torch.compile.run_failed"
 
 LOG_FAULT_INJECTED = "torch.compile.fault_injected"
 """Log event: otel_dynamo injected a configured fault."""
+
+LOG_ACCURACY_CHECKED = "torch.compile.accuracy_checked"
+"""Log event: the first run of a compiled graph was compared with eager (error if not passed)."""
+
+LOG_REPRO_WRITTEN = "torch.compile.repro_written"
+"""Log event: a repro script was written for a failing graph; carries its path."""
 
 LOG_STILL_COMPILING = "torch.compile.still_compiling"
 """Log event: a frame compile has been running longer than the threshold."""
