@@ -9,7 +9,7 @@ import torch
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 
 import otel_dynamo
-from otel_dynamo import _graph_facts
+from otel_dynamo import _graph_facts, _internal
 
 
 class ExplodingProcessor(SpanProcessor):
@@ -44,12 +44,15 @@ def test_failing_attribute_extractor_leaves_the_result_unchanged(provider, monke
         raise ValueError("extractor broke")
 
     monkeypatch.setattr(_graph_facts, "graph_attributes", broken)
+    monkeypatch.setattr(_internal, "_reported", False)  # as in a fresh process
     with caplog.at_level(logging.DEBUG, logger="otel_dynamo"):
         got = step(otel_dynamo.traced("aot_eager", tracer_provider=provider))
         torch._dynamo.reset()
         step(otel_dynamo.traced("aot_eager", tracer_provider=provider))
     assert all(torch.equal(a, b) for a, b in zip(got, expected, strict=True))
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [
+        r for r in caplog.records if r.name == "otel_dynamo" and r.levelno == logging.WARNING
+    ]
     assert len(warnings) == 1 and "extractor broke" in (warnings[0].exc_text or "")
 
 
