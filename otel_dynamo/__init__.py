@@ -17,7 +17,14 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["__version__", "instrument", "traced", "uninstrument"]
+__all__ = [
+    "__version__",
+    "instrument",
+    "instrument_export",
+    "traced",
+    "uninstrument",
+    "uninstrument_export",
+]
 
 
 def traced(
@@ -58,7 +65,8 @@ def instrument(
     logger_provider: LoggerProvider | None = None,
     **options: Any,
 ) -> None:
-    """Trace every ``torch.compile`` / ``nn.Module.compile`` in this process, any backend.
+    """Trace every ``torch.compile`` / ``nn.Module.compile`` in this process, any backend,
+    and ``torch.export`` (as :func:`instrument_export` does).
 
     Providers not given are the global ones if the application set them; with none
     given and none set globally, otel_dynamo builds its own from the environment
@@ -76,7 +84,39 @@ def instrument(
 
 
 def uninstrument() -> None:
-    """Stop tracing new ``torch.compile`` calls (those already compiled stay traced)."""
+    """Stop tracing new ``torch.compile`` calls (those already compiled stay traced).
+
+    Also puts torch.export's original function and methods back.
+    """
     from otel_dynamo import _instrument
 
     _instrument.uninstrument()
+
+
+def instrument_export(
+    *,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
+    **options: Any,
+) -> None:
+    """Trace ``torch.export`` only: ``torch.export.export`` and
+    ``ExportedProgram.run_decompositions`` calls become spans, and runs of
+    ``ExportedProgram.module()`` follow the run-span policy. Providers and options as
+    for :func:`instrument`; :func:`uninstrument_export` puts the originals back.
+    """
+    from otel_dynamo import _instrument
+
+    _instrument.instrument_export(
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        **options,
+    )
+
+
+def uninstrument_export() -> None:
+    """Put ``torch.export.export`` and the ExportedProgram methods back as they were."""
+    from otel_dynamo import _instrument
+
+    _instrument.uninstrument_export()

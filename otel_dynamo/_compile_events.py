@@ -68,6 +68,11 @@ class CompileEvents:
         self._limits = limits
         self._watchdog = watchdog
 
+    @property
+    def logger(self) -> EventLogger:
+        """The event logger, shared with torch.export's events (one writer per target)."""
+        return self._events
+
     def frame_started(self, frame: Any) -> None:
         compile_id = frame.compile_id
         self._watchdog.watch(

@@ -1,4 +1,5 @@
-"""Process-wide instrumentation: every torch.compile traced, whatever backend it chose.
+"""Process-wide instrumentation: every torch.compile traced, whatever backend it chose,
+and torch.export (``otel_dynamo._export_hooks``) with the same providers and settings.
 
 ``torch.compile`` (and ``nn.Module.compile``, which calls it) hands its backend to
 ``torch._dynamo.optimize``; instrumenting replaces that function with one that wraps
@@ -17,7 +18,7 @@ from typing import Any
 
 from opentelemetry import _logs, metrics, trace
 
-from otel_dynamo import _import_hooks
+from otel_dynamo import _export_hooks, _import_hooks
 from otel_dynamo._config import Settings, load_settings
 from otel_dynamo._options import apply_options
 from otel_dynamo._problems import warn_problems
@@ -113,34 +114,65 @@ def instrument(
     settings: Settings | None = None,
     **options: Any,
 ) -> None:
-    """Trace every torch.compile in this process from now on (idempotent)."""
+    """Trace every torch.compile and torch.export in this process from now on (idempotent)."""
     global _current
     settings = apply_options(settings or load_settings(), options)
     warn_problems(settings.problems)
-    given = tracer_provider or meter_provider or logger_provider
-    providers = (
-        explicit_source(
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            logger_provider=logger_provider,
-        )
-        if given
-        else environment_source(settings)
-    )
+    providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
     with _lock:
         if _current is not None:
             _current.unpatch()
         _current = _Instrumentation(settings, providers)
         _import_hooks.when_imported(DYNAMO_MODULE, _current.patch)
+        _export_hooks.install(providers=providers, settings=settings)
 
 
 def uninstrument() -> None:
-    """Stop tracing new torch.compile calls; already compiled functions keep their tracing."""
+    """Stop tracing new torch.compile calls; already compiled functions keep their tracing.
+
+    torch.export's original function and methods are put back too.
+    """
     global _current
     with _lock:
         if _current is not None:
             _current.unpatch()
         _current = None
+        _export_hooks.uninstall()
+
+
+def instrument_export(
+    *,
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
+    logger_provider: _logs.LoggerProvider | None = None,
+    settings: Settings | None = None,
+    **options: Any,
+) -> None:
+    """Trace torch.export only (export, run_decompositions, exported-program runs)."""
+    settings = apply_options(settings or load_settings(), options)
+    warn_problems(settings.problems)
+    providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
+    _export_hooks.install(providers=providers, settings=settings)
+
+
+def uninstrument_export() -> None:
+    """Put torch.export's original function and methods back."""
+    _export_hooks.uninstall()
+
+
+def _provider_source(
+    settings: Settings,
+    tracer_provider: trace.TracerProvider | None,
+    meter_provider: metrics.MeterProvider | None,
+    logger_provider: _logs.LoggerProvider | None,
+) -> ProviderSource:
+    if tracer_provider or meter_provider or logger_provider:
+        return explicit_source(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            logger_provider=logger_provider,
+        )
+    return environment_source(settings)
 
 
 def is_instrumented() -> bool:

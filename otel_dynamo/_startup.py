@@ -2,8 +2,8 @@
 OTEL_DYNAMO_ENABLED is set to something other than a false value.
 
 Nothing heavy is imported here: torch is never imported, and OpenTelemetry loads only
-when ``torch._dynamo`` does (that is, at the first ``torch.compile``). In strict mode a
-bad variable stops the interpreter here, with the message, exit status 2.
+when ``torch.export`` (imported by ``import torch``) or ``torch._dynamo`` does. In strict
+mode a bad variable stops the interpreter here, with the message, exit status 2.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ _started = False
 
 
 def start() -> None:
-    """Instrument torch.compile for this process if OTEL_DYNAMO_ENABLED is true (once)."""
+    """Instrument torch.compile and torch.export if OTEL_DYNAMO_ENABLED is true (once)."""
     global _started
     if _started:
         return
@@ -30,7 +30,9 @@ def start() -> None:
     if settings.strict:
         _exit_on_problems(_startup_problems(settings))
     if settings.enabled:
-        _import_hooks.when_imported("torch._dynamo", lambda _module: _instrument(settings))
+        # torch.export loads with torch itself; torch._dynamo at the first compile.
+        for module in ("torch.export", "torch._dynamo"):
+            _import_hooks.when_imported(module, lambda _module: _instrument(settings))
 
 
 def _settings_or_exit() -> Settings | None:

@@ -20,6 +20,9 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "SPAN_RUN_BACKWARD",
     "SPAN_RUN_INFERENCE",
     "EVENT_GRAPH_BREAK",
+    "SPAN_EXPORT",
+    "SPAN_EXPORT_DECOMPOSITIONS",
+    "SPAN_EXPORT_RUN",
     # attribute keys
     "ATTR_COMPILE_ID",
     "ATTR_CODE_FUNCTION",
@@ -67,6 +70,32 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_RUN_INDEX",
     "ATTR_ERROR_TYPE",
     "ATTR_ERROR_MESSAGE",
+    "ATTR_EXPORT_MODULE_CLASS",
+    "ATTR_EXPORT_STRICT",
+    "ATTR_EXPORT_DYNAMIC_SHAPES",
+    "ATTR_EXPORT_OP_COUNT",
+    "ATTR_EXPORT_NODE_COUNT",
+    "ATTR_EXPORT_OPS",
+    "ATTR_EXPORT_PARAMETER_COUNT",
+    "ATTR_EXPORT_BUFFER_COUNT",
+    "ATTR_EXPORT_CONSTANT_COUNT",
+    "ATTR_EXPORT_USER_INPUT_COUNT",
+    "ATTR_EXPORT_USER_OUTPUT_COUNT",
+    "ATTR_EXPORT_BUFFER_MUTATION_COUNT",
+    "ATTR_EXPORT_USER_INPUT_MUTATION_COUNT",
+    "ATTR_EXPORT_RANGE_CONSTRAINT_COUNT",
+    "ATTR_EXPORT_DECOMP_OP_COUNT_BEFORE",
+    "ATTR_EXPORT_DECOMP_OP_COUNT_AFTER",
+    "ATTR_EXPORT_DECOMP_OPS_ADDED",
+    "ATTR_EXPORT_DECOMP_OPS_REMOVED",
+    "ATTR_EXPORT_DECOMP_TABLE_SIZE",
+    "ATTR_EXPORT_DECOMP_DEFAULT_TABLE",
+    "ATTR_EXPORT_ERROR_MESSAGE",
+    "ATTR_EXPORT_ERROR_KIND",
+    "ATTR_EXPORT_ERROR_CLASSIFIED",
+    "ATTR_EXPORT_ERROR_CASE",
+    "ATTR_EXPORT_OPERATION",
+    "ATTR_EXPORT_OUTCOME",
     # values
     "OUTCOME_SUCCESS",
     "OUTCOME_FAILURE",
@@ -75,6 +104,9 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "RUN_KIND_FORWARD",
     "RUN_KIND_BACKWARD",
     "RUN_KIND_INFERENCE",
+    "RUN_KIND_EXPORT",
+    "EXPORT_OPERATION_EXPORT",
+    "EXPORT_OPERATION_DECOMPOSITIONS",
     # metrics
     "METRIC_COMPILES",
     "METRIC_COMPILE_DURATION",
@@ -86,6 +118,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "METRIC_RUN_DURATION",
     "METRIC_FAILURES",
     "METRIC_FAULTS",
+    "METRIC_EXPORTS",
+    "METRIC_EXPORT_DURATION",
     "ATTR_OUTCOME",
     "ATTR_STAGE",
     "ATTR_FAULT_KIND",
@@ -107,6 +141,10 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "LOG_REPRO_WRITTEN",
     "LOG_STILL_COMPILING",
     "LOG_CONFIG_PROBLEM",
+    "LOG_EXPORTED",
+    "LOG_EXPORT_FAILED",
+    "LOG_DECOMPOSED",
+    "LOG_DECOMPOSITION_FAILED",
     # resource attributes
     "RESOURCE_RANK",
     "RESOURCE_LOCAL_RANK",
@@ -153,6 +191,15 @@ SPAN_RUN_INFERENCE = "torch.compile.run.inference"
 
 EVENT_GRAPH_BREAK = "torch.compile.graph_break"
 """Span event on the frame span for each graph break Dynamo reported."""
+
+SPAN_EXPORT = "torch.export.export"
+"""One call of torch.export.export (strict or not), from call to return or raise."""
+
+SPAN_EXPORT_DECOMPOSITIONS = "torch.export.run_decompositions"
+"""One call of ExportedProgram.run_decompositions."""
+
+SPAN_EXPORT_RUN = "torch.export.run"
+"""One execution of a module made by ExportedProgram.module() (run-span policy applies)."""
 
 # --- attribute keys: frame ----------------------------------------------------------
 
@@ -300,6 +347,86 @@ ATTR_ERROR_TYPE = "error.type"
 ATTR_ERROR_MESSAGE = "torch.compile.error.message"
 """First line of the failing exception's message (length-capped)."""
 
+# --- attribute keys: torch.export ---------------------------------------------------
+
+ATTR_EXPORT_MODULE_CLASS = "torch.export.module.class"
+"""Qualified class name of the exported nn.Module, e.g. "mypkg.model.Encoder"."""
+
+ATTR_EXPORT_STRICT = "torch.export.strict"
+"""Whether the export traced in strict mode (through Dynamo), a bool."""
+
+ATTR_EXPORT_DYNAMIC_SHAPES = "torch.export.dynamic_shapes"
+"""Whether dynamic_shapes was given to the export, a bool."""
+
+ATTR_EXPORT_OP_COUNT = "torch.export.graph.op_count"
+"""call_function nodes of the exported (or decomposed) graph: ATen ops."""
+
+ATTR_EXPORT_NODE_COUNT = "torch.export.graph.node_count"
+"""All FX nodes of the exported (or decomposed) graph, placeholders and output included."""
+
+ATTR_EXPORT_OPS = "torch.export.graph.ops"
+"""Most frequent op targets of the graph as "target=count" strings, most frequent first."""
+
+ATTR_EXPORT_PARAMETER_COUNT = "torch.export.signature.parameter_count"
+"""Parameters lifted as graph inputs by the graph signature."""
+
+ATTR_EXPORT_BUFFER_COUNT = "torch.export.signature.buffer_count"
+"""Buffers lifted as graph inputs by the graph signature."""
+
+ATTR_EXPORT_CONSTANT_COUNT = "torch.export.signature.constant_count"
+"""Lifted tensor constants and custom objects in the graph signature."""
+
+ATTR_EXPORT_USER_INPUT_COUNT = "torch.export.signature.user_input_count"
+"""User inputs of the graph signature."""
+
+ATTR_EXPORT_USER_OUTPUT_COUNT = "torch.export.signature.user_output_count"
+"""User outputs of the graph signature."""
+
+ATTR_EXPORT_BUFFER_MUTATION_COUNT = "torch.export.signature.buffer_mutation_count"
+"""Buffer mutations the graph signature records (functionalised: after decompositions)."""
+
+ATTR_EXPORT_USER_INPUT_MUTATION_COUNT = "torch.export.signature.user_input_mutation_count"
+"""User-input mutations the graph signature records."""
+
+ATTR_EXPORT_RANGE_CONSTRAINT_COUNT = "torch.export.range_constraint_count"
+"""Symbolic sizes with a range constraint in the exported program."""
+
+ATTR_EXPORT_DECOMP_OP_COUNT_BEFORE = "torch.export.decompositions.op_count_before"
+"""ATen ops (call_function nodes) of the program before run_decompositions."""
+
+ATTR_EXPORT_DECOMP_OP_COUNT_AFTER = "torch.export.decompositions.op_count_after"
+"""ATen ops (call_function nodes) of the program run_decompositions returned."""
+
+ATTR_EXPORT_DECOMP_OPS_ADDED = "torch.export.decompositions.ops_added"
+"""Op targets more frequent after decomposing, as "target=+count", largest change first."""
+
+ATTR_EXPORT_DECOMP_OPS_REMOVED = "torch.export.decompositions.ops_removed"
+"""Op targets less frequent after decomposing, as "target=-count", largest change first."""
+
+ATTR_EXPORT_DECOMP_TABLE_SIZE = "torch.export.decompositions.table_size"
+"""Entries of the decomposition table used (the default table's when none was given)."""
+
+ATTR_EXPORT_DECOMP_DEFAULT_TABLE = "torch.export.decompositions.default_table"
+"""Whether run_decompositions used torch's default table (no table given), a bool."""
+
+ATTR_EXPORT_ERROR_MESSAGE = "torch.export.error.message"
+"""First line of the export error's message (length-capped)."""
+
+ATTR_EXPORT_ERROR_KIND = "torch.export.error.kind"
+"""torch's kind of export error: UserErrorType / ExportErrorType name or Dynamo's gb_type."""
+
+ATTR_EXPORT_ERROR_CLASSIFIED = "torch.export.error.classified"
+"""Whether torch classifies the export error (exportdb case), as its usage log does; a bool."""
+
+ATTR_EXPORT_ERROR_CASE = "torch.export.error.case"
+"""exportdb case name of a classified export error (e.g. "cond_predicate")."""
+
+ATTR_EXPORT_OPERATION = "torch.export.operation"
+"""Metric/log attribute: which export call: export or run_decompositions."""
+
+ATTR_EXPORT_OUTCOME = "torch.export.outcome"
+"""Metric attribute: outcome of an export call: success or failure."""
+
 # --- attribute values ---------------------------------------------------------------
 
 OUTCOME_SUCCESS = "success"
@@ -322,6 +449,15 @@ RUN_KIND_BACKWARD = "backward"
 
 RUN_KIND_INFERENCE = "inference"
 """Run of a compiled inference graph."""
+
+RUN_KIND_EXPORT = "export"
+"""Run of a module made by ExportedProgram.module()."""
+
+EXPORT_OPERATION_EXPORT = "export"
+"""torch.export.operation value: a torch.export.export call."""
+
+EXPORT_OPERATION_DECOMPOSITIONS = "run_decompositions"
+"""torch.export.operation value: an ExportedProgram.run_decompositions call."""
 
 INSTRUMENTATION_NAME = "otel_dynamo"
 """Instrumentation scope name of every tracer, meter and logger otel_dynamo creates."""
@@ -360,6 +496,12 @@ METRIC_FAILURES = "torch.compile.failures"
 
 METRIC_FAULTS = "torch.compile.faults"
 """Counter of injected faults, by torch.compile.fault.kind. Unit {fault}."""
+
+METRIC_EXPORTS = "torch.export.exports"
+"""Counter of torch.export calls, by torch.export.operation and outcome. Unit {export}."""
+
+METRIC_EXPORT_DURATION = "torch.export.duration"
+"""Histogram of torch.export call wall time, by operation and outcome. Unit s."""
 
 ATTR_OUTCOME = "torch.compile.outcome"
 """Metric attribute: outcome of a frame compile (same values as torch.compile.frame.outcome)."""
@@ -419,6 +561,18 @@ LOG_REPRO_WRITTEN = "torch.compile.repro_written"
 
 LOG_STILL_COMPILING = "torch.compile.still_compiling"
 """Log event: a frame compile has been running longer than the threshold."""
+
+LOG_EXPORTED = "torch.export.exported"
+"""Log event: a torch.export.export call returned a program."""
+
+LOG_EXPORT_FAILED = "torch.export.export_failed"
+"""Log event: a torch.export.export call raised; carries the exception."""
+
+LOG_DECOMPOSED = "torch.export.decomposed"
+"""Log event: a run_decompositions call returned a program."""
+
+LOG_DECOMPOSITION_FAILED = "torch.export.decomposition_failed"
+"""Log event: a run_decompositions call raised; carries the exception."""
 
 LOG_CONFIG_PROBLEM = "otel_dynamo.config_problem"
 """Log event: an OTEL_DYNAMO_* or OTEL_* variable had a bad value."""

@@ -25,7 +25,7 @@ def exposition() -> list:
         s
         for family in text_string_to_metric_families(out)
         for s in family.samples
-        if s.name.startswith("torch_compile")
+        if s.name.startswith(("torch_compile", "torch_export"))
     ]
 
 

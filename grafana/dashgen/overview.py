@@ -177,6 +177,28 @@ def _guards_and_runs() -> list[object]:
     ]
 
 
+def _exports() -> list[object]:
+    operation, outcome = lbl("ATTR_EXPORT_OPERATION"), lbl("ATTR_EXPORT_OUTCOME")
+    calls = q.per_minute(q.rate_sum("METRIC_EXPORTS", JOB, operation, outcome))
+    latency = [
+        panels.prom(
+            q.quantile(p, "METRIC_EXPORT_DURATION", JOB, operation),
+            legend=f"p{round(p * 100)} {{{{{operation}}}}}",
+            exemplar=p == 0.99,
+        )
+        for p in (0.5, 0.99)
+    ]
+    return [
+        panels.graph(
+            "torch.export calls per minute by operation and outcome",
+            "torch.export.export and run_decompositions calls.",
+            "short",
+            [panels.prom(calls, legend=f"{{{{{operation}}}}} {{{{{outcome}}}}}")],
+        ),
+        panels.graph("torch.export time", "Wall time of export calls.", "s", latency),
+    ]
+
+
 def _slowest() -> list[object]:
     frame = traceql.spanset(
         traceql.span_name("SPAN_FRAME"),
@@ -213,6 +235,7 @@ def dashboard() -> dict[str, object]:
             ("Graph breaks and recompiles", _breaks_and_recompiles()),
             ("Failures and faults", _failures()),
             ("Guards and compiled runs", _guards_and_runs()),
+            ("torch.export", _exports()),
             ("Slowest compiles", _slowest()),
         ],
     )

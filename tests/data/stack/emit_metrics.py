@@ -35,6 +35,11 @@ ATTRIBUTE_VALUES = {  # attribute constant -> values cycled through
     "ATTR_STAGE": ["compile", "run"],
     "ATTR_ERROR_TYPE": ["torch._dynamo.exc.BackendCompilerFailed"],
     "ATTR_FAULT_KIND": ["compile"],
+    "ATTR_EXPORT_OPERATION": [
+        N("EXPORT_OPERATION_EXPORT"),
+        N("EXPORT_OPERATION_DECOMPOSITIONS"),
+    ],
+    "ATTR_EXPORT_OUTCOME": [N("OUTCOME_SUCCESS"), N("OUTCOME_FAILURE")],
 }
 METRIC_ATTRIBUTES = {
     "METRIC_COMPILES": ("ATTR_BACKEND", "ATTR_OUTCOME"),
@@ -45,6 +50,8 @@ METRIC_ATTRIBUTES = {
     "METRIC_RUN_DURATION": ("ATTR_RUN_KIND",),
     "METRIC_FAILURES": ("ATTR_STAGE", "ATTR_ERROR_TYPE"),
     "METRIC_FAULTS": ("ATTR_FAULT_KIND",),
+    "METRIC_EXPORTS": ("ATTR_EXPORT_OPERATION", "ATTR_EXPORT_OUTCOME"),
+    "METRIC_EXPORT_DURATION": ("ATTR_EXPORT_OPERATION", "ATTR_EXPORT_OUTCOME"),
 }
 RESOURCE = {
     "service.name": "otel-dynamo-stack-test",
