@@ -38,7 +38,7 @@ DASHBOARD_PROVIDER_FILE = GRAFANA / "provisioning" / "dashboards" / "otel-dynamo
 COMPOSE_FILE = COLLECTOR / "docker-compose.yml"
 EMITTER = DATA / "emit_metrics.py"
 TRACED_JOB = DATA / "traced_job.py"
-TRACED_JOB_FAULTS = "compile@relu:compile_id=2/0"
+TRACED_JOB_FAULTS = "compile@torch.tanh"
 """Fault spec the scraped job runs with, so the faults panels have data."""
 
 

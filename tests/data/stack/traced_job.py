@@ -1,9 +1,10 @@
 """A real traced torch.compile job for Prometheus to scrape (it never imports otel_dynamo).
 
-Run with OTEL_DYNAMO_ENABLED=true and OTEL_DYNAMO_PROMETHEUS_PORT=<port>: it compiles
-with a graph break, a shape and a dtype recompile, a backend that fails to compile and
-one that fails at run time (and whatever OTEL_DYNAMO_FAULT injects), then keeps running
-the compiled function for ``--seconds`` so the scrape endpoint stays up and counting.
+Run with OTEL_DYNAMO_ENABLED=true and OTEL_DYNAMO_PROMETHEUS_PORT=<port>. Every round it
+resets Dynamo and compiles again: a graph break, a shape and a dtype recompile, a training
+step, a backend that fails to compile, one that fails at run time, the fault that
+OTEL_DYNAMO_FAULT injects on torch.tanh, and a torch.export with decompositions, so
+every rate() on the dashboards has fresh samples while it runs for ``--seconds``.
 
     python traced_job.py --seconds 120
 """
@@ -11,42 +12,62 @@ the compiled function for ``--seconds`` so the scrape endpoint stays up and coun
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
 import torch
 
-
-def with_break(x: torch.Tensor) -> torch.Tensor:
-    x = torch.relu(x * 2)
-    print("graph break")
-    return x.sigmoid()
+ROUND_PAUSE_S = 1.0
 
 
-def compile_everything() -> torch.nn.Module:
-    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
-    compiled = torch.compile(lambda x: model(with_break(x)), backend="aot_eager")
+class Net(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.linear(x) * 2)
+        print("graph break")
+        return x.sigmoid()
+
+
+def train_and_recompile(model: Net) -> None:
+    compiled = torch.compile(model, backend="aot_eager")
     for batch in (4, 3):
         compiled(torch.randn(batch, 4)).sum().backward()
-    compiled(torch.randn(4, 4, dtype=torch.float64).float())
-    for backend in ("relu_compile_error_TESTING_ONLY", "relu_runtime_error_TESTING_ONLY"):
-        try:
-            torch.compile(torch.relu, backend=backend)(torch.ones(2))
-        except Exception as error:  # the failures are the point: they are recorded
-            print(f"{backend}: {type(error).__name__}")
-        torch._dynamo.reset()
-    return compiled
+    with torch.no_grad():
+        compiled(torch.randn(4, 4, dtype=torch.float64).float())
+
+
+def fail_on_purpose() -> None:
+    failing = (
+        (torch.relu, "relu_compile_error_TESTING_ONLY"),
+        (torch.relu, "relu_runtime_error_TESTING_ONLY"),
+        (torch.tanh, "aot_eager"),  # OTEL_DYNAMO_FAULT targets torch.tanh
+    )
+    for fn, backend in failing:
+        with contextlib.suppress(Exception):  # the failures are the point: they are recorded
+            torch.compile(fn, backend=backend)(torch.ones(2))
+
+
+def export_once() -> None:
+    program = torch.export.export(torch.nn.Linear(4, 2), (torch.randn(3, 4),))
+    program.run_decompositions().module()(torch.randn(3, 4))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=120.0)
     args = parser.parse_args()
-    compiled = compile_everything()
-    print("ready", flush=True)
+    model = Net()
     deadline = time.monotonic() + args.seconds
     while time.monotonic() < deadline:
-        compiled(torch.randn(4, 4)).sum().backward()
-        time.sleep(0.2)
+        torch._dynamo.reset()
+        train_and_recompile(model)
+        fail_on_purpose()
+        export_once()
+        print("round done", flush=True)
+        time.sleep(ROUND_PAUSE_S)
 
 
 if __name__ == "__main__":
