@@ -23,6 +23,24 @@ def provider(exporter):
     tracer_provider.shutdown()
 
 
+@pytest.fixture
+def records():
+    """In-memory OpenTelemetry log records (what ``logger_provider`` exported)."""
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
+
+    return InMemoryLogRecordExporter()
+
+
+@pytest.fixture
+def logger_provider(records):
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+
+    provider = LoggerProvider(shutdown_on_exit=False)
+    provider.add_log_record_processor(SimpleLogRecordProcessor(records))
+    return provider
+
+
 @pytest.fixture(autouse=True)
 def _fresh_dynamo():
     """Each test compiles from scratch (no cached frames from an earlier test)."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.trace import format_span_id
@@ -13,18 +11,6 @@ from opentelemetry.trace import format_span_id
 import otel_dynamo
 from otel_dynamo import names
 from tests._spans import named
-
-
-@pytest.fixture
-def records():
-    return InMemoryLogRecordExporter()
-
-
-@pytest.fixture
-def logger_provider(records):
-    provider = LoggerProvider(shutdown_on_exit=False)
-    provider.add_log_record_processor(SimpleLogRecordProcessor(records))
-    return provider
 
 
 @pytest.fixture

@@ -9,25 +9,11 @@ import os
 import pytest
 import structlog
 from opentelemetry._logs import SeverityNumber
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_dynamo import names
 from otel_dynamo._config import Settings
 from otel_dynamo._events import EventLogger
-
-
-@pytest.fixture
-def records():
-    return InMemoryLogRecordExporter()
-
-
-@pytest.fixture
-def logger_provider(records):
-    provider = LoggerProvider(shutdown_on_exit=False)
-    provider.add_log_record_processor(SimpleLogRecordProcessor(records))
-    return provider
 
 
 @pytest.fixture
