@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode
 
-from otel_dynamo import _import_hooks, names
+from otel_dynamo import _hub, _import_hooks, names
 from otel_dynamo._config import Settings
 from otel_dynamo._export_facts import (
     aten_op_counts,
@@ -112,8 +112,11 @@ class ExportRecorder:
             return call()
         start = time.perf_counter()
         try:
-            with trace.use_span(
-                span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            with (
+                trace.use_span(
+                    span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+                ),
+                self._dynamo_phases(),
             ):
                 result = call()
         except BaseException as exc:
@@ -127,6 +130,18 @@ class ExportRecorder:
             )
         )
         return result
+
+    @contextlib.contextmanager
+    def _dynamo_phases(self) -> Iterator[None]:
+        """Dynamo's own events (strict export traces with Dynamo) go to this recorder, so
+        its frame compile and phases become children of the export span."""
+        previous = _hub.active()
+        _safely(_hub.install)
+        _hub.activate(self.runs)
+        try:
+            yield
+        finally:
+            _hub.activate(previous)
 
     def _succeeded(
         self,

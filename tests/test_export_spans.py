@@ -180,6 +180,23 @@ def test_strict_export_is_one_span_too(instrumented):
     assert span.attributes[names.ATTR_EXPORT_DYNAMIC_SHAPES] is False
 
 
+def test_strict_export_shows_dynamo_frame_compile_as_a_child(instrumented):
+    """Strict export traces with Dynamo: its frame compile is a child span of the export."""
+    telemetry = instrumented()
+    _export(strict=True)
+    (export,) = telemetry.spans(names.SPAN_EXPORT)
+    frames = telemetry.spans(names.SPAN_FRAME)
+    assert frames and all(f.parent.span_id == export.context.span_id for f in frames)
+    assert all(isinstance(f.attributes[names.ATTR_COMPILE_ID], str) for f in frames)
+
+
+def test_non_strict_export_has_no_dynamo_frame(instrumented):
+    """Non-strict export does not run Dynamo: no frame span appears under it."""
+    telemetry = instrumented()
+    _export(strict=False)
+    assert telemetry.spans(names.SPAN_FRAME) == []
+
+
 def test_buffer_mutation_appears_after_run_decompositions(instrumented):
     """The decomposition span's signature has the buffer mutation the export span lacks."""
     telemetry = instrumented()
