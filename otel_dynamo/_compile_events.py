@@ -97,15 +97,22 @@ class CompileEvents:
             names.LOG_RECOMPILE,
             level="warning",
             **{names.ATTR_COMPILE_ID: compile_id, names.ATTR_RECOMPILE_REASON: reason},
-            **pick(attributes, (names.ATTR_CODE_FUNCTION, names.ATTR_FRAME_CACHE_SIZE)),
+            **pick(
+                attributes,
+                (names.ATTR_CODE_FUNCTION, names.ATTR_FRAME_CACHE_SIZE, names.ATTR_BACKEND),
+            ),
         )
 
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
         with in_span(span):
             self._events.emit(names.LOG_GRAPH_COMPILED, **pick(attributes, GRAPH_FIELDS))
 
-    def graph_break(self, event: GraphBreakReported, span: Span | None) -> None:
+    def graph_break(
+        self, event: GraphBreakReported, span: Span | None, backend: str | None
+    ) -> None:
         fields = {names.ATTR_COMPILE_ID: event.compile_id, **self._limits.break_attributes(event)}
+        if backend:
+            fields[names.ATTR_BACKEND] = backend
         with in_span(span):
             self._events.emit(names.LOG_GRAPH_BREAK, level="warning", **fields)
 

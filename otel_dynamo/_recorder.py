@@ -104,7 +104,7 @@ class Recorder:
         frame = self._frame(event.compile_id)
         frame.breaks.append(event)
         self.metrics.graph_break(event.kind)
-        self.events.graph_break(event, frame.span)
+        self.events.graph_break(event, frame.span, self.backend)
 
     def recompile(self, event: RecompileReported) -> None:
         self._frame(event.compile_id).recompile_reasons = event.reasons

@@ -20,7 +20,9 @@ class EventSink(Protocol):
         self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None: ...
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None: ...
-    def graph_break(self, event: GraphBreakReported, span: Span | None) -> None: ...
+    def graph_break(
+        self, event: GraphBreakReported, span: Span | None, backend: str | None
+    ) -> None: ...
     def failure(
         self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
     ) -> None: ...
@@ -53,7 +55,9 @@ class _NullEvents:
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
         pass
 
-    def graph_break(self, event: GraphBreakReported, span: Span | None) -> None:
+    def graph_break(
+        self, event: GraphBreakReported, span: Span | None, backend: str | None
+    ) -> None:
         pass
 
     def failure(

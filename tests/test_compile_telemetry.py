@@ -89,6 +89,7 @@ def test_graph_break_event_has_reason_and_kind(traced, records):
     assert "print" in found[0].attributes[names.ATTR_GRAPH_BREAK_REASON].lower()
     assert isinstance(found[0].attributes[names.ATTR_GRAPH_BREAK_KIND], str)
     assert found[0].severity_text == "WARN"
+    assert found[0].attributes[names.ATTR_BACKEND] == "aot_eager"
 
 
 def test_recompile_event_carries_the_failed_guard(traced, records):
@@ -99,6 +100,7 @@ def test_recompile_event_carries_the_failed_guard(traced, records):
     (record,) = events(records, names.LOG_RECOMPILE)
     assert "dtype" in record.attributes[names.ATTR_RECOMPILE_REASON]
     assert record.attributes[names.ATTR_COMPILE_ID] == "0/1"
+    assert record.attributes[names.ATTR_BACKEND] == "aot_eager"
 
 
 def test_compile_failure_event_records_the_exception(traced, exporter, records):
