@@ -12,7 +12,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from opentelemetry import metrics
+from opentelemetry import metrics, trace
+from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span
 
@@ -74,7 +75,8 @@ class CompileMetrics:
             names.ATTR_OUTCOME: outcome,
         }
         self._compiles.add(1, labels)
-        self._compile_duration.record(max(duration_s, 0.0), labels)
+        # Recorded in the frame span's context, so exemplars link the histogram to the trace.
+        self._compile_duration.record(max(duration_s, 0.0), labels, context=_context_of(frame))
         self._guards.record(int(attributes.get(names.ATTR_GUARD_COUNT) or 0), labels)
         if attributes.get(names.ATTR_RECOMPILE_REASON):
             self._recompiles.add(1, {names.ATTR_BACKEND: labels[names.ATTR_BACKEND]})
@@ -97,7 +99,16 @@ class CompileMetrics:
     def run_recorded(self, run: Any, span: Span) -> None:
         start, end = getattr(span, "start_time", None), getattr(span, "end_time", None)
         if start is not None and end is not None:
-            self._run_duration.record((end - start) / 1e9, {names.ATTR_RUN_KIND: run.kind})
+            self._run_duration.record(
+                (end - start) / 1e9,
+                {names.ATTR_RUN_KIND: run.kind},
+                context=trace.set_span_in_context(span),
+            )
+
+
+def _context_of(frame: Any) -> Context | None:
+    span = getattr(frame, "span", None)
+    return trace.set_span_in_context(span) if span is not None else None
 
 
 class RunCounts:

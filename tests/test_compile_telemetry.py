@@ -214,3 +214,11 @@ def test_still_compiling_event_for_a_slow_compile(provider, logger_provider, rec
     (record, *_) = events(records, names.LOG_STILL_COMPILING)
     assert record.attributes[names.ATTR_COMPILE_ID] == "0/0"
     assert record.attributes[names.ATTR_COMPILE_ELAPSED] >= 0.2
+
+
+def test_compile_duration_exemplar_points_at_the_frame_span(traced, exporter, reader):
+    """The compile-duration histogram carries an exemplar with the frame span's trace id."""
+    torch.compile(lambda x: x.exp(), backend=traced())(torch.ones(3))
+    (point,) = points(reader)[names.METRIC_COMPILE_DURATION]
+    (frame,) = named(exporter.get_finished_spans(), names.SPAN_FRAME)
+    assert {e.trace_id for e in point.exemplars} == {frame.context.trace_id}
