@@ -175,7 +175,28 @@ class TracedBackend:
 
     def _wrap_runs(self, graph: GraphCompile, compiled: Any, example_inputs: Any) -> Any:
         kind = graph.run_kind or _runtime_kind(example_inputs)
-        return wrap_unboxed_run(compiled, graph.run_state(kind, graph.graph_name), graph.recorder)
+        state = graph.run_state(kind, graph.graph_name)
+        return wrap_unboxed_run(realized(compiled), state, graph.recorder)
+
+
+def realized(compiled: Any) -> Any:
+    """What Dynamo would call for ``compiled``: a lazy GraphModule's real forward.
+
+    Dynamo recompiles a lazy GraphModule (or its ``_lazy_forward``, what ``eager``
+    returns) as soon as the backend returns it and calls the real forward. Behind our
+    wrapper it cannot see one, and every run would go through ``_lazy_forward`` and
+    ``Module.__call__`` (about 3 us), so we do the same here.
+    """
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
+    if isinstance(compiled, _LazyGraphModule):
+        _LazyGraphModule.force_recompile(compiled)
+        return compiled
+    owner = getattr(compiled, "__self__", None)
+    if isinstance(owner, _LazyGraphModule) and getattr(compiled, "__name__", "") == "_lazy_forward":
+        _LazyGraphModule.force_recompile(owner)
+        return owner.forward
+    return compiled
 
 
 def _runtime_kind(example_inputs: Any) -> str:
