@@ -22,7 +22,7 @@ class RunRecorder(Protocol):
 class RunState:
     """Per compiled graph: how often it ran and what a run span carries."""
 
-    __slots__ = ("attributes", "count", "kind", "link", "next_recorded", "policy")
+    __slots__ = ("attributes", "count", "kind", "link", "next_recorded", "policy", "span_args")
 
     def __init__(
         self, *, kind: str, policy: RunSpanPolicy, attributes: dict[str, Any], link: Any
@@ -33,6 +33,7 @@ class RunState:
         self.link = link
         self.count = 0
         self.next_recorded = policy.first_recorded()
+        self.span_args: Any = None  # the recorder's per-graph constants for its run spans
 
     def advance(self) -> None:
         """Called after a recorded run: schedule the next one."""
