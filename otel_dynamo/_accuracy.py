@@ -174,7 +174,7 @@ def _check(
 def _record(verdict: Verdict, state: Any, recorder: Any) -> None:
     from opentelemetry import trace
 
-    span = trace.get_current_span()
+    span = state.current_span or trace.INVALID_SPAN
     if not _faults.is_run_span(span, state):
         span = None
     if span is not None:

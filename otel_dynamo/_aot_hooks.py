@@ -5,18 +5,23 @@ Every AOT backend (aot_eager*, inductor, user ``aot_autograd(...)`` backends) re
 ``AotAutograd.__call__`` has settled its defaults. We swap that one name for a function
 that, while a traced graph compile is in progress, wraps the partitioner and the
 forward, backward and inference compilers; untraced compiles pass through untouched.
+
+Compiled backwards are counted where AOT hands them to its autograd function,
+``AOTDispatchAutograd.post_compile``: on an AOT Autograd cache hit no compiler runs,
+so only that point sees the backward loaded from the cache.
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from otel_dynamo import _graph_facts, names
-from otel_dynamo._runs import wrap_boxed_run, wrap_run
+from otel_dynamo._runs import RunProxy
 
 _log = logging.getLogger("otel_dynamo")
 
@@ -164,14 +169,25 @@ def wrap_compiler(inner: Any, graph: Any, kind: str) -> Any:
 
 
 def wrap_backward(compiled: Any, graph: Any, graph_name: str | None) -> Any:
-    """Count (and sample into spans) runs of a compiled backward."""
-    state = graph.run_state(names.RUN_KIND_BACKWARD, graph_name)
-    inner_callable = getattr(compiled, "current_callable", None)
-    if callable(inner_callable):
-        # Inductor returns an OutputCode whose __call__ runs current_callable(inputs).
-        compiled.current_callable = wrap_boxed_run(inner_callable, state, graph.recorder)
+    """Count (and sample into spans) runs of a compiled backward.
+
+    A proxy, not a new ``current_callable``: what the backward compiler returns is
+    ``torch._dynamo.disable``'s wrapper around inductor's ``OutputCode``, whose
+    ``__dict__`` is a copy of the OutputCode's, so setting attributes on it never
+    reaches the callable that runs.
+    """
+    if isinstance(compiled, RunProxy):
         return compiled
-    return wrap_run(compiled, state, graph.recorder)
+    return RunProxy(compiled, graph.run_state(names.RUN_KIND_BACKWARD, graph_name), graph.recorder)
+
+
+def wrap_loaded_backward(spec: Any, graph: Any) -> Any:
+    """The compile spec with its already compiled backward (a cache hit) counted."""
+    compiled = spec.compiled_bw_func
+    if compiled is None or isinstance(compiled, RunProxy):
+        return spec
+    # No AOT graph name: on a cache hit AOT names no graph.
+    return dataclasses.replace(spec, compiled_bw_func=wrap_backward(compiled, graph, None))
 
 
 # --- installation ---------------------------------------------------------------------------
@@ -190,10 +206,12 @@ def instrument_kwargs(graph: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 class AotTap:
-    """Swaps ``torch._dynamo.backends.common.aot_module_simplified`` for a traced one."""
+    """Swaps ``torch._dynamo.backends.common.aot_module_simplified`` for a traced one,
+    and ``AOTDispatchAutograd.post_compile`` for one that counts compiled backwards."""
 
     def __init__(self) -> None:
         self._original: Callable[..., Any] | None = None
+        self._original_post_compile: Any = None
 
     @property
     def installed(self) -> bool:
@@ -216,9 +234,32 @@ class AotTap:
 
         aot_module_simplified._otel_dynamo_tap = self  # type: ignore[attr-defined]
         common.aot_module_simplified = aot_module_simplified
+        self._install_post_compile()
+
+    def _install_post_compile(self) -> None:
+        from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
+
+        if getattr(AOTDispatchAutograd.post_compile, "_otel_dynamo_tap", None) is self:
+            return
+        # The staticmethod object itself, so uninstall puts back exactly what was there.
+        self._original_post_compile = AOTDispatchAutograd.__dict__["post_compile"]
+        original = AOTDispatchAutograd.post_compile
+
+        def post_compile(spec: Any) -> Any:
+            graph = _current.get()
+            if graph is not None:
+                spec = graph.safely(lambda: wrap_loaded_backward(spec, graph)) or spec
+            return original(spec)
+
+        post_compile._otel_dynamo_tap = self  # type: ignore[attr-defined]
+        AOTDispatchAutograd.post_compile = staticmethod(post_compile)  # type: ignore[method-assign]
 
     def uninstall(self) -> None:
         from torch._dynamo.backends import common
+        from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
 
         if self.installed and self._original is not None:
             common.aot_module_simplified = self._original
+        if self._original_post_compile is not None:
+            AOTDispatchAutograd.post_compile = self._original_post_compile  # type: ignore[method-assign]
+            self._original_post_compile = None

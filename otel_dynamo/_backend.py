@@ -271,6 +271,7 @@ class TracedBackend:
     def _wrap_runs(self, graph: GraphCompile, compiled: Any, example_inputs: Any) -> Any:
         kind = graph.run_kind or _runtime_kind(example_inputs)
         state = graph.run_state(kind, graph.graph_name)
+        compiled = realized(compiled)
         for fault in graph.faults:
             if fault.kind == KIND_RUNTIME:
                 compiled = _faults.runtime_faulty(compiled, fault, state, graph.recorder)
@@ -292,7 +293,7 @@ class TracedBackend:
 
 
 def _run_span(state: RunState) -> Any:
-    span = trace.get_current_span()
+    span = state.current_span or trace.INVALID_SPAN
     return span if _faults.is_run_span(span, state) else None
 
 
@@ -311,6 +312,26 @@ def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: 
             raise
 
     return _faults.like(run, compiled)
+
+
+def realized(compiled: Any) -> Any:
+    """What Dynamo would call for ``compiled``: a lazy GraphModule's real forward.
+
+    Dynamo recompiles a lazy GraphModule (or its ``_lazy_forward``, what ``eager``
+    returns) as soon as the backend returns it and calls the real forward. Behind our
+    wrapper it cannot see one, and every run would go through ``_lazy_forward`` and
+    ``Module.__call__`` (about 3 us), so we do the same here.
+    """
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
+    if isinstance(compiled, _LazyGraphModule):
+        _LazyGraphModule.force_recompile(compiled)
+        return compiled
+    owner = getattr(compiled, "__self__", None)
+    if isinstance(owner, _LazyGraphModule) and getattr(compiled, "__name__", "") == "_lazy_forward":
+        _LazyGraphModule.force_recompile(owner)
+        return owner.forward
+    return compiled
 
 
 def _runtime_kind(example_inputs: Any) -> str:

@@ -199,7 +199,7 @@ def runtime_faulty(
 def fire_runtime(fault: FaultSpec, state: Any, recorder: Any) -> None:
     """Raise the runtime fault on this run's span; a run the policy skips gets one anyway."""
     fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count}
-    current = trace.get_current_span()
+    current = state.current_span or trace.INVALID_SPAN
     if is_run_span(current, state):
         record(recorder, fault, current, fields)
         raise_runtime_fault()

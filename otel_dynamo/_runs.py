@@ -2,8 +2,9 @@
 
 The hot path is one increment and one comparison: a run is only handed to the
 recorder when its index reaches the next index the run-span policy wants recorded.
-The wrapper keeps ``_boxed_call`` (boxed callables take one list and may clear it)
-and never stores the run-time arguments.
+The wrappers keep ``_boxed_call`` (boxed callables take one list and may clear it),
+pass the arguments through untouched and never store them. Each wrapper exposes the
+callable it wraps as ``__wrapped__``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,16 @@ class RunRecorder(Protocol):
 class RunState:
     """Per compiled graph: how often it ran and what a run span carries."""
 
-    __slots__ = ("attributes", "count", "kind", "link", "next_recorded", "policy")
+    __slots__ = (
+        "attributes",
+        "count",
+        "current_span",
+        "kind",
+        "link",
+        "next_recorded",
+        "policy",
+        "span_args",
+    )
 
     def __init__(
         self, *, kind: str, policy: RunSpanPolicy, attributes: dict[str, Any], link: Any
@@ -32,25 +42,20 @@ class RunState:
         self.link = link
         self.count = 0
         self.next_recorded = policy.first_recorded()
+        self.span_args: Any = None  # the recorder's per-graph constants for its run spans
+        self.current_span: Any = None  # the span of the run in progress, when recorded
 
     def advance(self) -> None:
         """Called after a recorded run: schedule the next one."""
         self.next_recorded = self.policy.next_recorded(self.count)
 
 
-def wrap_run(compiled: Callable[..., Any], state: RunState, recorder: RunRecorder) -> Any:
-    """A callable that behaves as ``compiled`` and reports its runs (boxed or not)."""
-    if getattr(compiled, "_boxed_call", False):
-        return wrap_boxed_run(compiled, state, recorder)
-    return wrap_unboxed_run(compiled, state, recorder)
-
-
 def wrap_unboxed_run(compiled: Callable[..., Any], state: RunState, recorder: RunRecorder) -> Any:
-    """As wrap_run, for a callable called with its inputs spread out.
+    """A function that behaves as ``compiled``, called with its inputs spread out.
 
-    Dynamo calls a backend's result this way even when it carries ``_boxed_call``
-    (AOT's outer function copies the flag from its boxed inner one), so the flag is
-    copied as found and the calling convention left alone.
+    For what a backend returns to Dynamo. Dynamo calls it this way even when it
+    carries ``_boxed_call`` (AOT's outer function copies the flag from its boxed inner
+    one), so the flag is copied as found and the calling convention left alone.
     """
 
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -64,24 +69,42 @@ def wrap_unboxed_run(compiled: Callable[..., Any], state: RunState, recorder: Ru
     return _keep_identity(run, compiled)
 
 
-def wrap_boxed_run(compiled: Callable[..., Any], state: RunState, recorder: RunRecorder) -> Any:
-    """As wrap_run, for a callable that takes its inputs as one list."""
+class RunProxy:
+    """Behaves as the compiled callable it wraps and reports its runs.
 
-    def run(args: list[Any]) -> Any:
+    For compiled backwards: AOT Autograd calls them boxed or not as their
+    ``_boxed_call`` says, and its cache reads the compiled artefact's attributes
+    (``_fx_graph_cache_key``, ``_time_taken_ns``, ...) and unwraps ``__wrapped__`` to
+    reach the ``OutputCode`` it serializes. Attribute reads the proxy cannot answer
+    go to the wrapped callable, so all of that sees what it would see untraced;
+    the arguments (one list when boxed) reach the callable as the same objects.
+    """
+
+    def __init__(self, compiled: Callable[..., Any], state: RunState, recorder: RunRecorder):
+        self.__wrapped__ = compiled
+        self._otel_run_state = state
+        self._otel_recorder = recorder
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy/pickle probe dunders on a bare instance
+            raise AttributeError(name)
+        return getattr(self.__wrapped__, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        state = self._otel_run_state
         state.count += 1
         if state.count < state.next_recorded:
-            return compiled(args)
-        return recorder.record_run(state, lambda: compiled(args))
-
-    run._boxed_call = True  # type: ignore[attr-defined]
-    return _keep_identity(run, compiled)
+            return self.__wrapped__(*args, **kwargs)
+        compiled = self.__wrapped__
+        return self._otel_recorder.record_run(state, lambda: compiled(*args, **kwargs))
 
 
 def _keep_identity(run: Callable[..., Any], compiled: Callable[..., Any]) -> Callable[..., Any]:
-    # Only the name: copying __dict__ (as functools.wraps does) would copy a whole
-    # GraphModule's state when a compiler returns the module itself.
+    # Only the name and __wrapped__: copying __dict__ (as functools.wraps does) would
+    # copy a whole GraphModule's state when a compiler returns the module itself.
     name = getattr(compiled, "__name__", None)
     if isinstance(name, str):
         run.__name__ = name
         run.__qualname__ = name
+    run.__wrapped__ = compiled  # type: ignore[attr-defined]
     return run

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import otel_dynamo
 from otel_dynamo import names
+from otel_dynamo._hub import make_recorder
+from otel_dynamo._runs import RunProxy, RunState
 from tests._spans import named, one
 
 
@@ -123,3 +126,165 @@ def test_decomp_partition_backend_names_its_partitioner(provider, exporter):
     compiled(torch.randn(3, 4)).sum().backward()
     partition = one(exporter.get_finished_spans(), names.SPAN_AOT_PARTITION)
     assert partition.attributes[names.ATTR_AOT_PARTITIONER].endswith("default_partition")
+
+
+# --- compiled backwards: inductor, the AOT Autograd cache, the proxy -----------------------
+
+
+def _traced_step(provider, backend: str, **options):
+    """One forward + backward inside a user span; returns that span."""
+    tracer = provider.get_tracer("user")
+    compiled = torch.compile(
+        _mlp(), backend=otel_dynamo.traced(backend, tracer_provider=provider, **options)
+    )
+    with tracer.start_as_current_span("step") as step:
+        compiled(torch.randn(3, 4)).sum().backward()
+    return step
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_backward_run_span_attributes_are_the_same_for_aot_eager_and_inductor(
+    provider, exporter, backend
+):
+    """run.backward: compile id, backend, kind, AOT graph name, index; linked, in the step."""
+    with torch._functorch.config.patch(enable_autograd_cache=False):  # compilers must run
+        step = _traced_step(provider, backend)
+    spans = exporter.get_finished_spans()
+    graph, run = one(spans, names.SPAN_GRAPH), one(spans, names.SPAN_RUN_BACKWARD)
+    graph_name = one(spans, names.SPAN_AOT_BACKWARD).attributes[names.ATTR_AOT_GRAPH_NAME]
+    assert dict(run.attributes) == {
+        names.ATTR_COMPILE_ID: "0/0",
+        names.ATTR_BACKEND: backend,
+        names.ATTR_RUN_KIND: names.RUN_KIND_BACKWARD,
+        names.ATTR_AOT_GRAPH_NAME: graph_name,
+        names.ATTR_RUN_INDEX: 1,
+    }
+    assert isinstance(graph_name, str) and "backward" in graph_name
+    assert [link.context.span_id for link in run.links] == [graph.context.span_id]
+    assert run.parent.span_id == step.get_span_context().span_id
+
+
+def test_traced_inductor_compile_saves_an_aot_autograd_cache_entry_that_loads(provider):
+    """The backward wrapper keeps AOT's cache working: the traced compile saves, a reload hits."""
+    from torch._dynamo.utils import counters
+    from torch._inductor.utils import fresh_cache
+
+    with fresh_cache(), torch._functorch.config.patch(enable_autograd_cache=True):
+        counters.clear()
+        _traced_step(provider, "inductor")
+        assert counters["aot_autograd"]["autograd_cache_saved"] == 1
+        torch._dynamo.reset()
+        compiled = torch.compile(_mlp(), backend="inductor")
+        compiled(torch.randn(3, 4)).sum().backward()
+        assert counters["aot_autograd"]["autograd_cache_hit"] == 1
+
+
+def test_backward_loaded_from_the_aot_autograd_cache_is_recorded(provider, exporter):
+    """On an AOT cache hit no compiler runs; backward runs still get spans (no graph name)."""
+    from torch._dynamo.utils import counters
+    from torch._inductor.utils import fresh_cache
+
+    with fresh_cache(), torch._functorch.config.patch(enable_autograd_cache=True):
+        torch.compile(_mlp(), backend="inductor")(torch.randn(3, 4)).sum().backward()
+        torch._dynamo.reset()
+        counters.clear()
+        step = _traced_step(provider, "inductor")
+        assert counters["aot_autograd"]["autograd_cache_hit"] == 1
+    spans = exporter.get_finished_spans()
+    assert not named(spans, names.SPAN_AOT_BACKWARD)
+    graph, run = one(spans, names.SPAN_GRAPH), one(spans, names.SPAN_RUN_BACKWARD)
+    assert dict(run.attributes) == {
+        names.ATTR_COMPILE_ID: "0/0",
+        names.ATTR_BACKEND: "inductor",
+        names.ATTR_RUN_KIND: names.RUN_KIND_BACKWARD,
+        names.ATTR_RUN_INDEX: 1,
+    }
+    assert [link.context.span_id for link in run.links] == [graph.context.span_id]
+    assert run.parent.span_id == step.get_span_context().span_id
+
+
+class _Artefact:
+    """Stands in for a compiled backward: boxed, clears its inputs, carries cache facts."""
+
+    _boxed_call = True
+    _fx_graph_cache_key = "key"
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def __call__(self, args: list) -> list:
+        self.seen.append(id(args))
+        out = [a * 2 for a in args]
+        args.clear()
+        return out
+
+
+def _backward_state(mode: str) -> RunState:
+    from otel_dynamo._types import RunSpanPolicy
+
+    return RunState(
+        kind=names.RUN_KIND_BACKWARD, policy=RunSpanPolicy(mode), attributes={}, link=None
+    )
+
+
+def _proxy(recorder, mode: str = "all") -> tuple[RunProxy, _Artefact]:
+    artefact = _Artefact()
+    return RunProxy(artefact, _backward_state(mode), recorder), artefact
+
+
+def test_backward_proxy_hands_over_the_same_list_and_keeps_no_reference(provider):
+    """Boxed call: the callee gets the caller's list itself (and may clear it); nothing kept."""
+    import gc
+    import weakref
+
+    proxy, artefact = _proxy(make_recorder(tracer_provider=provider))
+    tensor = torch.ones(2)
+    args = [tensor]
+    out = proxy(args)
+    assert artefact.seen == [id(args)] and args == []
+    assert torch.equal(out[0], torch.full((2,), 2.0))
+    ref = weakref.ref(tensor)
+    del tensor, out
+    gc.collect()
+    assert ref() is None
+
+
+def test_backward_proxy_answers_with_the_wrapped_artefact_attributes(provider):
+    """AOT reads _boxed_call and cache facts off the compiled backward, and unwraps it."""
+    proxy, artefact = _proxy(make_recorder(tracer_provider=provider), "off")
+    assert proxy._boxed_call is True
+    assert proxy._fx_graph_cache_key == "key"
+    assert proxy.__wrapped__ is artefact
+    with pytest.raises(AttributeError):
+        proxy.no_such_attribute  # noqa: B018
+
+
+def test_backward_proxy_reraises_the_callee_error_unchanged(provider, exporter):
+    """A failing compiled backward raises the same exception; its run span is ERROR."""
+    error = RuntimeError("boom")
+
+    def failing(args: list) -> list:
+        raise error
+
+    proxy = RunProxy(failing, _backward_state("all"), make_recorder(tracer_provider=provider))
+    with pytest.raises(RuntimeError) as raised:
+        proxy([torch.ones(1)])
+    assert raised.value is error
+    run = one(exporter.get_finished_spans(), names.SPAN_RUN_BACKWARD)
+    assert run.status.status_code.name == "ERROR"
+    assert run.attributes[names.ATTR_ERROR_TYPE] == "RuntimeError"
+
+
+def test_eager_backend_runs_the_realized_graph_forward(provider):
+    """eager returns a lazy forward; the traced wrapper calls the recompiled forward directly."""
+    captured = []
+    traced = otel_dynamo.traced("eager", tracer_provider=provider)
+
+    def capturing(gm, example_inputs):
+        captured.append(traced(gm, example_inputs))
+        return captured[-1]
+
+    torch.compile(_mlp(), backend=capturing)(torch.randn(3, 4))
+    inner = captured[0].__wrapped__
+    assert inner.__name__ == "forward"
+    assert not inner.__self__._needs_recompile()
