@@ -76,9 +76,10 @@ def test_forked_child_exports_no_metrics(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.xfail(
-    reason="known defect, open in issue 3: a forked child's exit flush can block until "
-    "OTEL_DYNAMO_SHUTDOWN_TIMEOUT (seen with 10 s), and under full-suite load the busy "
-    "parent's 0.5 s exit flush overruns and warns",
+    reason="flaky under load, not a hang: the busy parent's 0.5 s exit flush can overrun "
+    "and warn (stderr must be empty); a child's exit flush that waited for the full "
+    "OTEL_DYNAMO_SHUTDOWN_TIMEOUT was seen once with 10 s and not reproduced since "
+    "(children end in about 50 ms with 0.5 s and 5 s); every wait is bounded by the timeout",
     strict=False,
 )
 def test_children_forked_while_exporting_never_deadlock(tmp_path):
