@@ -19,16 +19,26 @@ _started = False
 
 
 def start() -> None:
-    """Instrument torch.compile and torch.export if OTEL_DYNAMO_ENABLED is true (once)."""
+    """Instrument torch.compile and torch.export if OTEL_DYNAMO_ENABLED is true (once).
+
+    Never raises: ``site`` would print a traceback for the .pth line and go on anyway.
+    """
     global _started
     if _started:
         return
     _started = True
+    try:
+        _start()
+    except Exception as error:
+        sys.stderr.write(f"otel_dynamo: start-up hook failed, tracing is off: {error!r}\n")
+
+
+def _start() -> None:
     settings = _settings_or_exit()
     if settings is None:
         return
     if settings.strict:
-        _exit_on_problems(_startup_problems(settings))
+        _check_strictly(settings)
     if settings.enabled:
         # torch.export loads with torch itself; torch._dynamo at the first compile.
         for module in ("torch.export", "torch._dynamo"):
@@ -46,6 +56,19 @@ def _settings_or_exit() -> Settings | None:
 
         warn_problems(settings.problems)  # e.g. OTEL_DYNAMO_ENABLED=maybe
     return settings
+
+
+def _check_strictly(settings: Settings) -> None:
+    """Stop on any bad OTEL_* value now, or at ``import torch`` when OpenTelemetry is not
+    importable yet (its site directory is processed after ours, e.g. a user install)."""
+    try:
+        problems = _startup_problems(settings)
+    except ImportError:
+        _import_hooks.when_imported(
+            "torch", lambda _module: _exit_on_problems(_startup_problems(settings))
+        )
+        return
+    _exit_on_problems(problems)
 
 
 def _startup_problems(settings: Settings) -> list[str]:
