@@ -147,6 +147,18 @@ def _failures() -> list[object]:
     ]
 
 
+def _percentiles(metric: str, by: str) -> list[object]:
+    """p50 and p99 of a histogram per ``by`` label; the p99 series carries exemplars."""
+    return [
+        panels.prom(
+            q.quantile(p, metric, JOB, by),
+            legend=f"p{round(p * 100)} {{{{{by}}}}}",
+            exemplar=p == 0.99,
+        )
+        for p in (0.5, 0.99)
+    ]
+
+
 def _guards_and_runs() -> list[object]:
     run_kind = lbl("ATTR_RUN_KIND")
     guards = [
@@ -155,14 +167,7 @@ def _guards_and_runs() -> list[object]:
         panels.prom(q.mean("METRIC_GUARDS", JOB), legend="mean"),
     ]
     runs = q.rate_sum("METRIC_RUNS", JOB, run_kind)
-    latency = [
-        panels.prom(
-            q.quantile(p, "METRIC_RUN_DURATION", JOB, run_kind),
-            legend=f"p{round(p * 100)} {{{{{run_kind}}}}}",
-            exemplar=p == 0.99,
-        )
-        for p in (0.5, 0.99)
-    ]
+    latency = _percentiles("METRIC_RUN_DURATION", run_kind)
     return [
         panels.graph(
             "Guards per frame compile", "Guards Dynamo installed per frame.", "short", guards
@@ -180,14 +185,7 @@ def _guards_and_runs() -> list[object]:
 def _exports() -> list[object]:
     operation, outcome = lbl("ATTR_EXPORT_OPERATION"), lbl("ATTR_EXPORT_OUTCOME")
     calls = q.per_minute(q.rate_sum("METRIC_EXPORTS", JOB, operation, outcome))
-    latency = [
-        panels.prom(
-            q.quantile(p, "METRIC_EXPORT_DURATION", JOB, operation),
-            legend=f"p{round(p * 100)} {{{{{operation}}}}}",
-            exemplar=p == 0.99,
-        )
-        for p in (0.5, 0.99)
-    ]
+    latency = _percentiles("METRIC_EXPORT_DURATION", operation)
     return [
         panels.graph(
             "torch.export calls per minute by operation and outcome",
