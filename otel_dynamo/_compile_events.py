@@ -79,6 +79,9 @@ class CompileEvents:
             compile_id, lambda: {names.ATTR_COMPILE_ID: compile_id}, span=frame.span
         )
 
+    def frame_discarded(self, frame: Any) -> None:
+        self._watchdog.unwatch(frame.compile_id)
+
     def frame_ended(
         self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None:

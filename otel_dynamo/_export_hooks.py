@@ -94,6 +94,7 @@ class ExportRecorder:
             events=sinks.events,
             metrics=sinks.metrics,
         )
+        self.runs.records_foreign_frames = True  # strict export compiles with Dynamo's backend
         self.tracer = self.runs.tracer
         self.events = ExportEvents(getattr(sinks.events, "logger", None))
         self.metrics = export_metrics(providers.meter_provider)

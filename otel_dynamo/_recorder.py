@@ -66,6 +66,7 @@ class Recorder:
     ) -> None:
         self.tracer = tracer
         self.backend = backend
+        self.records_foreign_frames = False  # strict torch.export: Dynamo's own backend
         self.settings = settings
         self.limits = Limits.from_settings(settings)
         self.events = events
@@ -118,10 +119,20 @@ class Recorder:
 
     def frame_ended(self, event: FrameEnded) -> None:
         frame = self._frames.pop(event.compile_id, None) or FrameState(event.compile_id)
+        if self._compiled_elsewhere(frame, event.metrics):
+            self.events.frame_discarded(frame)  # its span is never ended, so never exported
+            return
         if frame.span is None:
             start_us = event.metrics.get("start_time_us")
             self._start_frame_span(frame, int(start_us * 1000) if start_us else event.time_ns)
         self._finish_frame(frame, event)
+
+    def _compiled_elsewhere(self, frame: FrameState, metrics: Mapping[str, Any]) -> bool:
+        """Dynamo made graphs in this frame, but none reached a traced backend: the frame
+        belongs to an untraced torch.compile running beside ours."""
+        if self.records_foreign_frames:
+            return False
+        return frame.graph_count == 0 and int(metrics.get("graph_node_count") or 0) > 0
 
     def _finish_frame(self, frame: FrameState, event: FrameEnded) -> None:
         span = frame.span

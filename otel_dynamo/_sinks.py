@@ -16,6 +16,7 @@ from otel_dynamo._types import GraphBreakReported
 
 class EventSink(Protocol):
     def frame_started(self, frame: Any) -> None: ...
+    def frame_discarded(self, frame: Any) -> None: ...
     def frame_ended(
         self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None: ...
@@ -45,6 +46,9 @@ class MetricsSink(Protocol):
 
 class _NullEvents:
     def frame_started(self, frame: Any) -> None:
+        pass
+
+    def frame_discarded(self, frame: Any) -> None:
         pass
 
     def frame_ended(

@@ -172,3 +172,16 @@ def test_bad_option_value_names_option_and_accepted_values():
 
     with pytest.raises(ConfigError, match=r"run_spans='sometimes'.*accepted: off, all"):
         otel_dynamo.traced("eager", run_spans="sometimes")
+
+
+def test_untraced_compile_beside_a_traced_one_records_nothing(provider, exporter):
+    """A plain torch.compile running after a traced one leaves no frame span behind."""
+    traced = torch.compile(
+        lambda x: x.sin(), backend=otel_dynamo.traced("eager", tracer_provider=provider)
+    )
+    traced(torch.ones(3))
+    before = len(exporter.get_finished_spans())
+    torch.compile(lambda x: x.cos() * 2, backend="eager")(torch.ones(3))
+    assert len(exporter.get_finished_spans()) == before
+    frames = [s for s in exporter.get_finished_spans() if s.name == names.SPAN_FRAME]
+    assert [f.attributes[names.ATTR_COMPILE_ID] for f in frames] == ["0/0"]
