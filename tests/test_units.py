@@ -118,3 +118,20 @@ def test_every_environment_variable_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     missing = [v.env for v in _config.VARIABLES if f"`{v.env}`" not in readme]
     assert not missing, missing
+
+
+def test_every_standard_variable_read_is_in_the_configuration_table():
+    """Each standard OTEL_* variable otel_dynamo reads has a row in the README's table."""
+    from otel_dynamo import _otel_env, _resource
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Configuration") : readme.index("## Names")]
+    read = {
+        value
+        for module in (_otel_env, _resource)
+        for key, value in vars(module).items()
+        if key.startswith("ENV_") and isinstance(value, str) and value.startswith("OTEL_")
+    }
+    read |= set(_otel_env.ENV_EXPORTER.values())
+    read |= {_otel_env.otlp_variable(suffix) for suffix in ("ENDPOINT", "PROTOCOL", "HEADERS")}
+    assert read and sorted(v for v in read if f"`{v}`" not in table) == []
