@@ -18,6 +18,8 @@ fi
 # (about 850 MB; its dependencies must not meet otel_dynamo's).
 PHOENIX_VENV="${OTEL_DYNAMO_PHOENIX_VENV:-/opt/phoenix-venv}"
 if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && [ ! -x "$PHOENIX_VENV/bin/phoenix" ]; then
-  python3 -m venv "$PHOENIX_VENV"
-  "$PHOENIX_VENV/bin/pip" install -q --disable-pip-version-check "arize-phoenix==20.26.1"
+  # Not fatal: without it only the Phoenix tests skip, and they say why.
+  { python3 -m venv "$PHOENIX_VENV" &&
+    "$PHOENIX_VENV/bin/pip" install -q --disable-pip-version-check "arize-phoenix==20.26.1"; } ||
+    echo "setup: could not install Arize Phoenix into $PHOENIX_VENV; its tests will skip" >&2
 fi
