@@ -367,6 +367,11 @@ def phoenix_python() -> Path:
     return Path(os.environ.get(ENV_PHOENIX_PYTHON, DEFAULT_PHOENIX_PYTHON))
 
 
+def phoenix_installed() -> bool:
+    """Phoenix's venv exists and its package installed (its ``phoenix`` script is there)."""
+    return phoenix_python().with_name("phoenix").exists()
+
+
 @dataclasses.dataclass
 class Phoenix:
     http_port: int

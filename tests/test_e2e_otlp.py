@@ -19,6 +19,7 @@ from _export_support import (
     free_port,
     grpc_sink,
     http_sink,
+    phoenix_installed,
     phoenix_python,
     phoenix_server,
     proto_attributes,
@@ -101,7 +102,7 @@ def test_metrics_arrive(received):
 
 
 @pytest.mark.skipif(
-    not phoenix_python().exists(),
+    not phoenix_installed(),
     reason=f"no Phoenix venv at {phoenix_python()} (.ci/setup.sh installs it)",
 )
 def test_phoenix_stores_the_compile_trace_queryable_by_trace_id(tmp_path):

@@ -14,6 +14,7 @@ import urllib.parse
 import pytest
 from _export_support import (
     clear_otel_environ,
+    phoenix_installed,
     phoenix_python,
     phoenix_server,
     wait_until,
@@ -25,7 +26,7 @@ from otel_dynamo._exporters import setup_telemetry
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        not phoenix_python().exists(),
+        not phoenix_installed(),
         reason=f"no Phoenix venv at {phoenix_python()} (set OTEL_DYNAMO_PHOENIX_PYTHON)",
     ),
 ]
