@@ -172,11 +172,7 @@ def _check(
 
 
 def _record(verdict: Verdict, state: Any, recorder: Any) -> None:
-    from opentelemetry import trace
-
-    span = state.current_span or trace.INVALID_SPAN
-    if not _faults.is_run_span(span, state):
-        span = None
+    span = state.current_span
     if span is not None:
         span.set_attributes(verdict.attributes)
     fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count, **verdict.attributes}

@@ -286,15 +286,10 @@ class TracedBackend:
                 graph.recorder,
                 backward=accuracy == ACCURACY_BACKWARD,
                 on_failure=lambda inputs, _verdict: graph.write_repro(
-                    "accuracy", inputs, _run_span(state), check_accuracy=True
+                    "accuracy", inputs, state.current_span, check_accuracy=True
                 ),
             )
         return wrap_unboxed_run(compiled, state, graph.recorder)
-
-
-def _run_span(state: RunState) -> Any:
-    span = state.current_span or trace.INVALID_SPAN
-    return span if _faults.is_run_span(span, state) else None
 
 
 def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: RunState) -> Any:
@@ -308,7 +303,7 @@ def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: 
         except Exception:
             if not written:
                 written = True
-                graph.write_repro("run", args, _run_span(state))
+                graph.write_repro("run", args, state.current_span)
             raise
 
     return _faults.like(run, compiled)

@@ -21,12 +21,12 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from opentelemetry import trace
-from opentelemetry.trace import Link, Span
+from opentelemetry.trace import Span
 
 from otel_dynamo import _fault_spec as spec_module
 from otel_dynamo import names
 from otel_dynamo._fault_spec import FaultSpec
+from otel_dynamo._internal import end_span
 
 _log = logging.getLogger("otel_dynamo")
 RUNTIME_MESSAGE = "ReluRuntimeError"
@@ -199,11 +199,10 @@ def runtime_faulty(
 def fire_runtime(fault: FaultSpec, state: Any, recorder: Any) -> None:
     """Raise the runtime fault on this run's span; a run the policy skips gets one anyway."""
     fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count}
-    current = state.current_span or trace.INVALID_SPAN
-    if is_run_span(current, state):
-        record(recorder, fault, current, fields)
+    if state.current_span is not None:  # the recorder records this run: it marks the failure
+        record(recorder, fault, state.current_span, fields)
         raise_runtime_fault()
-    span = start_forced_run_span(recorder, state)
+    span = recorder.start_run_span(state)
     try:
         record(recorder, fault, span, fields)
         raise_runtime_fault()
@@ -211,29 +210,7 @@ def fire_runtime(fault: FaultSpec, state: Any, recorder: Any) -> None:
         recorder.mark_failed(span, exc, stage="run", attributes=state.attributes)
         raise
     finally:
-        span.end()
-
-
-def is_run_span(span: Any, state: Any) -> bool:
-    """Is ``span`` the run span the recorder opened for this very run of this graph?"""
-    from otel_dynamo._recorder import run_span_name
-
-    attributes = getattr(span, "attributes", None) or {}
-    return (
-        span.is_recording()
-        and getattr(span, "name", None) == run_span_name(state.kind)
-        and attributes.get(names.ATTR_RUN_INDEX) == state.count
-        and attributes.get(names.ATTR_COMPILE_ID) == state.attributes.get(names.ATTR_COMPILE_ID)
-    )
-
-
-def start_forced_run_span(recorder: Any, state: Any) -> Span:
-    """A run span for a run the run-span policy did not choose (a fault or check needs it)."""
-    from otel_dynamo._recorder import run_span_name
-
-    attributes = {**state.attributes, names.ATTR_RUN_INDEX: state.count}
-    links = [Link(state.link)] if state.link is not None else None
-    return recorder.tracer.start_span(run_span_name(state.kind), links=links, attributes=attributes)
+        end_span(span)
 
 
 def like(run: Callable[..., Any], compiled: Callable[..., Any]) -> Callable[..., Any]:

@@ -243,12 +243,7 @@ class Recorder:
         current itself (attaching a context costs on every recorded run); what annotates
         the run finds it as ``run.current_span``.
         """
-        try:
-            span = self._start_run_span(run)
-        except Exception:
-            _log.warning("otel_dynamo: could not start a run span", exc_info=True)
-            run.advance()
-            return call()
+        span = self.start_run_span(run)  # the guarded tracer never raises
         run.current_span = span  # for checks that annotate this run (accuracy, faults)
         try:
             return call()
@@ -261,7 +256,9 @@ class Recorder:
             run.advance()
             self.metrics.run_recorded(run, span)
 
-    def _start_run_span(self, run: RunState) -> Span:
+    def start_run_span(self, run: RunState) -> Span:
+        """The span of the run in progress (also for runs the policy skipped but a fault
+        or check must record)."""
         name, links = run.span_args or self._prepare_run_spans(run)
         attributes = {**run.attributes, names.ATTR_RUN_INDEX: run.count}
         return self.tracer.start_span(name, links=links, attributes=attributes)
