@@ -39,6 +39,7 @@ from otel_dynamo._config import (
     Settings,
 )
 from otel_dynamo._files import disarm_inherited_stream
+from otel_dynamo._internal import class_name
 from otel_dynamo._problems import warn_problems
 
 LOG_OFF = "off"
@@ -100,13 +101,9 @@ def add_exception(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dic
 
 
 def exception_fields(exc: BaseException) -> dict[str, str]:
-    cls = type(exc)
-    qualified = (
-        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    )
-    stack = "".join(traceback.format_exception(cls, exc, exc.__traceback__))
+    stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
-        exception_attributes.EXCEPTION_TYPE: qualified,
+        exception_attributes.EXCEPTION_TYPE: class_name(exc),
         exception_attributes.EXCEPTION_MESSAGE: str(exc),
         exception_attributes.EXCEPTION_STACKTRACE: stack,
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._graph_facts import target_name, top_ops
+from otel_dynamo._internal import class_name
 
 _EXPORT_ERROR_CODE = re.compile(r"^\[ExportErrorType\.(\w+)\]")
 
@@ -28,12 +29,6 @@ _OUTPUT_KINDS = {
     "BUFFER_MUTATION": names.ATTR_EXPORT_BUFFER_MUTATION_COUNT,
     "USER_INPUT_MUTATION": names.ATTR_EXPORT_USER_INPUT_MUTATION_COUNT,
 }
-
-
-def class_name(obj: Any) -> str:
-    cls = type(obj)
-    module = cls.__module__
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
 def call_attributes(mod: Any, *, strict: bool, dynamic_shapes: Any) -> dict[str, Any]:

@@ -35,9 +35,9 @@ from otel_dynamo._export_facts import (
 )
 from otel_dynamo._export_telemetry import ExportEvents, export_metrics
 from otel_dynamo._hub import make_recorder
+from otel_dynamo._internal import class_name
 from otel_dynamo._limits import Limits
 from otel_dynamo._providers import Providers, ProviderSource, sinks_for
-from otel_dynamo._recorder import error_type
 from otel_dynamo._runs import RunState, wrap_unboxed_run
 
 EXPORT_MODULE = "torch.export"
@@ -174,7 +174,7 @@ class ExportRecorder:
     ) -> None:
         try:
             found = error_attributes(exc, limit=self.limits.text_length)
-            found[names.ATTR_ERROR_TYPE] = error_type(exc)
+            found[names.ATTR_ERROR_TYPE] = class_name(exc)
             span.set_status(Status(StatusCode.ERROR, found[names.ATTR_EXPORT_ERROR_MESSAGE]))
             span.set_attributes(found)
         finally:

@@ -21,6 +21,14 @@ _lock = threading.Lock()
 _reported = False
 
 
+def class_name(obj: object) -> str:
+    """Fully qualified class name of ``obj`` (bare for builtins), as OpenTelemetry's
+    ``error.type`` and ``exception.type`` ask."""
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
 def report_internal_error(what: str) -> None:
     """Log the exception being handled: a warning the first time, debug afterwards."""
     global _reported

@@ -19,7 +19,7 @@ from opentelemetry.trace import Link, Span, Status, StatusCode
 from otel_dynamo import names
 from otel_dynamo._config import Settings
 from otel_dynamo._frames import FrameState, frame_attributes, frame_outcome, nest_phases
-from otel_dynamo._internal import end_span
+from otel_dynamo._internal import class_name, end_span
 from otel_dynamo._limits import Limits
 from otel_dynamo._runs import RunState
 from otel_dynamo._sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
@@ -38,13 +38,6 @@ MAX_OPEN_FRAMES = 256
 """Frames whose end we never saw are dropped past this many, oldest first."""
 
 OUTER_PHASE = "dynamo"  # Dynamo's outermost timed event: the frame span itself stands for it
-
-
-def error_type(exc: BaseException) -> str:
-    """Fully qualified class name, as OpenTelemetry's error.type asks."""
-    cls = type(exc)
-    module = cls.__module__
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
 def first_line(exc: BaseException, limit: int) -> str:
@@ -224,7 +217,7 @@ class Recorder:
     ) -> None:
         """Status ERROR, error.type, a log record and a counter; never raises."""
         try:
-            kind = error_type(exc)
+            kind = class_name(exc)
             span.set_status(Status(StatusCode.ERROR, first_line(exc, self.limits.text_length)))
             span.set_attribute(names.ATTR_ERROR_TYPE, kind)
             span.set_attribute(names.ATTR_ERROR_MESSAGE, first_line(exc, self.limits.text_length))
