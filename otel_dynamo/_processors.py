@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
@@ -35,7 +36,32 @@ def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> b
     return not thread.is_alive()
 
 
-class BoundedBatchSpanProcessor(BatchSpanProcessor):
+class _Bounded:
+    """What both processors add to their SDK base: bounded shutdown and flush, quiet queue.
+
+    Mixed in before the SDK class, whose ``_batch_processor`` it shuts down directly.
+    """
+
+    _batch_processor: Any
+    _flush_thread_name = "otel_dynamo-flush"
+
+    def _bound(self, on_sdk_record: RecordSink, shutdown_millis: float) -> None:
+        self._on_sdk_record = on_sdk_record
+        self._shutdown_millis = shutdown_millis
+
+    def shutdown(self, timeout_millis: float | None = None) -> None:
+        millis = self._shutdown_millis if timeout_millis is None else timeout_millis
+        with quiet(self._on_sdk_record):
+            self._batch_processor.shutdown(timeout_millis=millis)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = super().force_flush  # type: ignore[misc]
+        return run_bounded(flush, timeout_millis / 1000, name=self._flush_thread_name)
+
+
+class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
+    _flush_thread_name = "otel_dynamo-flush-spans"
+
     def __init__(
         self,
         exporter: SpanExporter,
@@ -51,24 +77,16 @@ class BoundedBatchSpanProcessor(BatchSpanProcessor):
             max_export_batch_size=options.max_export_batch_size,
             export_timeout_millis=options.export_timeout_ms,
         )
-        self._on_sdk_record = on_sdk_record
-        self._shutdown_millis = shutdown_millis
+        self._bound(on_sdk_record, shutdown_millis)
 
     def on_end(self, span: ReadableSpan) -> None:
         with quiet(self._on_sdk_record):
             super().on_end(span)
 
-    def shutdown(self, timeout_millis: float | None = None) -> None:
-        millis = self._shutdown_millis if timeout_millis is None else timeout_millis
-        with quiet(self._on_sdk_record):
-            self._batch_processor.shutdown(timeout_millis=millis)
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        flush = super().force_flush
-        return run_bounded(flush, timeout_millis / 1000, name="otel_dynamo-flush-spans")
+class BoundedBatchLogRecordProcessor(_Bounded, BatchLogRecordProcessor):
+    _flush_thread_name = "otel_dynamo-flush-logs"
 
-
-class BoundedBatchLogRecordProcessor(BatchLogRecordProcessor):
     def __init__(
         self,
         exporter: LogRecordExporter,
@@ -84,18 +102,8 @@ class BoundedBatchLogRecordProcessor(BatchLogRecordProcessor):
             export_timeout_millis=options.export_timeout_ms,
             max_queue_size=options.max_queue_size,
         )
-        self._on_sdk_record = on_sdk_record
-        self._shutdown_millis = shutdown_millis
+        self._bound(on_sdk_record, shutdown_millis)
 
     def on_emit(self, log_record: ReadWriteLogRecord) -> None:
         with quiet(self._on_sdk_record):
             super().on_emit(log_record)
-
-    def shutdown(self, timeout_millis: float | None = None) -> None:
-        millis = self._shutdown_millis if timeout_millis is None else timeout_millis
-        with quiet(self._on_sdk_record):
-            self._batch_processor.shutdown(timeout_millis=millis)
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        flush = super().force_flush
-        return run_bounded(flush, timeout_millis / 1000, name="otel_dynamo-flush-logs")
