@@ -82,8 +82,14 @@ def _startup_problems(settings: Settings) -> list[str]:
     writes_files = any(EXPORTER_FILE in plan.exporters for plan in otel.plans.values())
     reason = prepare_directory(settings.output_dir) if writes_files else None
     if reason is not None:
-        problem = ConfigProblem(ENV_OUTPUT_DIR, settings.output_dir, "a writable directory path")
-        messages.append(f"{problem.message.rsplit(';', 1)[0]}; {reason}")
+        problem = ConfigProblem(
+            ENV_OUTPUT_DIR,
+            settings.output_dir,
+            "a writable directory path",
+            consequence="stopping",
+            reason=reason,
+        )
+        messages.append(problem.message)
     return messages
 
 

@@ -242,3 +242,17 @@ def test_forked_dataloader_workers_neither_duplicate_nor_hang(tmp_path):
     ids = [span["spanId"] for span in spans]
     assert len(ids) == len(set(ids))
     assert sum(span["name"] == names.SPAN_FRAME for span in spans) >= 1
+
+
+def test_strict_mode_stops_at_start_on_an_unwritable_output_directory(tmp_path):
+    """Strict: an output directory that cannot be made stops the process, naming it and why."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = child_environ(
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_STRICT="true",
+        OTEL_DYNAMO_OUTPUT_DIR=str(blocker / "sub"),
+    )
+    done = run([sys.executable, "-c", "print('job ran')"], env, tmp_path)
+    assert done.returncode == 2 and "job ran" not in done.stdout
+    assert f"OTEL_DYNAMO_OUTPUT_DIR='{blocker / 'sub'}' is not valid (" in done.stderr
