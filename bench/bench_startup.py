@@ -15,24 +15,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import site
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-PTH_NAME = "otel_dynamo.pth"
+from otel_dynamo._run_command import PTH_NAME, installed_startup_hook
+
 HEAVY = ("torch", "opentelemetry", "structlog")
 LINE_REPEATS = 20_000
 
 
 def installed_pth() -> Path:
-    for folder in [*site.getsitepackages(), site.getusersitepackages()]:
-        candidate = Path(folder) / PTH_NAME
-        if candidate.is_file():
-            return candidate
-    raise SystemExit(f"{PTH_NAME} is not installed: pip install -e . first")
+    found = installed_startup_hook()
+    if found is None:
+        raise SystemExit(f"{PTH_NAME} is not installed: pip install -e . first")
+    return found
 
 
 def line_cost_us(line: str) -> float:

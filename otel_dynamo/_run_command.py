@@ -39,7 +39,7 @@ def run_command(args: argparse.Namespace) -> int:
     if not command:
         _say("give a command, e.g. otel-dynamo run -- python train.py")
         return EXIT_NO_COMMAND
-    if not startup_hook_installed():
+    if installed_startup_hook() is None:
         _say(f"warning: {PTH_NAME} is not in site-packages; reinstall otel-dynamo for tracing")
     env = traced_environment(os.environ, out=args.out)
     if args.report:
@@ -55,9 +55,10 @@ def traced_environment(environ: Mapping[str, str], *, out: str | None) -> dict[s
     return env
 
 
-def startup_hook_installed() -> bool:
+def installed_startup_hook() -> Path | None:
+    """Where ``otel_dynamo.pth`` is installed (a site-packages directory), if anywhere."""
     folders = [*site.getsitepackages(), site.getusersitepackages()]
-    return any((Path(folder) / PTH_NAME).is_file() for folder in folders)
+    return next((Path(f) / PTH_NAME for f in folders if (Path(f) / PTH_NAME).is_file()), None)
 
 
 def _exec(command: list[str], env: dict[str, str]) -> int:

@@ -117,9 +117,11 @@ def test_interpreter_start_imports_neither_torch_nor_opentelemetry(tmp_path, ena
 
 def test_startup_hook_is_installed_in_site_packages():
     """otel_dynamo.pth is where site processes it (the package install put it there)."""
-    from otel_dynamo._run_command import startup_hook_installed
+    from otel_dynamo._run_command import PTH_NAME, installed_startup_hook
 
-    assert startup_hook_installed()
+    hook = installed_startup_hook()
+    assert hook is not None and hook.name == PTH_NAME
+    assert "otel_dynamo._startup" in hook.read_text()
 
 
 def test_bad_value_gets_one_message_naming_variable_value_and_accepted(tmp_path):
