@@ -88,18 +88,12 @@ def _breaks_and_recompiles() -> list[object]:
             "short",
             [panels.prom(breaks, legend=f"{{{{{kind}}}}}", instant=True)],
         ),
-        panels.bars(
+        _top_from_logs(
             "Top graph-break reasons",
             "From the graph-break log events.",
-            "short",
-            [
-                panels.logql(
-                    logql.top_values(10, break_logs, "ATTR_GRAPH_BREAK_REASON"),
-                    legend=f"{{{{{reason}}}}}",
-                    instant=True,
-                )
-            ],
-            kind="loki",
+            break_logs,
+            "ATTR_GRAPH_BREAK_REASON",
+            reason,
         ),
         panels.graph(
             "Recompiles per minute",
@@ -107,20 +101,29 @@ def _breaks_and_recompiles() -> list[object]:
             "short",
             [panels.prom(recompiles, legend="{{job}}")],
         ),
-        panels.bars(
+        _top_from_logs(
             "Top recompile reasons",
             "Failed guards, from the recompile log events.",
-            "short",
-            [
-                panels.logql(
-                    logql.top_values(10, recompile_logs, "ATTR_RECOMPILE_REASON"),
-                    legend=f"{{{{{recompile}}}}}",
-                    instant=True,
-                )
-            ],
-            kind="loki",
+            recompile_logs,
+            "ATTR_RECOMPILE_REASON",
+            recompile,
         ),
     ]
+
+
+def _top_from_logs(title: str, description: str, logs: str, attr: str, label: str) -> object:
+    """Bars of the ten most frequent values of ``attr`` in the log events ``logs``."""
+    return panels.bars(
+        title,
+        description,
+        "short",
+        [
+            panels.logql(
+                logql.top_values(10, logs, attr), legend=f"{{{{{label}}}}}", instant=True
+            )
+        ],
+        kind="loki",
+    )
 
 
 def _failures() -> list[object]:
