@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from _export_support import (
     clear_otel_environ,
@@ -44,16 +46,25 @@ def _emit_all(telemetry):
     return parent
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_spans_arrive_with_structure_and_attributes(protocol, tmp_path):
-    """Parent and child spans reach the receiver with the parent link and attributes."""
+@contextlib.contextmanager
+def _exported(protocol: str, tmp_path, **extra: str):
+    """A real receiver that got ``_emit_all``'s telemetry over ``protocol``; yields
+    (receiver, the parent span, whether shutdown finished in time)."""
     port = free_port()
     with PROTOCOLS[protocol](port) as sink:
         telemetry = setup_telemetry(
-            Settings(output_dir=str(tmp_path)), environ=_environ(protocol, port)
+            Settings(output_dir=str(tmp_path)), environ=_environ(protocol, port, **extra)
         )
         parent = _emit_all(telemetry)
-        assert telemetry.shutdown(5.0) is True
+        finished = telemetry.shutdown(5.0)
+        yield sink, parent, finished
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_spans_arrive_with_structure_and_attributes(protocol, tmp_path):
+    """Parent and child spans reach the receiver with the parent link and attributes."""
+    with _exported(protocol, tmp_path) as (sink, parent, finished):
+        assert finished is True
         spans = {span.name: span for span in sink.spans()}
     assert sorted(spans) == ["child", "parent"]
     assert spans["child"].parent_span_id == spans["parent"].span_id
@@ -64,13 +75,7 @@ def test_spans_arrive_with_structure_and_attributes(protocol, tmp_path):
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_log_record_arrives_in_the_span_context(protocol, tmp_path):
     """The log record arrives with event name, body, attributes and the child's trace ids."""
-    port = free_port()
-    with PROTOCOLS[protocol](port) as sink:
-        telemetry = setup_telemetry(
-            Settings(output_dir=str(tmp_path)), environ=_environ(protocol, port)
-        )
-        _emit_all(telemetry)
-        telemetry.shutdown(5.0)
+    with _exported(protocol, tmp_path) as (sink, _parent, _finished):
         (record,) = sink.log_records()
         child = next(span for span in sink.spans() if span.name == "child")
     assert (record.event_name, record.body.string_value) == ("test.event", "inside")
@@ -81,25 +86,15 @@ def test_log_record_arrives_in_the_span_context(protocol, tmp_path):
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_metrics_arrive(protocol, tmp_path):
     """The counter is exported (at the latest by the shutdown's final collection)."""
-    port = free_port()
-    with PROTOCOLS[protocol](port) as sink:
-        telemetry = setup_telemetry(
-            Settings(output_dir=str(tmp_path)), environ=_environ(protocol, port)
-        )
-        _emit_all(telemetry)
-        telemetry.shutdown(5.0)
+    with _exported(protocol, tmp_path) as (sink, _parent, _finished):
         assert sink.metric_names() == {"test.count"}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_headers_are_sent(protocol, tmp_path):
     """OTEL_EXPORTER_OTLP_HEADERS reach the receiver on every signal."""
-    port = free_port()
-    environ = _environ(protocol, port, OTEL_EXPORTER_OTLP_HEADERS="x-tenant=ml%20team")
-    with PROTOCOLS[protocol](port) as sink:
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
-        _emit_all(telemetry)
-        telemetry.shutdown(5.0)
+    headers = {"OTEL_EXPORTER_OTLP_HEADERS": "x-tenant=ml%20team"}
+    with _exported(protocol, tmp_path, **headers) as (sink, _parent, _finished):
         tenants = {
             signal: {h.get("x-tenant") for h in sink.headers[signal]} for signal in sink.headers
         }
@@ -109,12 +104,8 @@ def test_headers_are_sent(protocol, tmp_path):
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_resource_reaches_the_receiver(protocol, tmp_path):
     """Resource attributes (service name, rank) travel with the spans."""
-    port = free_port()
-    environ = _environ(protocol, port, OTEL_SERVICE_NAME="trainer", RANK="2")
-    with PROTOCOLS[protocol](port) as sink:
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
-        _emit_all(telemetry)
-        telemetry.shutdown(5.0)
+    extra = {"OTEL_SERVICE_NAME": "trainer", "RANK": "2"}
+    with _exported(protocol, tmp_path, **extra) as (sink, _parent, _finished):
         resource = sink.resource_attributes("traces")
     assert (resource["service.name"], resource["torch.distributed.rank"]) == ("trainer", 2)
 

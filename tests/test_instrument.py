@@ -93,9 +93,9 @@ def test_instrumentor_instrument_and_uninstrument_are_reversible(provider, expor
 
 def test_instrumentor_declares_the_supported_torch_range():
     """instrumentation_dependencies() names torch with the range pyproject.toml states."""
-    import tomllib
     from pathlib import Path
 
+    import tomllib
     from packaging.requirements import Requirement
 
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
