@@ -94,11 +94,13 @@ def _with_traced_backend(
     state: _Instrumentation, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     backend = args[0] if args else kwargs.get("backend", DEFAULT_BACKEND)
+    from torch._dynamo.exc import InvalidBackend  # loaded: we are inside torch._dynamo
+
     try:
         traced = state.traced(backend)
-    except Exception as error:
-        if type(error).__name__ == "InvalidBackend":
-            raise  # the user's own mistake: torch would raise the same a moment later
+    except InvalidBackend:
+        raise  # the user's own mistake: torch would raise the same a moment later
+    except Exception:
         _LOGGER.warning("otel_dynamo: could not trace backend %r", backend, exc_info=True)
         return args, kwargs
     if args:
