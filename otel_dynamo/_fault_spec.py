@@ -10,7 +10,6 @@ A bad spec raises :class:`FaultSpecError` whose message names the part that is w
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 
 KIND_COMPILE = "compile"
@@ -78,6 +77,8 @@ class FaultSpec:
             return False
         if self.p >= 1.0:
             return True
+        import hashlib  # only when a fault has a probability: kept off the start-up path
+
         key = f"{self.seed}|{self.text()}|{compile_id}|{graph}".encode()
         draw = int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2**64
         return draw < self.p
