@@ -17,7 +17,9 @@ Measures, against the targets of the traced-backends issue:
   untraced ``torch.compile`` of the same model) is printed too, with its noise floor:
   untraced against a second untraced;
 - cost per run span with run_spans="all": target <= 20 us. Same method; printed next to
-  the cost of one bare SDK span with the same attributes and link, in the same loop;
+  the cost of one bare SDK span with the same attributes and link, in the same loop, and
+  to the cost with an SDK MeterProvider as well (each recorded run then also records the
+  run-duration histogram, with its exemplar);
 - resident memory growth over 100,000 compiled calls at the default policy (current
   RSS from /proc/self/statm, not the peak): target < 5 MB.
 
@@ -39,6 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Link
@@ -343,28 +347,39 @@ def with_bare_span(inner: Callable[..., Any]) -> Callable[..., Any]:
 def report_run_spans(plan: Plan) -> None:
     backend = otel_dynamo.traced("aot_eager", tracer_provider=provider(), run_spans="all")
     graph = compile_captured(backend)
+    with_metrics = otel_dynamo.traced(
+        "aot_eager",
+        tracer_provider=provider(),
+        meter_provider=MeterProvider(metric_readers=[InMemoryMetricReader()]),
+        run_spans="all",
+    )
+    metered = compile_captured(with_metrics).run
     inner = graph.run.__wrapped__
     bare = with_bare_span(inner)
     with torch.no_grad():
-        for fn in (graph.run, bare):
+        for fn in (graph.run, metered, bare):
             for _ in range(WARMUP_CALLS):
                 fn(*graph.inputs)
         samples = alternating(
             {
                 "inner": lambda: seconds_per_call(inner, graph.inputs, plan.calls),
                 "traced": lambda: seconds_per_call(graph.run, graph.inputs, plan.calls),
+                "metered": lambda: seconds_per_call(metered, graph.inputs, plan.calls),
                 "sdk": lambda: seconds_per_call(bare, graph.inputs, plan.calls),
             },
             plan.rounds,
         )
-    per_span, sdk = (
+    per_span, per_metered, sdk = (
         median_us([t - i for t, i in zip(samples[key], samples["inner"], strict=True)])
-        for key in ("traced", "sdk")
+        for key in ("traced", "metered", "sdk")
     )
     print(
         f"run span cost (run_spans=all, aot_eager MLP): {per_span:6.2f} us per recorded run"
         f"  {verdict(per_span <= TARGET_RUN_SPAN_US)}"
         f"  | one plain SDK span with the same attributes and link: {sdk:6.2f} us"
+    )
+    print(
+        f"  with an SDK MeterProvider too (run-duration histogram, exemplar): {per_metered:6.2f} us"
     )
 
 

@@ -74,4 +74,3 @@ class GuardedTracer(trace.Tracer):
     @property
     def inner(self) -> trace.Tracer:
         return self._tracer
-

@@ -29,7 +29,8 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_smoke_run_prints_ratios_and_verdicts_for_every_target():
-    """--smoke: cold-compile ratios, per-call overhead, run-span cost and RSS growth."""
+    """--smoke: cold-compile ratios, per-call overhead, run-span cost (with and without
+    metrics) and RSS growth."""
     completed = _run("--smoke")
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout
@@ -37,6 +38,7 @@ def test_smoke_run_prints_ratios_and_verdicts_for_every_target():
     assert re.search(r"aot_eager encoder .* ratio +\d+\.\d+x", out)
     assert re.search(r"eager +untraced .* added [+-]\d+\.\d+ us/call", out)
     assert re.search(r"run span cost .* \d+\.\d+ us per recorded run", out)
+    assert re.search(r"with an SDK MeterProvider too .*: +\d+\.\d+ us", out)
     assert re.search(r"RSS growth over 2,000 calls .* traced [+-]\d+\.\d+ MB", out)
     assert len(re.findall(r"meets target|MISSES target", out)) == 6
 
