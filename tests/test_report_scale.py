@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from otel_dynamo import cli
 
 RANKS = 8
 COMPILES_PER_RANK = 1000
-MAX_SECONDS = 10.0
 MAX_HTML_BYTES = 5 * 1000 * 1000
 
 pytestmark = pytest.mark.slow
@@ -24,7 +22,6 @@ pytestmark = pytest.mark.slow
 @dataclasses.dataclass(frozen=True)
 class ReportRun:
     exit_code: int
-    seconds: float
     stdout: str
     html_bytes: int
 
@@ -36,16 +33,9 @@ def big_report(tmp_path_factory: pytest.TempPathFactory) -> ReportRun:
     write_job(directory, ranks=RANKS, compiles_per_rank=COMPILES_PER_RANK, diverging_rank=3)
     html = directory.parent / "report.html"
     stdout = io.StringIO()
-    start = time.perf_counter()
     with contextlib.redirect_stdout(stdout):
         code = cli.main(["report", str(directory), "--html", str(html)])
-    seconds = time.perf_counter() - start
-    return ReportRun(code, seconds, stdout.getvalue(), Path(html).stat().st_size)
-
-
-def test_report_finishes_in_under_10_seconds(big_report: ReportRun) -> None:
-    """Reading ~72,000 spans, summarizing and writing tables and HTML takes under 10 s."""
-    assert big_report.seconds < MAX_SECONDS, f"took {big_report.seconds:.1f} s"
+    return ReportRun(code, stdout.getvalue(), Path(html).stat().st_size)
 
 
 def test_html_stays_under_5_mb(big_report: ReportRun) -> None:
