@@ -6,6 +6,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from otel_dynamo import names
+
+OUTCOME_SEVERITY = {
+    names.OUTCOME_SUCCESS: "ok",
+    names.OUTCOME_FAILURE: "bad",
+    names.OUTCOME_SKIPPED: "warn",
+    names.OUTCOME_NO_GRAPH: "warn",
+}
+"""How a frame compile's outcome reads in any rendering: ok, bad or a warning."""
+
+
+def severity(outcome: str) -> str:
+    """``ok``, ``bad``, ``warn``, or "" for an outcome this version does not know."""
+    return OUTCOME_SEVERITY.get(outcome, "")
+
+
 _STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<rest>\d+.*)$")
 
 

@@ -10,20 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_dynamo import names
 from otel_dynamo.report import _format
 from otel_dynamo.report._phases import PHASE_CATEGORIES
 from otel_dynamo.report._summary import LIMIT_REACHED
 
 MAX_COMPILE_IDS_SHOWN = 20
 """Compile ids listed per graph-break row; the rest are counted."""
-
-_OUTCOME_CLASS = {
-    names.OUTCOME_SUCCESS: "ok",
-    names.OUTCOME_FAILURE: "bad",
-    names.OUTCOME_SKIPPED: "warn",
-    names.OUTCOME_NO_GRAPH: "warn",
-}
 
 Table = dict[str, Any]
 
@@ -119,7 +111,7 @@ def _compiles(section: Mapping[str, Any]) -> Table:
             row["compile_id"] or "?",
             row["function"] or "?",
             _location(row),
-            [row["outcome"], _OUTCOME_CLASS.get(row["outcome"], "")],
+            [row["outcome"], _format.severity(row["outcome"])],
             _format.duration(row["duration_s"]),
             str(row["graphs"]),
             str(row["ops"]),

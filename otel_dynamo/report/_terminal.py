@@ -6,7 +6,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from otel_dynamo import names
 from otel_dynamo.report import _format
 from otel_dynamo.report._phases import PHASE_CATEGORIES
 from otel_dynamo.report._summary import LIMIT_REACHED
@@ -19,12 +18,7 @@ DEFAULT_ROW_LIMIT = 20
 MAX_STACK_FRAMES = 3
 """Innermost user-stack frames shown under a graph break."""
 
-_OUTCOME_STYLE = {
-    names.OUTCOME_SUCCESS: "green",
-    names.OUTCOME_FAILURE: "red",
-    names.OUTCOME_SKIPPED: "yellow",
-    names.OUTCOME_NO_GRAPH: "yellow",
-}
+_SEVERITY_STYLE = {"ok": "green", "bad": "red", "warn": "yellow"}
 
 
 def color_enabled(stream: TextIO, *, environ: Mapping[str, str] | None = None) -> bool:
@@ -198,7 +192,7 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
             row["compile_id"] or "?",
             row["function"] or "?",
             _format.location(row["file"], row["line"]),
-            Cell(row["outcome"], _OUTCOME_STYLE.get(row["outcome"])),
+            Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
             _format.duration(row["duration_s"]),
             str(row["graphs"]),
             str(row["ops"]),
