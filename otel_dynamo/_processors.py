@@ -37,7 +37,8 @@ def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> b
 
 
 class _Bounded:
-    """What both processors add to their SDK base: bounded shutdown and flush, quiet queue.
+    """What both processors add to their SDK base: construction from BatchOptions, bounded
+    shutdown and flush, quiet queue.
 
     Mixed in before the SDK class, whose ``_batch_processor`` it shuts down directly.
     """
@@ -45,7 +46,21 @@ class _Bounded:
     _batch_processor: Any
     _flush_thread_name = "otel_dynamo-flush"
 
-    def _bound(self, on_sdk_record: RecordSink, shutdown_millis: float) -> None:
+    def __init__(
+        self,
+        exporter: SpanExporter | LogRecordExporter,
+        options: BatchOptions,
+        *,
+        on_sdk_record: RecordSink,
+        shutdown_millis: float = DEFAULT_SHUTDOWN_MILLIS,
+    ) -> None:
+        super().__init__(  # type: ignore[call-arg]  # the SDK batch processor's
+            exporter,
+            max_queue_size=options.max_queue_size,
+            schedule_delay_millis=options.schedule_delay_ms,
+            max_export_batch_size=options.max_export_batch_size,
+            export_timeout_millis=options.export_timeout_ms,
+        )
         self._on_sdk_record = on_sdk_record
         self._shutdown_millis = shutdown_millis
 
@@ -62,23 +77,6 @@ class _Bounded:
 class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
     _flush_thread_name = "otel_dynamo-flush-spans"
 
-    def __init__(
-        self,
-        exporter: SpanExporter,
-        options: BatchOptions,
-        *,
-        on_sdk_record: RecordSink,
-        shutdown_millis: float = DEFAULT_SHUTDOWN_MILLIS,
-    ) -> None:
-        super().__init__(
-            exporter,
-            max_queue_size=options.max_queue_size,
-            schedule_delay_millis=options.schedule_delay_ms,
-            max_export_batch_size=options.max_export_batch_size,
-            export_timeout_millis=options.export_timeout_ms,
-        )
-        self._bound(on_sdk_record, shutdown_millis)
-
     def on_end(self, span: ReadableSpan) -> None:
         with quiet(self._on_sdk_record):
             super().on_end(span)
@@ -86,23 +84,6 @@ class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
 
 class BoundedBatchLogRecordProcessor(_Bounded, BatchLogRecordProcessor):
     _flush_thread_name = "otel_dynamo-flush-logs"
-
-    def __init__(
-        self,
-        exporter: LogRecordExporter,
-        options: BatchOptions,
-        *,
-        on_sdk_record: RecordSink,
-        shutdown_millis: float = DEFAULT_SHUTDOWN_MILLIS,
-    ) -> None:
-        super().__init__(
-            exporter,
-            schedule_delay_millis=options.schedule_delay_ms,
-            max_export_batch_size=options.max_export_batch_size,
-            export_timeout_millis=options.export_timeout_ms,
-            max_queue_size=options.max_queue_size,
-        )
-        self._bound(on_sdk_record, shutdown_millis)
 
     def on_emit(self, log_record: ReadWriteLogRecord) -> None:
         with quiet(self._on_sdk_record):
