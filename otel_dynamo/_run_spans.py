@@ -257,23 +257,21 @@ def _sdk_tracer(tracer: trace.Tracer) -> bool:
     return isinstance(vars(BoundedAttributes()).get("_dict"), dict)
 
 
-def _sdk_sampler(sampler: object) -> bool:
-    """The SDK's own samplers, down to a parent-based sampler's delegates: they return
-    the attributes they are given, so a span's attributes stay ours."""
-    if type(sampler).__module__ != sampling.__name__:
-        return False
+def _sampler_tree(sampler: sampling.Sampler) -> list[sampling.Sampler]:
+    """The sampler and, for a parent-based one, its delegates, all the way down."""
     delegates = [value for value in vars(sampler).values() if isinstance(value, sampling.Sampler)]
-    return all(_sdk_sampler(delegate) for delegate in delegates)
+    return [sampler, *(inner for delegate in delegates for inner in _sampler_tree(delegate))]
 
 
-def _static_sampler(sampler: object) -> bool:
+def _sdk_sampler(sampler: sampling.Sampler) -> bool:
+    """The SDK's own samplers return the attributes they are given: a span's stay ours."""
+    return all(type(each).__module__ == sampling.__name__ for each in _sampler_tree(sampler))
+
+
+def _static_sampler(sampler: sampling.Sampler) -> bool:
     """Always on/off, or parent-based over those: decisions that ignore the trace id."""
-    if type(sampler) is sampling.StaticSampler:
-        return True
-    if type(sampler) is not sampling.ParentBased:
-        return False
-    delegates = [value for value in vars(sampler).values() if isinstance(value, sampling.Sampler)]
-    return all(_static_sampler(delegate) for delegate in delegates)
+    static = (sampling.StaticSampler, sampling.ParentBased)
+    return all(type(each) in static for each in _sampler_tree(sampler))
 
 
 def _sdk_span_fields(tracer: sdk_trace.Tracer) -> set[str]:

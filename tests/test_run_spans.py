@@ -178,16 +178,23 @@ def test_parent_based_sampler_follows_the_parent() -> None:
     assert [s.name for s in exporter.get_finished_spans()].count(names.SPAN_RUN_FORWARD) == 1
 
 
-@pytest.mark.parametrize(("ratio", "exported"), [(0.0, 0), (1.0, 20)])
-def test_trace_id_ratio_sampler_is_asked_for_every_span(ratio: float, exported: int) -> None:
-    """A trace-id ratio sampler decides per trace id: 0 keeps none, 1 keeps all."""
-    tracer, exporter = traced_setup(sampler=sampling.TraceIdRatioBased(ratio))
+def test_trace_id_ratio_sampler_is_asked_for_every_span() -> None:
+    """Ratio 0.5: each root run span is kept exactly when the sampler keeps its trace id
+    (no answer is reused across trace ids), and both answers occur."""
+    sampler = sampling.TraceIdRatioBased(0.5)
+    tracer, exporter = traced_setup(sampler=sampler)
     lean = run_spans_for(tracer)
     assert isinstance(lean, LeanRunSpans)
-    for _ in range(20):
-        one_run(lean, tracer)
+    spans = [one_run(lean, tracer) for _ in range(200)]
+
+    def kept(span: trace.Span) -> bool:
+        trace_id = span.get_span_context().trace_id
+        return sampler.should_sample(None, trace_id, "run").decision.is_sampled()
+
+    assert [isinstance(span, SdkSpan) for span in spans] == [kept(span) for span in spans]
     runs = [s for s in exporter.get_finished_spans() if s.name == names.SPAN_RUN_FORWARD]
-    assert len(runs) == exported
+    assert 0 < len(runs) < 200
+    assert len(runs) == sum(kept(span) for span in spans)
 
 
 class TaggingSampler(sampling.Sampler):
