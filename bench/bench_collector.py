@@ -95,8 +95,8 @@ def rss_mb() -> float:
 
 def memory_child(endpoint: str, protocol: str, spans: int) -> None:
     """In a fresh process: RSS growth over ``spans`` spans exported to ``endpoint``."""
-    from otel_dynamo._config import Settings
-    from otel_dynamo._exporters import setup_telemetry
+    from otel_dynamo._config.settings import Settings
+    from otel_dynamo._providers.setup import setup_telemetry
 
     environ = {"OTEL_LOGS_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
     if endpoint != FILES:

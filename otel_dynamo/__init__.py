@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from otel_dynamo._config.settings import ConfigError
 from otel_dynamo.version import __version__
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
 __all__ = [
+    "ConfigError",
     "__version__",
     "instrument",
     "instrument_export",
@@ -47,9 +49,9 @@ def traced(
     backend name raises torch's
     ``InvalidBackend`` here, at wrap time.
     """
-    from otel_dynamo import _runtime
+    from otel_dynamo._enablement import traced
 
-    return _runtime.traced_backend(
+    return traced.traced_backend(
         backend,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
@@ -73,9 +75,9 @@ def instrument(
     (OTLP/JSON Lines files under OTEL_DYNAMO_OUTPUT_DIR by default). Options are those
     of :func:`traced`. Idempotent; :func:`uninstrument` reverses it.
     """
-    from otel_dynamo import _instrument
+    from otel_dynamo._enablement import instrument
 
-    _instrument.instrument(
+    instrument.instrument(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -88,9 +90,9 @@ def uninstrument() -> None:
 
     Also puts torch.export's original function and methods back.
     """
-    from otel_dynamo import _instrument
+    from otel_dynamo._enablement import instrument
 
-    _instrument.uninstrument()
+    instrument.uninstrument()
 
 
 def instrument_export(
@@ -105,9 +107,9 @@ def instrument_export(
     ``ExportedProgram.module()`` follow the run-span policy. Providers and options as
     for :func:`instrument`; :func:`uninstrument_export` puts the originals back.
     """
-    from otel_dynamo import _instrument
+    from otel_dynamo._enablement import instrument
 
-    _instrument.instrument_export(
+    instrument.instrument_export(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -117,6 +119,6 @@ def instrument_export(
 
 def uninstrument_export() -> None:
     """Put ``torch.export.export`` and the ExportedProgram methods back as they were."""
-    from otel_dynamo import _instrument
+    from otel_dynamo._enablement import instrument
 
-    _instrument.uninstrument_export()
+    instrument.uninstrument_export()

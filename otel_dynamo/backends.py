@@ -40,9 +40,9 @@ _twins: dict[str, Any] = {}
 def twin(name: str) -> Any:
     """The traced twin of backend ``name`` (one per process)."""
     if name not in _twins:
-        from otel_dynamo import _bootstrap
+        from otel_dynamo._enablement import traced
 
-        _twins[name] = _bootstrap.traced_for_environment(name)
+        _twins[name] = traced.environment_backend(name)
     return _twins[name]
 
 

@@ -37,11 +37,11 @@ class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return (TORCH_REQUIREMENT,)
 
     def _instrument(self, **kwargs: Any) -> None:
-        from otel_dynamo._instrument import instrument
+        from otel_dynamo._enablement.instrument import instrument
 
         instrument(**kwargs)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        from otel_dynamo._instrument import uninstrument
+        from otel_dynamo._enablement.instrument import uninstrument
 
         uninstrument()

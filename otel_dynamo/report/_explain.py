@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TypeAlias
 
 from otel_dynamo import names
-from otel_dynamo.report import _frames
+from otel_dynamo.report import _compiles
 from otel_dynamo.report._model import Span, Telemetry
 from otel_dynamo.report._phases import phase_name
 from otel_dynamo.report._read import load_telemetry
@@ -116,9 +116,9 @@ def explain(source: ExplainSource) -> ExplainSummary:
     tree = SpanTree(spans)
     frames = sorted(
         (span for span in spans if span.name == names.SPAN_FRAME),
-        key=lambda span: (span.start_ns, _frames.compile_id_sort_key(_compile_id(span))),
+        key=lambda span: (span.start_ns, _compiles.compile_id_sort_key(_compile_id(span))),
     )
-    rows = [_frames.compile_row(frame, tree) for frame in frames]
+    rows = [_compiles.compile_row(frame, tree) for frame in frames]
     graphs = [span for span in spans if span.name == names.SPAN_GRAPH]
     breaks = tuple(brk for frame in frames for brk in _break_reasons(frame))
     return ExplainSummary(
@@ -160,7 +160,7 @@ def _compile_id(span: Span) -> str | None:
 
 
 def _break_reasons(frame: Span) -> Iterator[BreakReason]:
-    for reason, kind, stack in _frames.graph_breaks(frame):
+    for reason, kind, stack in _compiles.graph_breaks(frame):
         yield BreakReason(reason=reason, user_stack=stack, kind=kind, compile_id=_compile_id(frame))
 
 

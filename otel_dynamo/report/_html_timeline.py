@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report._frames import RUN_SPANS, outcome, run_kind
+from otel_dynamo.report._compiles import RUN_SPANS, outcome, run_kind
 from otel_dynamo.report._model import Span, Telemetry
 from otel_dynamo.report._phases import phase_name
 from otel_dynamo.report._summary import process_labels

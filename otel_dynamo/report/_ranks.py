@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from otel_dynamo.report._frames import compile_id_sort_key
+from otel_dynamo.report._compiles import compile_id_sort_key
 
 COMPARED_TOTALS = ("graphs", "recompiles", "guards")
 """Per-rank totals that must agree across ranks."""

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report import _frames, _keys, _ranks
+from otel_dynamo.report import _compiles, _keys, _ranks
 from otel_dynamo.report._model import Attributes, LogRecord, Process, Span, Telemetry
 from otel_dynamo.report._tree import SpanTree
 from otel_dynamo.report._values import number, seconds, text
@@ -140,9 +140,9 @@ def _process_section(
     tree = SpanTree(spans)
     frames = sorted(
         (span for span in spans if span.name == names.SPAN_FRAME),
-        key=lambda span: (span.start_ns, _frames.compile_id_sort_key(_compile_id(span))),
+        key=lambda span: (span.start_ns, _compiles.compile_id_sort_key(_compile_id(span))),
     )
-    compiles = [_frames.compile_row(frame, tree) for frame in frames]
+    compiles = [_compiles.compile_row(frame, tree) for frame in frames]
     section = {
         **_describe(process, label),
         "compiles": compiles,
@@ -185,7 +185,7 @@ def _graph_breaks(frames: list[Span]) -> list[dict[str, Any]]:
     """Graph breaks grouped by reason, each with its distinct user stacks and counts."""
     groups: dict[str, dict[str, Any]] = {}
     for frame in frames:
-        for reason, kind, stack in _frames.graph_breaks(frame):
+        for reason, kind, stack in _compiles.graph_breaks(frame):
             group = groups.setdefault(
                 reason, {"kind": kind, "count": 0, "compile_ids": {}, "stacks": Counter()}
             )
@@ -276,10 +276,10 @@ def _failures(spans: list[Span], tree: SpanTree) -> list[dict[str, Any]]:
 
 def _failure(span: Span, tree: SpanTree) -> dict[str, Any] | None:
     if span.name == names.SPAN_FRAME:
-        if _frames.outcome(span) != names.OUTCOME_FAILURE and not span.is_error:
+        if _compiles.outcome(span) != names.OUTCOME_FAILURE and not span.is_error:
             return None
         stage = STAGE_COMPILE
-    elif span.is_error and _frames.run_kind(span) is not None:
+    elif span.is_error and _compiles.run_kind(span) is not None:
         stage = STAGE_RUN
     elif span.is_error and tree.enclosing_frame(span) is None:
         stage = STAGE_COMPILE  # e.g. a graph span whose frame span was never exported
@@ -297,10 +297,10 @@ def _failure(span: Span, tree: SpanTree) -> dict[str, Any] | None:
 
 def _error_fields(span: Span, tree: SpanTree) -> dict[str, str | None]:
     """The span's error; for a frame that recorded none, the first error beneath it."""
-    fields = _frames.error_fields(span)
+    fields = _compiles.error_fields(span)
     if fields["error_type"] is None and span.name == names.SPAN_FRAME:
         failed = (below for below in tree.descendants(span) if below.is_error)
-        fields = next((_frames.error_fields(below) for below in failed), fields)
+        fields = next((_compiles.error_fields(below) for below in failed), fields)
     return fields
 
 
@@ -355,7 +355,7 @@ def _accuracy(spans: list[Span], logs: list[LogRecord], tree: SpanTree) -> list[
 def _runs(spans: list[Span]) -> dict[str, int]:
     counts = {names.RUN_KIND_FORWARD: 0, names.RUN_KIND_BACKWARD: 0, names.RUN_KIND_INFERENCE: 0}
     for span in spans:
-        kind = _frames.run_kind(span)
+        kind = _compiles.run_kind(span)
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1
     return counts

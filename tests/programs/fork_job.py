@@ -33,7 +33,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def child(telemetry, index: int, how: str) -> None:
-    from otel_dynamo._events import EventLogger
+    from otel_dynamo._recording.structured_log import EventLogger
 
     tracer = telemetry.tracer_provider.get_tracer("fork_job")
     with tracer.start_as_current_span(f"child-op-{index}"):
@@ -72,9 +72,9 @@ def keep_busy(telemetry, stop: threading.Event) -> None:
 
 
 def main() -> None:
-    from otel_dynamo._config import load_settings
-    from otel_dynamo._events import EventLogger
-    from otel_dynamo._exporters import setup_telemetry
+    from otel_dynamo._config.settings import load_settings
+    from otel_dynamo._providers.setup import setup_telemetry
+    from otel_dynamo._recording.structured_log import EventLogger
 
     args = parse_args()
     telemetry = setup_telemetry(load_settings())

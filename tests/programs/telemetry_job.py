@@ -44,9 +44,9 @@ def run_without_telemetry(args: argparse.Namespace) -> dict:
 
 
 def run_with_telemetry(args: argparse.Namespace) -> dict:
-    from otel_dynamo._config import load_settings
-    from otel_dynamo._events import EventLogger
-    from otel_dynamo._exporters import setup_telemetry
+    from otel_dynamo._config.settings import load_settings
+    from otel_dynamo._providers.setup import setup_telemetry
+    from otel_dynamo._recording.structured_log import EventLogger
 
     telemetry = setup_telemetry(load_settings())
     tracer = telemetry.tracer_provider.get_tracer("telemetry_job")

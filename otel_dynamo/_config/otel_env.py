@@ -1,0 +1,445 @@
+"""The standard OTEL_* variables we honour, parsed into one export plan per signal.
+
+Pure: reads only the mapping it is given and returns plain values plus the
+:class:`ConfigProblem` list. A bad value never raises here; it turns off what it
+affects (an unusable endpoint turns off that signal's OTLP export) or falls back to
+the default (a bad timeout), and says so in the problem's consequence.
+
+The embedded default: a signal with no OTEL_<SIGNAL>_EXPORTER and no OTLP endpoint
+(base or per-signal) is written to OTLP/JSON Lines files, never sent to a network
+endpoint nobody runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+from urllib.parse import unquote, urlsplit
+
+from opentelemetry.sdk.trace import sampling
+
+from otel_dynamo._config.settings import ConfigProblem, parse_bool
+
+T = TypeVar("T")
+
+SIGNAL_TRACES = "traces"
+SIGNAL_LOGS = "logs"
+SIGNAL_METRICS = "metrics"
+SIGNALS = (SIGNAL_TRACES, SIGNAL_LOGS, SIGNAL_METRICS)
+
+EXPORTER_OTLP = "otlp"
+EXPORTER_FILE = "otlp_file"
+EXPORTER_CONSOLE = "console"
+EXPORTER_NONE = "none"
+PROTOCOL_GRPC = "grpc"
+PROTOCOL_HTTP = "http/protobuf"
+PROTOCOL_HTTP_JSON = "http/json"
+_EXPORTER_ALIASES = {"otlp_proto_grpc": PROTOCOL_GRPC, "otlp_proto_http": PROTOCOL_HTTP}
+_EXPORTER_KINDS = frozenset({EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_CONSOLE, EXPORTER_NONE})
+
+ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
+ENV_SAMPLER = "OTEL_TRACES_SAMPLER"
+ENV_SAMPLER_ARG = "OTEL_TRACES_SAMPLER_ARG"
+ENV_METRIC_EXPORT_INTERVAL = "OTEL_METRIC_EXPORT_INTERVAL"
+ENV_METRIC_EXPORT_TIMEOUT = "OTEL_METRIC_EXPORT_TIMEOUT"
+ENV_EXPORTER = {signal: f"OTEL_{signal.upper()}_EXPORTER" for signal in SIGNALS}
+BATCH_PREFIX = {SIGNAL_TRACES: "OTEL_BSP_", SIGNAL_LOGS: "OTEL_BLRP_"}
+
+DEFAULT_PROTOCOL = PROTOCOL_GRPC  # what the Python SDK uses for "otlp"
+DEFAULT_GRPC_ENDPOINT = "http://localhost:4317"
+DEFAULT_HTTP_ENDPOINT = "http://localhost:4318"
+DEFAULT_OTLP_TIMEOUT_S = 3.0
+DEFAULT_SAMPLER = "parentbased_always_on"
+DEFAULT_SAMPLER_RATIO = 1.0
+DEFAULT_SCHEDULE_DELAY_MS = 1000.0
+DEFAULT_MAX_QUEUE_SIZE = 2048
+DEFAULT_MAX_EXPORT_BATCH_SIZE = 512
+DEFAULT_BATCH_EXPORT_TIMEOUT_MS = 3000.0
+DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60000.0
+DEFAULT_METRIC_EXPORT_TIMEOUT_MS = 3000.0
+
+ACCEPTED_EXPORTERS = (
+    "a comma list of otlp, otlp_proto_grpc, otlp_proto_http, otlp_file, console; or none"
+)
+ACCEPTED_PROTOCOL = "grpc or http/protobuf"
+ACCEPTED_ENDPOINT = "a URL with scheme http or https and a host, e.g. http://localhost:4317"
+ACCEPTED_HEADERS = "comma-separated key=value pairs (values URL-encoded)"
+ACCEPTED_TIMEOUT = "seconds, > 0 (the Python SDK reads OTLP timeouts in seconds)"
+ACCEPTED_COMPRESSION = "gzip or none"
+ACCEPTED_FILE = "a readable PEM file"
+ACCEPTED_SAMPLERS = (
+    "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
+    "parentbased_traceidratio"
+)
+ACCEPTED_RATIO = "a number from 0 to 1"
+TURNED_OFF = "{signals} OTLP export turned off"
+
+_SAMPLERS: dict[str, Callable[[float], sampling.Sampler]] = {
+    "always_on": lambda _: sampling.ALWAYS_ON,
+    "always_off": lambda _: sampling.ALWAYS_OFF,
+    "parentbased_always_on": lambda _: sampling.DEFAULT_ON,
+    "parentbased_always_off": lambda _: sampling.DEFAULT_OFF,
+    "traceidratio": sampling.TraceIdRatioBased,
+    "parentbased_traceidratio": sampling.ParentBasedTraceIdRatio,
+}
+_RATIO_SAMPLERS = frozenset({"traceidratio", "parentbased_traceidratio"})
+
+
+@dataclasses.dataclass(frozen=True)
+class OtlpTarget:
+    """Where and how one signal is sent over OTLP."""
+
+    protocol: str
+    endpoint: str
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout_s: float = DEFAULT_OTLP_TIMEOUT_S
+    compression: str = "none"
+    certificate: str | None = None
+    client_key: str | None = None
+    client_certificate: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SignalPlan:
+    """The exporters of one signal: a subset of otlp, otlp_file, console (empty: off)."""
+
+    signal: str
+    exporters: tuple[str, ...]
+    otlp: OtlpTarget | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchOptions:
+    """Batch processor bounds (OTEL_BSP_* for spans, OTEL_BLRP_* for log records)."""
+
+    schedule_delay_ms: float = DEFAULT_SCHEDULE_DELAY_MS
+    max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE
+    max_export_batch_size: int = DEFAULT_MAX_EXPORT_BATCH_SIZE
+    export_timeout_ms: float = DEFAULT_BATCH_EXPORT_TIMEOUT_MS
+
+
+@dataclasses.dataclass(frozen=True)
+class OtelEnv:
+    """Everything read from the standard variables."""
+
+    disabled: bool
+    plans: Mapping[str, SignalPlan]
+    sampler: sampling.Sampler
+    batch: Mapping[str, BatchOptions]
+    metric_interval_ms: float
+    metric_timeout_ms: float
+    problems: tuple[ConfigProblem, ...]
+
+
+def otlp_variable(suffix: str, signal: str | None = None) -> str:
+    """OTEL_EXPORTER_OTLP_<SUFFIX>, or the per-signal OTEL_EXPORTER_OTLP_<SIGNAL>_<SUFFIX>."""
+    middle = f"{signal.upper()}_" if signal else ""
+    return f"OTEL_EXPORTER_OTLP_{middle}{suffix}"
+
+
+def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
+    """Parse every standard OTEL_* variable we honour; problems are collected, not raised."""
+    reader = _Reader(os.environ if environ is None else environ)
+    disabled = reader.parsed(ENV_SDK_DISABLED, parse_bool, False, "true or false", "SDK stays on")
+    plans = {signal: _signal_plan(reader, signal) for signal in SIGNALS}
+    return OtelEnv(
+        disabled=disabled,
+        plans=plans,
+        sampler=_sampler(reader),
+        batch={signal: _batch_options(reader, prefix) for signal, prefix in BATCH_PREFIX.items()},
+        metric_interval_ms=reader.positive(
+            ENV_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS
+        ),
+        metric_timeout_ms=reader.positive(
+            ENV_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS
+        ),
+        problems=reader.problems(),
+    )
+
+
+# --- signals ---------------------------------------------------------------------------
+
+
+def _signal_plan(reader: _Reader, signal: str) -> SignalPlan:
+    exporters, alias_protocol = _exporters(reader, signal)
+    if EXPORTER_OTLP not in exporters:
+        return SignalPlan(signal, exporters)
+    target = _otlp_target(reader, signal, alias_protocol)
+    if target is None:
+        return SignalPlan(signal, tuple(kind for kind in exporters if kind != EXPORTER_OTLP))
+    return SignalPlan(signal, exporters, target)
+
+
+def _exporters(reader: _Reader, signal: str) -> tuple[tuple[str, ...], str | None]:
+    """The exporter kinds of a signal, and the protocol an otlp_proto_* name implies."""
+    variable = ENV_EXPORTER[signal]
+    raw = reader.raw(variable)
+    if raw is None:
+        has_endpoint = reader.first(otlp_variable("ENDPOINT", signal), otlp_variable("ENDPOINT"))
+        return ((EXPORTER_OTLP,) if has_endpoint else (EXPORTER_FILE,)), None
+    items = [item.strip().lower() for item in raw.split(",") if item.strip()]
+    alias = next((_EXPORTER_ALIASES[item] for item in items if item in _EXPORTER_ALIASES), None)
+    kinds = [EXPORTER_OTLP if item in _EXPORTER_ALIASES else item for item in items]
+    if not kinds or not set(kinds) <= _EXPORTER_KINDS:
+        reader.problem(variable, raw, ACCEPTED_EXPORTERS, f"{signal} export turned off")
+        return (), None
+    return tuple(dict.fromkeys(kind for kind in kinds if kind != EXPORTER_NONE)), alias
+
+
+def _otlp_target(reader: _Reader, signal: str, alias_protocol: str | None) -> OtlpTarget | None:
+    protocol = alias_protocol or _protocol(reader, signal)
+    if protocol is None:
+        return None
+    endpoint = _endpoint(reader, signal, protocol)
+    tls = _tls_files(reader, signal)
+    if endpoint is None or tls is None:
+        return None
+    return OtlpTarget(
+        protocol,
+        endpoint,
+        headers=_headers(reader, signal),
+        timeout_s=_timeout(reader, signal),
+        compression=_compression(reader, signal),
+        certificate=tls[0],
+        client_key=tls[1],
+        client_certificate=tls[2],
+    )
+
+
+def _protocol(reader: _Reader, signal: str) -> str | None:
+    found = reader.first(otlp_variable("PROTOCOL", signal), otlp_variable("PROTOCOL"))
+    if found is None:
+        return DEFAULT_PROTOCOL
+    variable, raw = found
+    value = raw.strip().lower()
+    if value in (PROTOCOL_GRPC, PROTOCOL_HTTP):
+        return value
+    accepted = ACCEPTED_PROTOCOL
+    if value == PROTOCOL_HTTP_JSON:
+        accepted += " (http/json is not supported by the Python OTLP exporter)"
+    reader.problem(variable, raw, accepted, TURNED_OFF, signal=signal)
+    return None
+
+
+def _endpoint(reader: _Reader, signal: str, protocol: str) -> str | None:
+    """The URL to send to: per-signal as given, else base (+ /v1/<signal> for HTTP)."""
+    per_signal = reader.first(otlp_variable("ENDPOINT", signal))
+    found = per_signal or reader.first(otlp_variable("ENDPOINT"))
+    if found is None:
+        default = DEFAULT_GRPC_ENDPOINT if protocol == PROTOCOL_GRPC else DEFAULT_HTTP_ENDPOINT
+        return _signal_url(default, signal, protocol)
+    variable, url = found
+    if not is_valid_url(url):
+        reader.problem(variable, url, ACCEPTED_ENDPOINT, TURNED_OFF, signal=signal)
+        return None
+    return url.strip() if per_signal else _signal_url(url, signal, protocol)
+
+
+def _signal_url(base: str, signal: str, protocol: str) -> str:
+    base = base.strip()
+    return base if protocol == PROTOCOL_GRPC else f"{base.rstrip('/')}/v1/{signal}"
+
+
+def is_valid_url(raw: str) -> bool:
+    """http(s)://host[:port][/path], with nothing unparsable."""
+    try:
+        parts = urlsplit(raw.strip())
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and port_ok
+
+
+def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
+    found = reader.first(otlp_variable("HEADERS", signal), otlp_variable("HEADERS"))
+    if found is None:
+        return ()
+    headers = []
+    for item in found[1].split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            shown = _redacted_headers(found[1])
+            reader.problem(
+                found[0],
+                shown,
+                ACCEPTED_HEADERS,
+                "{signals} OTLP export sends no headers",
+                signal=signal,
+            )
+            return ()
+        headers.append((unquote(key.strip()).lower(), unquote(value.strip())))
+    return tuple(headers)
+
+
+def _redacted_headers(raw: str) -> str:
+    """Header values may be secrets: show the keys only."""
+    shown = []
+    for item in raw.split(","):
+        key, sep, _ = item.partition("=")
+        shown.append(f"{key.strip()}=***" if sep and key.strip() else "<malformed>")
+    return ",".join(shown)
+
+
+def _timeout(reader: _Reader, signal: str) -> float:
+    found = reader.first(otlp_variable("TIMEOUT", signal), otlp_variable("TIMEOUT"))
+    if found is None:
+        return DEFAULT_OTLP_TIMEOUT_S
+    try:
+        value = float(found[1])
+    except ValueError:
+        value = -1.0
+    if value > 0:
+        return value
+    consequence = f"{{signals}} OTLP export uses {DEFAULT_OTLP_TIMEOUT_S} s"
+    reader.problem(found[0], found[1], ACCEPTED_TIMEOUT, consequence, signal=signal)
+    return DEFAULT_OTLP_TIMEOUT_S
+
+
+def _compression(reader: _Reader, signal: str) -> str:
+    found = reader.first(otlp_variable("COMPRESSION", signal), otlp_variable("COMPRESSION"))
+    if found is None:
+        return "none"
+    value = found[1].strip().lower()
+    if value in ("gzip", "none"):
+        return value
+    consequence = "{signals} OTLP export sends uncompressed"
+    reader.problem(found[0], found[1], ACCEPTED_COMPRESSION, consequence, signal=signal)
+    return "none"
+
+
+def _tls_files(reader: _Reader, signal: str) -> tuple[str | None, str | None, str | None] | None:
+    """CERTIFICATE, CLIENT_KEY, CLIENT_CERTIFICATE paths; None when one is unreadable."""
+    paths: list[str | None] = []
+    for suffix in ("CERTIFICATE", "CLIENT_KEY", "CLIENT_CERTIFICATE"):
+        found = reader.first(otlp_variable(suffix, signal), otlp_variable(suffix))
+        if found is not None and not _readable_file(found[1]):
+            reader.problem(found[0], found[1], ACCEPTED_FILE, TURNED_OFF, signal=signal)
+            return None
+        paths.append(found[1].strip() if found else None)
+    return paths[0], paths[1], paths[2]
+
+
+def _readable_file(path: str) -> bool:
+    return os.path.isfile(path.strip()) and os.access(path.strip(), os.R_OK)
+
+
+# --- traces sampler, batching ----------------------------------------------------------
+
+
+def _sampler(reader: _Reader) -> sampling.Sampler:
+    raw = reader.raw(ENV_SAMPLER)
+    name = DEFAULT_SAMPLER if raw is None else raw.strip().lower()
+    if name not in _SAMPLERS:
+        reader.problem(ENV_SAMPLER, raw or "", ACCEPTED_SAMPLERS, f"using {DEFAULT_SAMPLER}")
+        name = DEFAULT_SAMPLER
+    ratio = _ratio(reader) if name in _RATIO_SAMPLERS else DEFAULT_SAMPLER_RATIO
+    return _SAMPLERS[name](ratio)
+
+
+def _ratio(reader: _Reader) -> float:
+    def parse(raw: str) -> float:
+        value = float(raw)
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(raw)
+        return value
+
+    consequence = f"using {DEFAULT_SAMPLER_RATIO}"
+    return reader.parsed(ENV_SAMPLER_ARG, parse, DEFAULT_SAMPLER_RATIO, ACCEPTED_RATIO, consequence)
+
+
+def _batch_options(reader: _Reader, prefix: str) -> BatchOptions:
+    defaults = BatchOptions()
+    queue = int(reader.positive(f"{prefix}MAX_QUEUE_SIZE", defaults.max_queue_size, integer=True))
+    batch = int(
+        reader.positive(
+            f"{prefix}MAX_EXPORT_BATCH_SIZE", defaults.max_export_batch_size, integer=True
+        )
+    )
+    return BatchOptions(
+        schedule_delay_ms=reader.positive(f"{prefix}SCHEDULE_DELAY", defaults.schedule_delay_ms),
+        max_queue_size=queue,
+        max_export_batch_size=min(batch, queue),
+        export_timeout_ms=reader.positive(f"{prefix}EXPORT_TIMEOUT", defaults.export_timeout_ms),
+    )
+
+
+# --- the reader ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Pending:
+    variable: str
+    value: str
+    accepted: str
+    consequence: str
+    signals: list[str]
+
+
+class _Reader:
+    """Looks variables up and collects problems (one per variable and value)."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self._pending: dict[tuple[str, str], _Pending] = {}
+
+    def raw(self, name: str) -> str | None:
+        value = self._environ.get(name)
+        return value if value is not None and value.strip() else None
+
+    def first(self, *names: str) -> tuple[str, str] | None:
+        """The first of ``names`` that is set and not blank, with its value."""
+        for name in names:
+            value = self.raw(name)
+            if value is not None:
+                return name, value
+        return None
+
+    def parsed(
+        self, name: str, parse: Callable[[str], T], default: T, accepted: str, consequence: str
+    ) -> T:
+        raw = self.raw(name)
+        if raw is None:
+            return default
+        try:
+            return parse(raw)
+        except ValueError:
+            self.problem(name, raw, accepted, consequence)
+            return default
+
+    def positive(self, name: str, default: float, *, integer: bool = False) -> float:
+        def parse(raw: str) -> float:
+            value = int(raw) if integer else float(raw)
+            if not value > 0:
+                raise ValueError(raw)
+            return value
+
+        accepted = "a positive integer" if integer else "a positive number (milliseconds)"
+        return self.parsed(name, parse, default, accepted, f"using {default:g}")
+
+    def problem(
+        self, variable: str, value: str, accepted: str, consequence: str, *, signal: str = ""
+    ) -> None:
+        pending = self._pending.setdefault(
+            (variable, value), _Pending(variable, value, accepted, consequence, [])
+        )
+        if signal and signal not in pending.signals:
+            pending.signals.append(signal)
+
+    def problems(self) -> tuple[ConfigProblem, ...]:
+        return tuple(
+            ConfigProblem(p.variable, p.value, p.accepted, _consequence(p))
+            for p in self._pending.values()
+        )
+
+
+def _consequence(pending: _Pending) -> str:
+    return pending.consequence.replace("{signals}", join_signals(pending.signals))
+
+
+def join_signals(signals: list[str]) -> str:
+    """["traces", "logs", "metrics"] -> "traces, logs and metrics"."""
+    if len(signals) < 2:
+        return "".join(signals)
+    return f"{', '.join(signals[:-1])} and {signals[-1]}"

@@ -1,0 +1,262 @@
+"""Configuration read once, from the environment, at the door.
+
+Every ``OTEL_DYNAMO_*`` variable is declared here with its parser, default and the
+sentence that names what it accepts. A bad value never stops the job: it becomes a
+:class:`ConfigProblem` (one clear message naming the variable, the value and what is
+accepted) and the default is used, unless ``OTEL_DYNAMO_STRICT`` is true.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from otel_dynamo._config.fault_spec import ACCEPTED as FAULT_ACCEPTED
+from otel_dynamo._config.fault_spec import FaultSpec, parse_faults
+from otel_dynamo._config.run_span_policy import RunSpanPolicy
+
+ENV_ENABLED = "OTEL_DYNAMO_ENABLED"
+ENV_RUN_SPANS = "OTEL_DYNAMO_RUN_SPANS"
+ENV_OUTPUT_DIR = "OTEL_DYNAMO_OUTPUT_DIR"
+ENV_CAPTURE = "OTEL_DYNAMO_CAPTURE"
+ENV_MAX_ATTRIBUTE_LENGTH = "OTEL_DYNAMO_MAX_ATTRIBUTE_LENGTH"
+ENV_MAX_LIST_LENGTH = "OTEL_DYNAMO_MAX_LIST_LENGTH"
+ENV_TOP_OPS = "OTEL_DYNAMO_TOP_OPS"
+ENV_STRICT = "OTEL_DYNAMO_STRICT"
+ENV_LOG = "OTEL_DYNAMO_LOG"
+ENV_LOG_LEVEL = "OTEL_DYNAMO_LOG_LEVEL"
+ENV_SLOW_COMPILE_SECONDS = "OTEL_DYNAMO_SLOW_COMPILE_SECONDS"
+ENV_PROMETHEUS_PORT = "OTEL_DYNAMO_PROMETHEUS_PORT"
+ENV_PROMETHEUS_HOST = "OTEL_DYNAMO_PROMETHEUS_HOST"
+ENV_SHUTDOWN_TIMEOUT = "OTEL_DYNAMO_SHUTDOWN_TIMEOUT"
+ENV_FAULT = "OTEL_DYNAMO_FAULT"
+ENV_ACCURACY = "OTEL_DYNAMO_ACCURACY"
+ENV_REPRO_DIR = "OTEL_DYNAMO_REPRO_DIR"
+ENV_REPRO_ON = "OTEL_DYNAMO_REPRO_ON"
+
+DEFAULT_RUN_SPANS = "auto"
+DEFAULT_AUTO_FIRST_RUNS = 3
+DEFAULT_OUTPUT_DIR = "./otel-dynamo"
+DEFAULT_CAPTURE = frozenset({"stacks", "guards"})
+CAPTURE_CHOICES = frozenset({"stacks", "guards"})
+DEFAULT_MAX_ATTRIBUTE_LENGTH = 512
+DEFAULT_MAX_LIST_LENGTH = 64
+DEFAULT_TOP_OPS = 10
+DEFAULT_LOG = "off"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+DEFAULT_LOG_LEVEL = "info"
+DEFAULT_SLOW_COMPILE_SECONDS = 60.0
+DEFAULT_PROMETHEUS_HOST = "127.0.0.1"
+DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 0.5
+
+ACCURACY_OFF = "off"
+ACCURACY_FORWARD = "forward"
+ACCURACY_BACKWARD = "backward"
+DEFAULT_ACCURACY = ACCURACY_OFF
+REPRO_CHOICES = ("compile", "run", "accuracy")
+DEFAULT_REPRO_ON = frozenset(REPRO_CHOICES)
+
+DEFAULT_RUN_SPAN_POLICY = RunSpanPolicy.auto(DEFAULT_AUTO_FIRST_RUNS)
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+class ConfigError(ValueError):
+    """Raised for a bad value when OTEL_DYNAMO_STRICT is true (and by explicit APIs)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigProblem:
+    """One bad variable: what it was, and what would have been accepted."""
+
+    variable: str
+    value: str
+    accepted: str
+    consequence: str = "using the default"
+    reason: str = ""
+    """What exactly is wrong, where the parser can say (e.g. the bad part of a fault spec)."""
+
+    @property
+    def message(self) -> str:
+        why = f" ({self.reason})" if self.reason else ""
+        return (
+            f"otel_dynamo: {self.variable}={self.value!r} is not valid{why}; "
+            f"accepted: {self.accepted}; {self.consequence}"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Every OTEL_DYNAMO_* setting, parsed. Defaults are the named constants above."""
+
+    enabled: bool = False
+    run_spans: RunSpanPolicy = DEFAULT_RUN_SPAN_POLICY
+    output_dir: str = DEFAULT_OUTPUT_DIR
+    capture: frozenset[str] = DEFAULT_CAPTURE
+    max_attribute_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH
+    max_list_length: int = DEFAULT_MAX_LIST_LENGTH
+    top_ops: int = DEFAULT_TOP_OPS
+    strict: bool = False
+    log: str = DEFAULT_LOG
+    log_level: str = DEFAULT_LOG_LEVEL
+    slow_compile_seconds: float = DEFAULT_SLOW_COMPILE_SECONDS
+    prometheus_port: int | None = None
+    prometheus_host: str = DEFAULT_PROMETHEUS_HOST
+    shutdown_timeout_seconds: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
+    fault: tuple[FaultSpec, ...] = ()
+    accuracy: str = DEFAULT_ACCURACY
+    repro_dir: str | None = None
+    repro_on: frozenset[str] = DEFAULT_REPRO_ON
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+# --- parsers: each takes the raw string and returns the value or raises ValueError ----
+
+
+def parse_bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(raw)
+
+
+def parse_run_spans(raw: str) -> RunSpanPolicy:
+    return RunSpanPolicy.parse(raw)
+
+
+def parse_capture(raw: str) -> frozenset[str]:
+    items = {item.strip().lower() for item in raw.split(",") if item.strip()}
+    if items == {"none"}:
+        return frozenset()
+    if not items or not items <= CAPTURE_CHOICES:
+        raise ValueError(raw)
+    return frozenset(items)
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw.strip())
+    if value <= 0:
+        raise ValueError(raw)
+    return value
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw.strip())
+    if not value > 0:
+        raise ValueError(raw)
+    return value
+
+
+def _port(raw: str) -> int:
+    value = int(raw.strip())
+    if not 0 < value < 65536:
+        raise ValueError(raw)
+    return value
+
+
+def _log_target(raw: str) -> str:
+    value = raw.strip()
+    if not value:
+        raise ValueError(raw)
+    return value
+
+
+def _log_level(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in LOG_LEVELS:
+        raise ValueError(raw)
+    return value
+
+
+def _output_dir(raw: str) -> str:
+    value = raw.strip()
+    if not value:
+        raise ValueError(raw)
+    return value
+
+
+def parse_accuracy(raw: str) -> str:
+    value = raw.strip().lower()
+    if value in (ACCURACY_FORWARD, ACCURACY_BACKWARD):
+        return value
+    return ACCURACY_FORWARD if parse_bool(value) else ACCURACY_OFF
+
+
+def parse_repro_on(raw: str) -> frozenset[str]:
+    items = {item.strip().lower() for item in raw.split(",") if item.strip()}
+    if not items or not items <= set(REPRO_CHOICES):
+        raise ValueError(raw)
+    return frozenset(items)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Variable:
+    env: str
+    field: str
+    parse: Callable[[str], Any]
+    accepted: str
+    explains: bool = False
+    """The parser's ValueError message says what is wrong: show it."""
+
+    def reason(self, error: ValueError) -> str:
+        return str(error) if self.explains else ""
+
+
+VARIABLES: tuple[_Variable, ...] = (
+    _Variable(ENV_ENABLED, "enabled", parse_bool, "true or false"),
+    _Variable(ENV_RUN_SPANS, "run_spans", parse_run_spans, RunSpanPolicy.ACCEPTED),
+    _Variable(ENV_OUTPUT_DIR, "output_dir", _output_dir, "a writable directory path"),
+    _Variable(ENV_CAPTURE, "capture", parse_capture, "a comma list of stacks, guards; or none"),
+    _Variable(
+        ENV_MAX_ATTRIBUTE_LENGTH, "max_attribute_length", _positive_int, "a positive integer"
+    ),
+    _Variable(ENV_MAX_LIST_LENGTH, "max_list_length", _positive_int, "a positive integer"),
+    _Variable(ENV_TOP_OPS, "top_ops", _positive_int, "a positive integer"),
+    _Variable(ENV_STRICT, "strict", parse_bool, "true or false"),
+    _Variable(ENV_LOG, "log", _log_target, "off, stderr, or a file path"),
+    _Variable(ENV_LOG_LEVEL, "log_level", _log_level, ", ".join(LOG_LEVELS)),
+    _Variable(ENV_SLOW_COMPILE_SECONDS, "slow_compile_seconds", _positive_float, "seconds, > 0"),
+    _Variable(ENV_PROMETHEUS_PORT, "prometheus_port", _port, "a TCP port, 1-65535"),
+    _Variable(ENV_PROMETHEUS_HOST, "prometheus_host", _log_target, "a host name or address"),
+    _Variable(ENV_SHUTDOWN_TIMEOUT, "shutdown_timeout_seconds", _positive_float, "seconds, > 0"),
+    _Variable(ENV_FAULT, "fault", parse_faults, FAULT_ACCEPTED, explains=True),
+    _Variable(ENV_ACCURACY, "accuracy", parse_accuracy, "true, false, forward or backward"),
+    _Variable(ENV_REPRO_DIR, "repro_dir", _output_dir, "a writable directory path"),
+    _Variable(
+        ENV_REPRO_ON, "repro_on", parse_repro_on, "a comma list of " + ", ".join(REPRO_CHOICES)
+    ),
+)
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Parse every OTEL_DYNAMO_* variable; bad values become problems, not exceptions.
+
+    With OTEL_DYNAMO_STRICT=true the first problem raises :class:`ConfigError`.
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    problems: list[ConfigProblem] = []
+    for variable in VARIABLES:
+        raw = env.get(variable.env)
+        if raw is None:
+            continue
+        try:
+            values[variable.field] = variable.parse(raw)
+        except ValueError as error:
+            problems.append(
+                ConfigProblem(variable.env, raw, variable.accepted, reason=variable.reason(error))
+            )
+    settings = Settings(**values, problems=tuple(problems))
+    raise_if_strict(settings)
+    return settings
+
+
+def raise_if_strict(settings: Settings) -> None:
+    """In strict mode, turn the first recorded problem into a ConfigError."""
+    if settings.strict and settings.problems:
+        raise ConfigError(settings.problems[0].message)

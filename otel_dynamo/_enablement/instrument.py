@@ -1,0 +1,181 @@
+"""Process-wide instrumentation: every torch.compile traced, whatever backend it chose,
+and torch.export (``otel_dynamo._enablement.torch_export``) with the same providers and settings.
+
+``torch.compile`` (and ``nn.Module.compile``, which calls it) hands its backend to
+``torch._dynamo.optimize``; instrumenting replaces that function with one that wraps
+the backend in a TracedBackend first. ``torch._dynamo`` is patched when it is
+imported (never imported here), and ``uninstrument()`` puts the original back.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from opentelemetry import _logs, metrics, trace
+
+from otel_dynamo._config.options import apply_options
+from otel_dynamo._config.problems import warn_problems
+from otel_dynamo._config.settings import Settings, load_settings
+from otel_dynamo._enablement import import_hooks, torch_export
+from otel_dynamo._providers.choice import ProviderSource, environment_source, explicit_source
+
+DYNAMO_MODULE = "torch._dynamo"
+DEFAULT_BACKEND = "inductor"
+TWIN_PREFIX = "otel_"
+
+_LOGGER = logging.getLogger("otel_dynamo")
+_lock = threading.RLock()
+
+
+class _Instrumentation:
+    """What instrument() set up: settings, where telemetry goes, the patched module."""
+
+    def __init__(self, settings: Settings, providers: ProviderSource) -> None:
+        self.settings = settings
+        self.providers = providers
+        self.module: ModuleType | None = None
+        self.original: Callable[..., Any] | None = None
+        self.by_name: dict[str, Any] = {}
+
+    def patch(self, module: ModuleType) -> None:
+        with _lock:
+            if _current is not self or self.module is not None:
+                return
+            self.module, self.original = module, module.optimize
+            module.optimize = _traced_optimize(module.optimize, self)
+
+    def unpatch(self) -> None:
+        import_hooks.cancel(DYNAMO_MODULE, self.patch)
+        if self.module is not None and self.original is not None:
+            self.module.optimize = self.original
+        self.module = self.original = None
+
+    def traced(self, backend: Any) -> Any:
+        """``backend`` wrapped (once per backend name), or unchanged if already traced."""
+        from otel_dynamo._enablement.traced import backend_with
+        from otel_dynamo._sources.backend import TracedBackend
+
+        if is_traced(backend, TracedBackend):
+            return backend
+        if not isinstance(backend, str):
+            return backend_with(backend, self.providers, self.settings)
+        if backend not in self.by_name:
+            self.by_name[backend] = backend_with(backend, self.providers, self.settings)
+        return self.by_name[backend]
+
+
+_current: _Instrumentation | None = None
+
+
+def is_traced(backend: Any, traced_type: type) -> bool:
+    if isinstance(backend, str):
+        return backend.startswith(TWIN_PREFIX)
+    inner = getattr(backend, "compiler_fn", backend)  # torch.compile's _TorchCompileWrapper
+    return isinstance(backend, traced_type) or isinstance(inner, traced_type)
+
+
+def _traced_optimize(original: Callable[..., Any], state: _Instrumentation) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def optimize(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("disable", False):
+            args, kwargs = _with_traced_backend(state, args, kwargs)
+        return original(*args, **kwargs)
+
+    optimize.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    return optimize
+
+
+def _with_traced_backend(
+    state: _Instrumentation, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    backend = args[0] if args else kwargs.get("backend", DEFAULT_BACKEND)
+    from torch._dynamo.exc import InvalidBackend  # loaded: we are inside torch._dynamo
+
+    try:
+        traced = state.traced(backend)
+    except InvalidBackend:
+        raise  # the user's own mistake: torch would raise the same a moment later
+    except Exception:
+        _LOGGER.warning("otel_dynamo: could not trace backend %r", backend, exc_info=True)
+        return args, kwargs
+    if args:
+        return (traced, *args[1:]), kwargs
+    return args, {**kwargs, "backend": traced}
+
+
+def instrument(
+    *,
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
+    logger_provider: _logs.LoggerProvider | None = None,
+    settings: Settings | None = None,
+    **options: Any,
+) -> None:
+    """Trace every torch.compile and torch.export in this process from now on (idempotent)."""
+    global _current
+    settings = apply_options(settings or load_settings(), options)
+    warn_problems(settings.problems)
+    providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
+    with _lock:
+        if _current is not None:
+            _current.unpatch()
+        _current = _Instrumentation(settings, providers)
+        import_hooks.when_imported(DYNAMO_MODULE, _current.patch)
+        torch_export.install(providers=providers, settings=settings)
+
+
+def uninstrument() -> None:
+    """Stop tracing new torch.compile calls; already compiled functions keep their tracing.
+
+    torch.export's original function and methods are put back too.
+    """
+    global _current
+    with _lock:
+        if _current is not None:
+            _current.unpatch()
+        _current = None
+        torch_export.uninstall()
+
+
+def instrument_export(
+    *,
+    tracer_provider: trace.TracerProvider | None = None,
+    meter_provider: metrics.MeterProvider | None = None,
+    logger_provider: _logs.LoggerProvider | None = None,
+    settings: Settings | None = None,
+    **options: Any,
+) -> None:
+    """Trace torch.export only (export, run_decompositions, exported-program runs)."""
+    settings = apply_options(settings or load_settings(), options)
+    warn_problems(settings.problems)
+    providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
+    torch_export.install(providers=providers, settings=settings)
+
+
+def uninstrument_export() -> None:
+    """Put torch.export's original function and methods back."""
+    torch_export.uninstall()
+
+
+def _provider_source(
+    settings: Settings,
+    tracer_provider: trace.TracerProvider | None,
+    meter_provider: metrics.MeterProvider | None,
+    logger_provider: _logs.LoggerProvider | None,
+) -> ProviderSource:
+    if tracer_provider or meter_provider or logger_provider:
+        return explicit_source(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            logger_provider=logger_provider,
+        )
+    return environment_source(settings)
+
+
+def is_instrumented() -> bool:
+    return _current is not None

@@ -1,0 +1,108 @@
+"""Interpreter-start enablement, imported by ``otel_dynamo.pth`` only when
+OTEL_DYNAMO_ENABLED is set to something other than a false value.
+
+Nothing heavy is imported here: torch is never imported, and OpenTelemetry loads only
+when ``torch.export`` (imported by ``import torch``) or ``torch._dynamo`` does. In strict
+mode a bad variable stops the interpreter here, with the message, exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from otel_dynamo._config.settings import ConfigError, Settings, load_settings
+from otel_dynamo._enablement import import_hooks
+
+STRICT_EXIT_STATUS = 2
+_started = False
+
+
+def start() -> None:
+    """Instrument torch.compile and torch.export if OTEL_DYNAMO_ENABLED is true (once).
+
+    Never raises: ``site`` would print a traceback for the .pth line and go on anyway.
+    """
+    global _started
+    if _started:
+        return
+    _started = True
+    try:
+        _start()
+    except Exception as error:
+        sys.stderr.write(f"otel_dynamo: start-up hook failed, tracing is off: {error!r}\n")
+
+
+def _start() -> None:
+    settings = _settings_or_exit()
+    if settings is None:
+        return
+    if settings.strict:
+        _check_strictly(settings)
+    if settings.enabled:
+        # torch.export loads with torch itself; torch._dynamo at the first compile.
+        for module in ("torch.export", "torch._dynamo"):
+            import_hooks.when_imported(module, lambda _module: _instrument(settings))
+
+
+def _settings_or_exit() -> Settings | None:
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        _exit_on_problems([str(error)])
+        return None
+    if not settings.enabled:
+        from otel_dynamo._config.problems import warn_problems
+
+        warn_problems(settings.problems)  # e.g. OTEL_DYNAMO_ENABLED=maybe
+    return settings
+
+
+def _check_strictly(settings: Settings) -> None:
+    """Stop on any bad OTEL_* value now, or at ``import torch`` when OpenTelemetry is not
+    importable yet (its site directory is processed after ours, e.g. a user install)."""
+    try:
+        problems = _startup_problems(settings)
+    except ImportError:
+        import_hooks.when_imported(
+            "torch", lambda _module: _exit_on_problems(_startup_problems(settings))
+        )
+        return
+    _exit_on_problems(problems)
+
+
+def _startup_problems(settings: Settings) -> list[str]:
+    """Problems found without building exporters: OTEL_* values, the output directory."""
+    from otel_dynamo._config.otel_env import EXPORTER_FILE, read_otel_env
+    from otel_dynamo._config.settings import ENV_OUTPUT_DIR, ConfigProblem
+    from otel_dynamo._providers.files import prepare_directory
+
+    otel = read_otel_env(os.environ)
+    messages = [problem.message for problem in otel.problems]
+    writes_files = any(EXPORTER_FILE in plan.exporters for plan in otel.plans.values())
+    reason = prepare_directory(settings.output_dir) if writes_files else None
+    if reason is not None:
+        problem = ConfigProblem(
+            ENV_OUTPUT_DIR,
+            settings.output_dir,
+            "a writable directory path",
+            consequence="stopping",
+            reason=reason,
+        )
+        messages.append(problem.message)
+    return messages
+
+
+def _exit_on_problems(messages: list[str]) -> None:
+    if not messages:
+        return
+    sys.stderr.write(f"{messages[0]}\notel_dynamo: OTEL_DYNAMO_STRICT=true, stopping.\n")
+    sys.stderr.flush()
+    os._exit(STRICT_EXIT_STATUS)  # a .pth line cannot stop the interpreter any other way
+
+
+def _instrument(settings: Settings) -> None:
+    from otel_dynamo._enablement.instrument import instrument, is_instrumented
+
+    if not is_instrumented():  # an explicit instrument() call came first: keep it
+        instrument(settings=settings)

@@ -1,0 +1,45 @@
+"""Builds traced backends from the public API's arguments (imports torch and the SDK)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import _logs, metrics, trace
+
+from otel_dynamo._config.options import apply_options
+from otel_dynamo._config.settings import Settings, load_settings
+from otel_dynamo._providers.choice import ProviderSource, environment_source, explicit_source
+from otel_dynamo._recording.recorders import RecorderSource
+from otel_dynamo._sources.backend import TracedBackend, backend_name
+
+
+def traced_backend(
+    backend: str | Callable[..., Any],
+    *,
+    tracer_provider: trace.TracerProvider | None,
+    meter_provider: metrics.MeterProvider | None = None,
+    logger_provider: _logs.LoggerProvider | None = None,
+    options: dict[str, Any],
+) -> TracedBackend:
+    """``traced()``: the given providers, the global ones for those not given."""
+    settings = apply_options(load_settings(), options)
+    providers = explicit_source(
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+    )
+    return backend_with(backend, providers, settings)
+
+
+def environment_backend(backend: Any, *, settings: Settings | None = None) -> TracedBackend:
+    """Twins and env-var enablement: global providers if configured, else our own."""
+    settings = settings or load_settings()
+    return backend_with(backend, environment_source(settings), settings)
+
+
+def backend_with(
+    backend: str | Callable[..., Any], providers: ProviderSource, settings: Settings
+) -> TracedBackend:
+    source = RecorderSource(providers=providers, settings=settings, backend=backend_name(backend))
+    return TracedBackend(backend, recorder_factory=source)

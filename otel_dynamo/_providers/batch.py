@@ -1,0 +1,90 @@
+"""Batch processors whose every blocking call has a deadline.
+
+The SDK's BatchSpanProcessor / BatchLogRecordProcessor shut down with a 30 s default
+and flush without any bound (``force_flush`` ignores its timeout). These subclasses
+shut down within the time they are given, flush in a helper thread that is abandoned
+at the deadline, and divert the SDK's per-item "Queue full" log lines into the one
+warning of :mod:`otel_dynamo._providers.export_health`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry.sdk._logs import ReadWriteLogRecord
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+
+from otel_dynamo._config.otel_env import BatchOptions
+from otel_dynamo._providers.export_health import RecordSink, quiet
+
+DEFAULT_SHUTDOWN_MILLIS = 500.0
+
+
+def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> bool:
+    """Run ``call`` in a daemon thread; True if it finished within ``timeout_s``."""
+    thread = threading.Thread(target=call, name=name, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError:  # no new threads at interpreter shutdown (Python >= 3.12)
+        call()
+        return True
+    thread.join(max(0.0, timeout_s))
+    return not thread.is_alive()
+
+
+class _Bounded:
+    """What both processors add to their SDK base: construction from BatchOptions, bounded
+    shutdown and flush, quiet queue.
+
+    Mixed in before the SDK class, whose ``_batch_processor`` it shuts down directly.
+    """
+
+    _batch_processor: Any
+    _flush_thread_name = "otel_dynamo-flush"
+
+    def __init__(
+        self,
+        exporter: SpanExporter | LogRecordExporter,
+        options: BatchOptions,
+        *,
+        on_sdk_record: RecordSink,
+        shutdown_millis: float = DEFAULT_SHUTDOWN_MILLIS,
+    ) -> None:
+        super().__init__(  # type: ignore[call-arg]  # the SDK batch processor's
+            exporter,
+            max_queue_size=options.max_queue_size,
+            schedule_delay_millis=options.schedule_delay_ms,
+            max_export_batch_size=options.max_export_batch_size,
+            export_timeout_millis=options.export_timeout_ms,
+        )
+        self._on_sdk_record = on_sdk_record
+        self._shutdown_millis = shutdown_millis
+
+    def shutdown(self, timeout_millis: float | None = None) -> None:
+        millis = self._shutdown_millis if timeout_millis is None else timeout_millis
+        with quiet(self._on_sdk_record):
+            self._batch_processor.shutdown(timeout_millis=millis)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = super().force_flush  # type: ignore[misc]
+        return run_bounded(flush, timeout_millis / 1000, name=self._flush_thread_name)
+
+
+class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
+    _flush_thread_name = "otel_dynamo-flush-spans"
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with quiet(self._on_sdk_record):
+            super().on_end(span)
+
+
+class BoundedBatchLogRecordProcessor(_Bounded, BatchLogRecordProcessor):
+    _flush_thread_name = "otel_dynamo-flush-logs"
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        with quiet(self._on_sdk_record):
+            super().on_emit(log_record)

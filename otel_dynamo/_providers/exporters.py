@@ -1,0 +1,133 @@
+"""Factories for the real exporters: OTLP (gRPC, HTTP/protobuf), OTLP/JSON files, console.
+
+Every option is passed explicitly from the parsed plan, so the exporters do not fall
+back to reading ``os.environ`` for what we were given. Exporter modules are imported
+only for the kinds in use (an HTTP-only job never imports gRPC).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from otel_dynamo._config.otel_env import (
+    EXPORTER_CONSOLE,
+    EXPORTER_FILE,
+    PROTOCOL_GRPC,
+    SIGNAL_LOGS,
+    SIGNAL_METRICS,
+    SIGNAL_TRACES,
+    OtlpTarget,
+)
+from otel_dynamo._providers.files import ProcessFiles
+
+Factory = Callable[[], Any]
+
+_GRPC = {
+    SIGNAL_TRACES: ("opentelemetry.exporter.otlp.proto.grpc.trace_exporter", "OTLPSpanExporter"),
+    SIGNAL_LOGS: ("opentelemetry.exporter.otlp.proto.grpc._log_exporter", "OTLPLogExporter"),
+    SIGNAL_METRICS: (
+        "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+        "OTLPMetricExporter",
+    ),
+}
+_HTTP = {
+    SIGNAL_TRACES: ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "OTLPSpanExporter"),
+    SIGNAL_LOGS: ("opentelemetry.exporter.otlp.proto.http._log_exporter", "OTLPLogExporter"),
+    SIGNAL_METRICS: (
+        "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+        "OTLPMetricExporter",
+    ),
+}
+_FILE = {
+    SIGNAL_TRACES: ("opentelemetry.exporter.otlp.json.file.trace_exporter", "FileSpanExporter"),
+    SIGNAL_LOGS: ("opentelemetry.exporter.otlp.json.file._log_exporter", "FileLogExporter"),
+    SIGNAL_METRICS: ("opentelemetry.exporter.otlp.json.file.metric_exporter", "FileMetricExporter"),
+}
+_CONSOLE = {
+    SIGNAL_TRACES: ("opentelemetry.sdk.trace.export", "ConsoleSpanExporter"),
+    SIGNAL_LOGS: ("opentelemetry.sdk._logs.export", "ConsoleLogRecordExporter"),
+    SIGNAL_METRICS: ("opentelemetry.sdk.metrics.export", "ConsoleMetricExporter"),
+}
+
+
+def _load(spec: tuple[str, str]) -> Any:
+    module, name = spec
+    return getattr(importlib.import_module(module), name)
+
+
+def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
+    """A factory for the OTLP exporter of ``signal``, and a description of where it sends."""
+    build = _grpc_exporter if target.protocol == PROTOCOL_GRPC else _http_exporter
+    cls = _load((_GRPC if target.protocol == PROTOCOL_GRPC else _HTTP)[signal])
+    return partial(build, cls, target), f"{target.endpoint} (OTLP {target.protocol})"
+
+
+def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
+    cls = _load(_FILE[signal])
+    return (lambda: cls(files.path(signal))), str(files.directory)
+
+
+def console_factory(signal: str) -> tuple[Factory, str]:
+    """Console exporters print to ``sys.stdout`` as it is when they are built, not at import."""
+    cls = _load(_CONSOLE[signal])
+    return (lambda: cls(out=sys.stdout)), "console"
+
+
+def local_factory(kind: str, signal: str, files: ProcessFiles) -> tuple[Factory, str]:
+    if kind == EXPORTER_FILE:
+        return file_factory(signal, files)
+    if kind == EXPORTER_CONSOLE:
+        return console_factory(signal)
+    raise ValueError(kind)
+
+
+def _grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
+    import grpc
+
+    insecure = urlsplit(target.endpoint).scheme == "http"
+    compression = grpc.Compression.Gzip if target.compression == "gzip" else None
+    return cls(
+        endpoint=target.endpoint,
+        insecure=insecure,
+        credentials=None if insecure else _grpc_credentials(target),
+        headers=target.headers or None,
+        timeout=target.timeout_s,
+        compression=compression or grpc.Compression.NoCompression,
+    )
+
+
+def _grpc_credentials(target: OtlpTarget) -> Any:
+    import grpc
+
+    return grpc.ssl_channel_credentials(
+        root_certificates=_read(target.certificate),
+        private_key=_read(target.client_key),
+        certificate_chain=_read(target.client_certificate),
+    )
+
+
+def _read(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    compression = Compression.Gzip if target.compression == "gzip" else Compression.NoCompression
+    return cls(
+        endpoint=target.endpoint,
+        certificate_file=target.certificate,
+        client_key_file=target.client_key,
+        client_certificate_file=target.client_certificate,
+        headers=dict(target.headers) or None,
+        timeout=target.timeout_s,
+        compression=compression,
+    )

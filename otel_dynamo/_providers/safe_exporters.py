@@ -1,0 +1,238 @@
+"""Exporter wrappers that never raise, report failures once, and survive fork.
+
+Each wrapper holds a factory for the real exporter (OTLP, file, console) and builds it
+on first use, in the process that uses it: a child created by ``os.fork`` gets its own
+exporter (its own gRPC channel, its own ``<signal>-<host>-<child pid>-...jsonl`` file)
+instead of writing through the parent's, whose locks may have been held at the fork.
+Metrics are not exported from a forked child at all: its meter state is a copy of the
+parent's cumulative counts, and exporting it would count the parent's work twice.
+
+At shutdown, :meth:`Guard.close` shortens the real exporter's timeout to what is left
+of the shutdown budget, so its retry loop gives up instead of sleeping through a
+backoff, and a signal already known to be failing is not retried at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from otel_dynamo._providers.export_health import (
+    ExportHealth,
+    install_quiet_filter,
+    quiet,
+    record_collector,
+)
+from otel_dynamo._providers.files import disarm_inherited_stream
+
+NO_REASON = "the exporter reported a failure"
+_RETRY_NOTE = re.compile(r",? retrying in [0-9.]+s\.?")
+_GENERIC_REASONS = (
+    "due to timeout, max retries or shutdown",
+    "Shutdown in progress",
+    "Exporter already shutdown",
+)
+
+_guards: weakref.WeakSet[Guard] = weakref.WeakSet()
+
+
+class Guard:
+    """One real exporter, built lazily per process, called with SDK logging diverted."""
+
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        *,
+        signal: str,
+        target: str,
+        health: ExportHealth,
+        eager: bool = False,
+        export_in_child: bool = True,
+    ) -> None:
+        self._factory = factory
+        self.signal = signal
+        self.target = target
+        self._health = health
+        self._export_in_child = export_in_child
+        self._origin_pid = os.getpid()
+        self._lock = threading.Lock()
+        self._inner: Any = None
+        self._closing = False
+        self._close_deadline = 0.0
+        self._inherited: list[Any] = []
+        _guards.add(self)
+        if eager:
+            self.inner()
+
+    def inner(self) -> Any:
+        if self._inner is None:
+            with self._lock:
+                if self._inner is None:
+                    self._inner = self._factory()
+                    install_quiet_filter()
+        return self._inner
+
+    def run(self, call: Callable[[Any], Any], succeeded: Callable[[Any], bool]) -> bool:
+        """Call the real exporter; any exception or failure result is reported, not raised."""
+        if os.getpid() != self._origin_pid and not self._export_in_child:
+            return True  # dropped on purpose, not a failure
+        if self._closing and self._health.is_failing(self.signal):
+            return False  # known down: don't spend the shutdown budget on it
+        reasons: list[str] = []
+        try:
+            with quiet(record_collector(reasons)):
+                ok = succeeded(call(self._ready_inner()))
+        except Exception as error:
+            ok, reasons = False, [*reasons, f"{type(error).__name__}: {error}"]
+        if ok:
+            self._health.succeeded(self.signal)
+        else:
+            self._health.failed(self.signal, self.target, failure_reason(reasons))
+        return ok
+
+    def _ready_inner(self) -> Any:
+        inner = self.inner()
+        if self._closing:  # built after close(), or hurried again for the time left now
+            _hurry(inner, self._close_deadline - time.monotonic())
+        return inner
+
+    def close(self, remaining_s: float) -> None:
+        """Shutdown begins: no more retries, and no export longer than the time left."""
+        self._close_deadline = time.monotonic() + remaining_s
+        self._closing = True
+        if self._inner is not None:
+            _hurry(self._inner, remaining_s)
+
+    def shutdown(self) -> None:
+        inner = self._inner
+        if inner is None:
+            return
+        with contextlib.suppress(Exception), quiet(record_collector([])):
+            inner.shutdown()
+
+    def after_fork_in_child(self) -> None:
+        """The parent's exporter (channel, file) is not ours: set it aside, unflushable."""
+        self._lock = threading.Lock()
+        inherited, self._inner = self._inner, None
+        if inherited is not None:
+            _disarm(inherited)
+            self._inherited.append(inherited)  # never finalized here
+
+
+def _disarm(exporter: Any) -> None:
+    """A file exporter's inherited buffer must not be flushed into the parent's file."""
+    file_exporter = getattr(exporter, "_exporter", None)
+    if getattr(file_exporter, "_owns_stream", False):
+        disarm_inherited_stream(file_exporter._stream)  # type: ignore[union-attr]
+
+
+def _hurry(exporter: Any, remaining_s: float) -> None:
+    """Make an OTLP exporter give up quickly: cap its per-export deadline and end retries.
+
+    gRPC exporters keep ``_timeout`` and a ``_shutdown_in_progress`` event (which cuts a
+    retry backoff short); HTTP exporters keep both on their ``_client``
+    (``_shutdown_event``). Other exporters have neither and are left as they are.
+    """
+    for holder in (exporter, getattr(exporter, "_client", None)):
+        current = getattr(holder, "_timeout", None)
+        if isinstance(current, (int, float)) and not isinstance(current, bool):
+            holder._timeout = max(0.0, min(float(current), remaining_s))  # type: ignore[union-attr]
+        for name in ("_shutdown_in_progress", "_shutdown_event"):
+            event = getattr(holder, name, None)
+            if isinstance(event, threading.Event):
+                event.set()
+
+
+def failure_reason(messages: Sequence[str]) -> str:
+    """The most telling of the SDK's messages about one failed export.
+
+    The last message is the verdict; when it is only "failed due to timeout, max
+    retries or shutdown", the first one (the original error) says more.
+    """
+    if not messages:
+        return NO_REASON
+    last = messages[-1]
+    generic = any(phrase in last for phrase in _GENERIC_REASONS)
+    reason = messages[0] if generic else last
+    return _RETRY_NOTE.sub("", reason).removeprefix("Transient error ").rstrip(".")
+
+
+def _after_fork_in_child() -> None:
+    for guard in list(_guards):
+        guard.after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class GuardedSpanExporter(SpanExporter):
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        ok = self.guard.run(lambda e: e.export(spans), _is(SpanExportResult.SUCCESS))
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self.guard.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+class GuardedLogExporter(LogRecordExporter):
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+
+    def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
+        ok = self.guard.run(lambda e: e.export(batch), _is(LogRecordExportResult.SUCCESS))
+        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self.guard.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+class GuardedMetricExporter(MetricExporter):
+    """Takes temporality and aggregation preferences from the real exporter (built now)."""
+
+    def __init__(self, guard: Guard) -> None:
+        inner = guard.inner()
+        super().__init__(
+            preferred_temporality=inner._preferred_temporality,
+            preferred_aggregation=inner._preferred_aggregation,
+        )
+        self.guard = guard
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        def call(exporter: Any) -> Any:
+            return exporter.export(metrics_data, timeout_millis=timeout_millis)
+
+        ok = self.guard.run(call, _is(MetricExportResult.SUCCESS))
+        return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        self.guard.shutdown()
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+
+def _is(expected: object) -> Callable[[object], bool]:
+    return lambda result: result is expected

@@ -1,0 +1,293 @@
+"""Build the tracer, logger and meter providers of this process from configuration.
+
+``setup_telemetry(settings)`` reads the standard OTEL_* variables (see
+:mod:`otel_dynamo._config.otel_env`) and our Settings, and returns a :class:`Telemetry`:
+
+* no exporter and no endpoint configured: OTLP/JSON Lines files under
+  ``settings.output_dir`` (one per process and signal);
+* an endpoint or ``OTEL_<SIGNAL>_EXPORTER``: OTLP over gRPC or HTTP/protobuf, console,
+  files, or nothing, per signal;
+* ``OTEL_SDK_DISABLED=true``: no-op providers;
+* optionally a Prometheus scrape endpoint.
+
+Everything is bounded (queues, export timeouts, shutdown), exporters never raise into
+the job, export failures become one warning, and a bad value becomes a ConfigProblem
+that turns off what it affects (raised as ConfigError when ``settings.strict``).
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry._logs import LoggerProvider as ApiLoggerProvider
+from opentelemetry._logs import NoOpLoggerProvider
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_dynamo._config.otel_env import (
+    EXPORTER_FILE,
+    EXPORTER_OTLP,
+    SIGNAL_LOGS,
+    SIGNAL_METRICS,
+    SIGNAL_TRACES,
+    OtelEnv,
+    SignalPlan,
+    join_signals,
+    read_otel_env,
+)
+from otel_dynamo._config.problems import warn_problems
+from otel_dynamo._config.settings import (
+    ENV_OUTPUT_DIR,
+    ENV_PROMETHEUS_PORT,
+    ConfigError,
+    ConfigProblem,
+    Settings,
+)
+from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
+from otel_dynamo._providers.export_health import ExportHealth
+from otel_dynamo._providers.exporters import local_factory, otlp_factory
+from otel_dynamo._providers.files import ProcessFiles, prepare_directory
+from otel_dynamo._providers.ids import IsolatedRandomIdGenerator
+from otel_dynamo._providers.prometheus import INSTALL_HINT, PrometheusEndpoint, start_prometheus
+from otel_dynamo._providers.resource import PROCESS_PID, build_resource
+from otel_dynamo._providers.safe_exporters import (
+    Guard,
+    GuardedLogExporter,
+    GuardedMetricExporter,
+    GuardedSpanExporter,
+)
+from otel_dynamo._providers.telemetry import Telemetry, run_parallel
+
+__all__ = ["Telemetry", "setup_telemetry"]
+
+
+def setup_telemetry(settings: Settings, *, environ: Mapping[str, str] | None = None) -> Telemetry:
+    """Providers and exporters for this process, as configured; registered for exit.
+
+    Never raises for bad configuration unless ``settings.strict`` (then ConfigError);
+    problems are warned once each and listed in ``Telemetry.problems``.
+    """
+    env = os.environ if environ is None else environ
+    otel = read_otel_env(env)
+    if otel.disabled:
+        warn_problems(otel.problems)
+        return Telemetry.noop(problems=otel.problems)
+    plans, dir_problems = _check_output_dir(otel.plans, settings)
+    prometheus, prometheus_problems = _start_prometheus(settings)
+    problems = (*otel.problems, *dir_problems, *prometheus_problems)
+    if settings.strict and problems:
+        if prometheus is not None:
+            prometheus.stop()
+        raise ConfigError(problems[0].message)
+    warn_problems(problems)
+    telemetry = _Builder(settings, otel, plans, build_resource(env)).build(prometheus, problems)
+    telemetry.register_at_exit()
+    return telemetry
+
+
+def _check_output_dir(
+    plans: Mapping[str, SignalPlan], settings: Settings
+) -> tuple[dict[str, SignalPlan], tuple[ConfigProblem, ...]]:
+    """Turn off file export of every signal when the output directory is not writable."""
+    users = [signal for signal, plan in plans.items() if EXPORTER_FILE in plan.exporters]
+    reason = prepare_directory(settings.output_dir) if users else None
+    if reason is None:
+        return dict(plans), ()
+    problem = ConfigProblem(
+        ENV_OUTPUT_DIR,
+        settings.output_dir,
+        "a writable directory path",
+        f"{join_signals(users)} files turned off ({reason})",
+    )
+    return {signal: _without(plan, EXPORTER_FILE) for signal, plan in plans.items()}, (problem,)
+
+
+def _without(plan: SignalPlan, kind: str) -> SignalPlan:
+    exporters = tuple(k for k in plan.exporters if k != kind)
+    return SignalPlan(plan.signal, exporters, plan.otlp)
+
+
+def _start_prometheus(
+    settings: Settings,
+) -> tuple[PrometheusEndpoint | None, tuple[ConfigProblem, ...]]:
+    if settings.prometheus_port is None:
+        return None, ()
+    try:
+        return start_prometheus(host=settings.prometheus_host, port=settings.prometheus_port), ()
+    except ImportError:
+        accepted, reason = f"a port, with the Prometheus extra installed ({INSTALL_HINT})", ""
+    except OSError as error:
+        accepted = f"a free TCP port on {settings.prometheus_host}"
+        reason = f" ({error.strerror or error})"
+    consequence = f"Prometheus endpoint turned off{reason}"
+    return None, (
+        ConfigProblem(ENV_PROMETHEUS_PORT, str(settings.prometheus_port), accepted, consequence),
+    )
+
+
+class _Builder:
+    """Builds the three providers from the checked plans."""
+
+    def __init__(
+        self, settings: Settings, otel: OtelEnv, plans: Mapping[str, SignalPlan], resource: Resource
+    ) -> None:
+        self._settings = settings
+        self._otel = otel
+        self._plans = plans
+        self._resource = resource
+        self._health = ExportHealth()
+        self._files = ProcessFiles(settings.output_dir)
+        self._guards: list[Guard] = []
+        self._processors: dict[int, list[Any]] = {}
+        self._shutdown_ms = settings.shutdown_timeout_seconds * 1000
+
+    def build(
+        self, prometheus: PrometheusEndpoint | None, problems: tuple[ConfigProblem, ...]
+    ) -> Telemetry:
+        tracer_provider = self._tracer_provider()
+        logger_provider = self._logger_provider()
+        meter_provider = self._meter_provider([prometheus.reader] if prometheus else [])
+        _refresh_pid_after_fork(tracer_provider, logger_provider, meter_provider)
+        providers = (tracer_provider, logger_provider, meter_provider)
+        parts = [_shutdown_part(p, self._processors.get(id(p), [])) for p in providers]
+        if prometheus is not None:
+            parts.append(lambda _budget: prometheus.stop())
+        uses_files = any(EXPORTER_FILE in plan.exporters for plan in self._plans.values())
+        return Telemetry(
+            tracer_provider=tracer_provider,
+            logger_provider=logger_provider,
+            meter_provider=meter_provider,
+            problems=problems,
+            output_dir=Path(self._settings.output_dir) if uses_files else None,
+            prometheus_url=prometheus.url if prometheus else None,
+            shutdown_timeout_s=self._settings.shutdown_timeout_seconds,
+            parts=parts,
+            guards=self._guards,
+            health=self._health,
+        )
+
+    def _guards_for(self, signal: str) -> list[Guard]:
+        plan = self._plans[signal]
+        guards = []
+        for kind in plan.exporters:
+            if kind == EXPORTER_OTLP and plan.otlp is not None:
+                factory, target = otlp_factory(signal, plan.otlp)
+            else:
+                factory, target = local_factory(kind, signal, self._files)
+            metrics_only = signal == SIGNAL_METRICS
+            guard = Guard(
+                factory,
+                signal=signal,
+                target=target,
+                health=self._health,
+                eager=metrics_only,
+                export_in_child=not metrics_only,
+            )
+            guards.append(guard)
+        self._guards.extend(guards)
+        return guards
+
+    def _tracer_provider(self) -> trace.TracerProvider:
+        guards = self._guards_for(SIGNAL_TRACES)
+        if not guards:
+            return trace.NoOpTracerProvider()
+        provider = TracerProvider(
+            sampler=self._otel.sampler,
+            resource=self._resource,
+            shutdown_on_exit=False,
+            id_generator=IsolatedRandomIdGenerator(),
+        )
+        for guard in guards:
+            processor = BoundedBatchSpanProcessor(
+                GuardedSpanExporter(guard),
+                self._otel.batch[SIGNAL_TRACES],
+                on_sdk_record=self._health.sdk_record(SIGNAL_TRACES),
+                shutdown_millis=self._shutdown_ms,
+            )
+            provider.add_span_processor(processor)
+            self._processors.setdefault(id(provider), []).append(processor)
+        return provider
+
+    def _logger_provider(self) -> ApiLoggerProvider:
+        guards = self._guards_for(SIGNAL_LOGS)
+        if not guards:
+            return NoOpLoggerProvider()
+        provider = LoggerProvider(resource=self._resource, shutdown_on_exit=False)
+        for guard in guards:
+            processor = BoundedBatchLogRecordProcessor(
+                GuardedLogExporter(guard),
+                self._otel.batch[SIGNAL_LOGS],
+                on_sdk_record=self._health.sdk_record(SIGNAL_LOGS),
+                shutdown_millis=self._shutdown_ms,
+            )
+            provider.add_log_record_processor(processor)
+            self._processors.setdefault(id(provider), []).append(processor)
+        return provider
+
+    def _meter_provider(self, extra_readers: list[MetricReader]) -> metrics.MeterProvider:
+        readers = [
+            PeriodicExportingMetricReader(
+                GuardedMetricExporter(guard),
+                export_interval_millis=self._otel.metric_interval_ms,
+                export_timeout_millis=self._otel.metric_timeout_ms,
+            )
+            for guard in self._guards_for(SIGNAL_METRICS)
+        ]
+        readers.extend(extra_readers)
+        if not readers:
+            return metrics.NoOpMeterProvider()
+        return MeterProvider(
+            metric_readers=readers, resource=self._resource, shutdown_on_exit=False
+        )
+
+
+def _shutdown_part(provider: Any, processors: list[Any]) -> Any:
+    """A part that shuts ``provider`` down within the budget it is given.
+
+    Its batch processors stop in parallel, so one stuck exporter does not eat the time
+    of the others; the provider's own shutdown then finds them already stopped.
+    """
+
+    def part(budget_s: float) -> None:
+        calls = [_stop(processor, budget_s * 1000) for processor in processors]
+        run_parallel(calls, budget_s)
+        if isinstance(provider, MeterProvider):
+            provider.shutdown(timeout_millis=budget_s * 1000)
+        elif hasattr(provider, "shutdown"):
+            provider.shutdown()
+
+    return part
+
+
+def _stop(processor: Any, millis: float) -> Any:
+    return lambda: processor.shutdown(timeout_millis=millis)
+
+
+def _refresh_pid_after_fork(*providers: Any) -> None:
+    """Make process.pid follow a fork into the child, for these SDK providers.
+
+    Registered after the providers exist, so it runs after their own at-fork hooks
+    (which renew the locks ``_update_resource`` takes).
+    """
+    refs = [weakref.ref(p) for p in providers if hasattr(p, "_update_resource")]
+
+    def update_in_child() -> None:
+        child = Resource({PROCESS_PID: os.getpid()})
+        for ref in refs:
+            provider = ref()
+            try:
+                if provider is not None:
+                    provider._update_resource(child)
+            except Exception:  # private SDK API: without it the child keeps the parent's pid
+                pass
+
+    if refs:
+        os.register_at_fork(after_in_child=update_in_child)

@@ -1,0 +1,148 @@
+"""What :func:`setup_telemetry` hands back: providers, problems, a bounded shutdown.
+
+``shutdown(timeout_s)`` returns within ``timeout_s`` (plus scheduling noise) whatever
+the collector does: each part (traces, logs, metrics, Prometheus) shuts down in its own
+daemon thread, the exporters' own timeouts are first cut to the budget, and threads
+still busy at the deadline are abandoned (they are daemons and cannot hold the process).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry._logs import LoggerProvider, NoOpLoggerProvider
+
+from otel_dynamo._config.settings import DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ConfigProblem
+from otel_dynamo._providers.export_health import ExportHealth, quiet, record_collector
+from otel_dynamo._providers.safe_exporters import Guard
+
+FLUSH_TIMEOUT_SECONDS = 5.0
+Part = Callable[[float], Any]
+"""Shuts one piece down within the given seconds."""
+
+
+class Telemetry:
+    """The tracer, logger and meter providers of this process and how to stop them."""
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: trace.TracerProvider,
+        logger_provider: LoggerProvider,
+        meter_provider: metrics.MeterProvider,
+        problems: Sequence[ConfigProblem] = (),
+        output_dir: Path | None = None,
+        prometheus_url: str | None = None,
+        shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS,
+        parts: Iterable[Part] = (),
+        guards: Iterable[Guard] = (),
+        health: ExportHealth | None = None,
+    ) -> None:
+        self.tracer_provider = tracer_provider
+        self.logger_provider = logger_provider
+        self.meter_provider = meter_provider
+        self.problems = tuple(problems)
+        self.output_dir = output_dir
+        self.prometheus_url = prometheus_url
+        self.shutdown_timeout_s = shutdown_timeout_s
+        self._parts = tuple(parts)
+        self._guards = tuple(guards)
+        self._health = health or ExportHealth()
+        self._lock = threading.Lock()
+        self._is_shut_down = False
+
+    @classmethod
+    def noop(cls, *, problems: Sequence[ConfigProblem] = ()) -> Telemetry:
+        return cls(
+            tracer_provider=trace.NoOpTracerProvider(),
+            logger_provider=NoOpLoggerProvider(),
+            meter_provider=metrics.NoOpMeterProvider(),
+            problems=problems,
+        )
+
+    def register_at_exit(self) -> None:
+        atexit.register(self._at_exit)
+
+    def _at_exit(self) -> None:
+        self.shutdown(self.shutdown_timeout_s)
+
+    def shutdown(self, timeout_s: float | None = None) -> bool:
+        """Flush what can be flushed and stop, never taking longer than ``timeout_s``.
+
+        Returns True when everything stopped in time. Later calls return at once.
+        """
+        with self._lock:
+            if self._is_shut_down:
+                return True
+            self._is_shut_down = True
+        atexit.unregister(self._at_exit)
+        budget = self.shutdown_timeout_s if timeout_s is None else max(0.0, timeout_s)
+        for guard in self._guards:
+            guard.close(budget)
+        finished = run_parallel([_with_budget(part, budget) for part in self._parts], budget)
+        if not finished:
+            self._health.warn_once(self._timed_out_message(budget))
+        return finished
+
+    def _timed_out_message(self, budget: float) -> str:
+        targets = sorted({f"{guard.signal} to {guard.target}" for guard in self._guards})
+        return (
+            f"otel_dynamo: telemetry shutdown did not finish within {budget:g} s; what was "
+            f"still unsent was dropped (exporting {', '.join(targets) or 'nothing'}). Raise "
+            "OTEL_DYNAMO_SHUTDOWN_TIMEOUT if the collector is slow but alive"
+        )
+
+    def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_SECONDS) -> bool:
+        """Export everything buffered now, within ``timeout_s``; True if all finished."""
+        millis = int(timeout_s * 1000)
+        results: list[object] = []
+        providers = (self.tracer_provider, self.logger_provider, self.meter_provider)
+        calls = [_flush(provider, millis, results) for provider in providers]
+        finished = run_parallel(calls, timeout_s)
+        return finished and len(results) == len(calls) and all(results)
+
+
+def _with_budget(part: Part, budget: float) -> Callable[[], Any]:
+    return lambda: part(budget)
+
+
+def _flush(provider: object, millis: int, results: list[object]) -> Callable[[], None]:
+    def call() -> None:
+        flush = getattr(provider, "force_flush", None)
+        results.append(True if flush is None else flush(millis))
+
+    return call
+
+
+def run_parallel(calls: Sequence[Callable[[], Any]], timeout_s: float) -> bool:
+    """Run each call in its own daemon thread; True if all ended within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    threads = []
+    for call in calls:
+        thread = threading.Thread(target=_quietly(call), name="otel_dynamo-shutdown", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # no new threads at interpreter shutdown (Python >= 3.12)
+            _quietly(call)()
+            continue
+        threads.append(thread)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return not any(thread.is_alive() for thread in threads)
+
+
+def _quietly(call: Callable[[], Any]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            with quiet(record_collector([])):
+                call()
+        except Exception:  # shutdown trouble is never the job's problem
+            pass
+
+    return run

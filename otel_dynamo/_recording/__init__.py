@@ -1,0 +1,3 @@
+"""Recording: typed events from the torch-facing sources become spans, structured log
+events and metric updates. Knows OpenTelemetry, not torch internals.
+"""

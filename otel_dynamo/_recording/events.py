@@ -1,0 +1,65 @@
+"""Plain, typed values passed between the torch-facing sources and the recorder.
+
+Sources know torch and produce these; the recorder knows OpenTelemetry and consumes
+them. Nothing here imports torch or OpenTelemetry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameStarted:
+    """Dynamo began compiling a frame (structured-trace ``dynamo_start``)."""
+
+    compile_id: str
+    time_ns: int
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameEnded:
+    """Dynamo finished a frame compile; ``metrics`` is its CompilationMetrics as a dict."""
+
+    compile_id: str
+    time_ns: int
+    metrics: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphBreakReported:
+    """One ``dynamo_graph_break_reason`` artifact, parsed."""
+
+    compile_id: str
+    reason: str
+    kind: str
+    user_stack: tuple[str, ...]
+    skipped_frame: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class RecompileReported:
+    """One ``recompile_reasons`` artifact: why the cached entries' guards failed."""
+
+    compile_id: str
+    reasons: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class GuardsReported:
+    """The guard tree Dynamo built for a frame, one guard per entry."""
+
+    compile_id: str
+    guards: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseBoundary:
+    """One Dynamo ``chromium_event`` begin (``B``) or end (``E``) of a timed phase."""
+
+    compile_id: str
+    name: str
+    begin: bool
+    time_ns: int

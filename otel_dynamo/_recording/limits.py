@@ -1,0 +1,53 @@
+"""Length caps applied to every attribute value otel_dynamo records."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from otel_dynamo import names
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._recording.events import GraphBreakReported
+
+ELLIPSIS = "…"
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    text_length: int
+    list_length: int
+    capture_stacks: bool
+    top_ops: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        return cls(
+            text_length=settings.max_attribute_length,
+            list_length=settings.max_list_length,
+            capture_stacks="stacks" in settings.capture,
+            top_ops=settings.top_ops,
+        )
+
+    def text(self, value: Any) -> str:
+        text = "" if value is None else str(value)
+        if len(text) <= self.text_length:
+            return text
+        return text[: self.text_length - 1] + ELLIPSIS
+
+    def strings(self, values: Iterable[Any]) -> list[str]:
+        """Each string capped, the list capped (the last item says how many were left out)."""
+        items = [self.text(value) for value in values]
+        if len(items) <= self.list_length:
+            return items
+        kept = items[: self.list_length - 1]
+        return [*kept, f"{ELLIPSIS} {len(items) - len(kept)} more"]
+
+    def break_attributes(self, event: GraphBreakReported) -> dict[str, Any]:
+        attributes: dict[str, Any] = {
+            names.ATTR_GRAPH_BREAK_REASON: self.text(event.reason),
+            names.ATTR_GRAPH_BREAK_KIND: self.text(event.kind),
+        }
+        if self.capture_stacks:
+            attributes[names.ATTR_GRAPH_BREAK_USER_STACK] = self.strings(event.user_stack)
+        return attributes

@@ -1,0 +1,268 @@
+"""The recorder: per-compile-id state turned into spans, log events and metric updates.
+
+It knows OpenTelemetry, not torch internals: sources hand it plain events
+(``otel_dynamo._recording.events``) and ask it for span contexts to parent their own spans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode
+
+from otel_dynamo import names
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._recording.boundary import class_name, end_span
+from otel_dynamo._recording.events import (
+    FrameEnded,
+    FrameStarted,
+    GraphBreakReported,
+    GuardsReported,
+    PhaseBoundary,
+    RecompileReported,
+)
+from otel_dynamo._recording.frame_state import (
+    FrameState,
+    frame_attributes,
+    frame_outcome,
+    nest_phases,
+)
+from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
+from otel_dynamo._recording.run_state import RunState
+from otel_dynamo._recording.sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
+
+_log = logging.getLogger("otel_dynamo")
+
+MAX_OPEN_FRAMES = 256
+"""Frames whose end we never saw are dropped past this many, oldest first."""
+
+OUTER_PHASE = "dynamo"  # Dynamo's outermost timed event: the frame span itself stands for it
+
+
+def first_line(exc: BaseException, limit: int) -> str:
+    text = str(exc).strip().split("\n", 1)[0]
+    return text[:limit]
+
+
+class Recorder:
+    """Receives source events; owns the open frame spans."""
+
+    def __init__(
+        self,
+        *,
+        tracer: trace.Tracer,
+        settings: Settings,
+        events: EventSink = NULL_EVENTS,
+        metrics: MetricsSink = NULL_METRICS,
+        backend: str | None = None,
+    ) -> None:
+        self.tracer = tracer
+        self._run_spans = run_spans_for(tracer)
+        self.backend = backend
+        self.settings = settings
+        self.limits = Limits.from_settings(settings)
+        self.events = events
+        self.metrics = metrics
+        self._frames: OrderedDict[str, FrameState] = OrderedDict()
+
+    # --- stream sink ---------------------------------------------------------------
+
+    def wants_guard_text(self) -> bool:
+        return "guards" in self.settings.capture
+
+    def _frame(self, compile_id: str) -> FrameState:
+        frame = self._frames.get(compile_id)
+        if frame is None:
+            frame = self._frames[compile_id] = FrameState(compile_id)
+            while len(self._frames) > MAX_OPEN_FRAMES:
+                self._frames.popitem(last=False)
+        return frame
+
+    def frame_started(self, event: FrameStarted) -> None:
+        frame = self._frame(event.compile_id)
+        if frame.span is None:
+            self._start_frame_span(frame, event.time_ns)
+
+    def _start_frame_span(self, frame: FrameState, time_ns: int) -> None:
+        start = min([time_ns, *frame.early_phase_starts()])
+        frame.span = self.tracer.start_span(
+            names.SPAN_FRAME,
+            start_time=start,
+            attributes={names.ATTR_COMPILE_ID: frame.compile_id},
+        )
+        frame.started_ns = start
+        self.events.frame_started(frame)
+
+    def graph_break(self, event: GraphBreakReported) -> None:
+        frame = self._frame(event.compile_id)
+        frame.breaks.append(event)
+        self.metrics.graph_break(event.kind)
+        self.events.graph_break(event, frame.span, self.backend)
+
+    def recompile(self, event: RecompileReported) -> None:
+        self._frame(event.compile_id).recompile_reasons = event.reasons
+
+    def guards(self, event: GuardsReported) -> None:
+        self._frame(event.compile_id).guards = event.guards
+
+    def phase(self, event: PhaseBoundary) -> None:
+        if event.name != OUTER_PHASE:
+            self._frame(event.compile_id).phase(event)
+
+    def frame_ended(self, event: FrameEnded) -> None:
+        frame = self._frames.pop(event.compile_id, None) or FrameState(event.compile_id)
+        if frame.span is None:
+            start_us = event.metrics.get("start_time_us")
+            self._start_frame_span(frame, int(start_us * 1000) if start_us else event.time_ns)
+        self._finish_frame(frame, event)
+
+    def _finish_frame(self, frame: FrameState, event: FrameEnded) -> None:
+        span = frame.span
+        assert span is not None
+        outcome = frame_outcome(frame, event.metrics)
+        attributes = frame_attributes(frame, event.metrics, outcome, self.limits)
+        if self.backend and names.ATTR_BACKEND not in attributes:
+            attributes[names.ATTR_BACKEND] = self.backend
+        span.set_attributes(attributes)
+        fail_type = event.metrics.get("fail_type")
+        if fail_type and outcome == names.OUTCOME_FAILURE:
+            span.set_status(
+                Status(StatusCode.ERROR, self.limits.text(event.metrics.get("fail_reason")))
+            )
+            span.set_attribute(names.ATTR_ERROR_TYPE, str(fail_type))
+        for brk in frame.breaks:
+            span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
+        self._emit_phases(frame)
+        end_span(span, event.time_ns)
+        duration_s = max(event.time_ns - frame.started_ns, 0) / 1e9
+        self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
+        self.events.frame_ended(frame, attributes, outcome, duration_s)
+
+    def _emit_phases(self, frame: FrameState) -> None:
+        assert frame.span is not None
+        parents: dict[int, Span] = {}
+        for index, parent_index, phase in nest_phases(frame.closed_phases):
+            parent = frame.span if parent_index is None else parents[parent_index]
+            span = self.tracer.start_span(
+                f"{names.SPAN_PHASE} {phase.name}",
+                context=trace.set_span_in_context(parent),
+                start_time=phase.start_ns,
+                attributes={
+                    names.ATTR_PHASE_NAME: phase.name,
+                    names.ATTR_COMPILE_ID: frame.compile_id,
+                },
+            )
+            end_span(span, phase.end_ns)
+            parents[index] = span
+
+    # --- graph compiles --------------------------------------------------------------
+
+    def frame_context(self, compile_id: str | None) -> otel_context.Context | None:
+        """Context whose current span is the open frame span of this compile id."""
+        frame = self._frames.get(compile_id) if compile_id else None
+        if frame is None or frame.span is None:
+            return None
+        return trace.set_span_in_context(frame.span)
+
+    def note_graph(self, compile_id: str | None, backend: str) -> int:
+        """Count a graph of this frame; returns its index within the frame."""
+        if not compile_id:
+            return 0
+        frame = self._frame(compile_id)
+        frame.backends.add(backend)
+        frame.graph_count += 1
+        return frame.graph_count - 1
+
+    @contextlib.contextmanager
+    def compile_span(
+        self,
+        name: str,
+        attributes: dict[str, Any],
+        *,
+        context: otel_context.Context | None = None,
+        is_control_flow: Callable[[BaseException], bool] = lambda exc: False,
+    ) -> Iterator[Span]:
+        """A current span around a compile step; errors set status and re-raise unchanged."""
+        span = self.tracer.start_span(name, context=context, attributes=attributes)
+        try:
+            with trace.use_span(
+                span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            ):
+                yield span
+        except BaseException as exc:
+            if not is_control_flow(exc):
+                self.mark_failed(span, exc, stage="compile", attributes=attributes)
+            raise
+        finally:
+            end_span(span)
+
+    def mark_failed(
+        self,
+        span: Span,
+        exc: BaseException,
+        *,
+        stage: str,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Status ERROR, error.type, a log record and a counter; never raises."""
+        try:
+            kind = class_name(exc)
+            span.set_status(Status(StatusCode.ERROR, first_line(exc, self.limits.text_length)))
+            span.set_attribute(names.ATTR_ERROR_TYPE, kind)
+            span.set_attribute(names.ATTR_ERROR_MESSAGE, first_line(exc, self.limits.text_length))
+            self.metrics.failure(stage, kind)
+            fields = {**(attributes or {}), names.ATTR_ERROR_TYPE: kind}
+            self.events.failure(stage, exc, span, fields)
+        except Exception:
+            _log.warning("otel_dynamo: could not record a failure", exc_info=True)
+
+    # --- runs --------------------------------------------------------------------------
+
+    def record_run(self, run: RunState, call: Callable[[], Any]) -> Any:
+        """Execute one run inside a span (the run-span policy chose this one).
+
+        The span is started with the user's current span as parent but not made
+        current itself (attaching a context costs on every recorded run); what annotates
+        the run finds it as ``run.current_span``.
+        """
+        span = self.start_run_span(run)  # the guarded tracer never raises
+        run.current_span = span  # for checks that annotate this run (accuracy, faults)
+        try:
+            return call()
+        except BaseException as exc:
+            self.mark_failed(span, exc, stage="run", attributes=run.attributes)
+            raise
+        finally:
+            run.current_span = None
+            end_span(span)
+            run.advance()
+            self.metrics.run_recorded(run, span)
+
+    def start_run_span(self, run: RunState) -> Span:
+        """The span of the run in progress (also for runs the policy skipped but a fault
+        or check must record)."""
+        parts = run.span_args or self._prepare_run_spans(run)
+        return self._run_spans.start(parts, run.count)
+
+    def _prepare_run_spans(self, run: RunState) -> RunSpanParts:
+        run.span_args = self._run_spans.parts(run_span_name(run.kind), run.attributes, run.link)
+        return run.span_args
+
+
+_RUN_SPAN_NAMES = {
+    names.RUN_KIND_FORWARD: names.SPAN_RUN_FORWARD,
+    names.RUN_KIND_BACKWARD: names.SPAN_RUN_BACKWARD,
+    names.RUN_KIND_INFERENCE: names.SPAN_RUN_INFERENCE,
+    names.RUN_KIND_EXPORT: names.SPAN_EXPORT_RUN,
+}
+
+
+def run_span_name(kind: str) -> str:
+    return _RUN_SPAN_NAMES[kind]

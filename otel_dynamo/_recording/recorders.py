@@ -1,0 +1,131 @@
+"""The recorders traced backends report to, and the log-event and metric sinks they use.
+
+One recorder per traced backend and tracer provider; one pair of sinks per meter and
+logger provider. Which recorder a frame compile reports to is decided by the torch-facing
+sources (``otel_dynamo._sources.routing``), for that compile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import trace
+
+from otel_dynamo import names
+from otel_dynamo._config.settings import Settings, load_settings
+from otel_dynamo._providers.choice import Providers, ProviderSource
+from otel_dynamo._providers.ids import isolate_ids
+from otel_dynamo._providers.resource import detected_attributes
+from otel_dynamo._recording.boundary import GuardedTracer
+from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.log_events import CompileEvents
+from otel_dynamo._recording.metrics import CompileMetrics
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
+from otel_dynamo._recording.structured_log import EventLogger
+from otel_dynamo._recording.watchdog import Watchdog
+from otel_dynamo.version import __version__
+
+
+@dataclasses.dataclass(frozen=True)
+class Sinks:
+    events: EventSink
+    metrics: MetricsSink
+
+
+_lock = threading.Lock()
+_sinks: dict[tuple[Any, ...], tuple[Providers, Sinks]] = {}
+
+
+def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
+    provider = tracer_provider or trace.get_tracer_provider()
+    isolate_ids(provider)
+    tracer = provider.get_tracer(names.INSTRUMENTATION_NAME, __version__)
+    isolate_ids(tracer)  # a tracer cached before our provider change keeps its own generator
+    return GuardedTracer(tracer)
+
+
+class RecorderSource:
+    """Builds the recorder a traced backend reports to, following its provider source.
+
+    The source is read at each compile, so a global provider installed after
+    ``traced()`` was called is still used; a new tracer provider means a new recorder.
+    """
+
+    def __init__(self, *, providers: ProviderSource, settings: Settings, backend: str) -> None:
+        self._providers = providers
+        self._settings = settings
+        self._backend = backend
+        self._recorder: Recorder | None = None
+        self._provider: object = None
+
+    def __deepcopy__(self, memo: dict) -> RecorderSource:
+        # Dynamo's debug wrapper copies a backend's __dict__ (functools.wraps) and torch's
+        # repro runner deep-copies it: the copy reports to the same recorder.
+        return self
+
+    def __call__(self) -> Recorder:
+        providers = self._providers()
+        if self._recorder is None or providers.tracer_provider is not self._provider:
+            self._provider = providers.tracer_provider
+            sinks = sinks_for(self._settings, providers)
+            self._recorder = make_recorder(
+                tracer_provider=providers.tracer_provider,
+                settings=self._settings,
+                events=sinks.events,
+                metrics=sinks.metrics,
+                backend=self._backend,
+            )
+        return self._recorder
+
+
+def make_recorder(
+    *,
+    tracer_provider: trace.TracerProvider | None = None,
+    settings: Settings | None = None,
+    events: EventSink = NULL_EVENTS,
+    metrics: MetricsSink = NULL_METRICS,
+    backend: str | None = None,
+) -> Recorder:
+    return Recorder(
+        tracer=tracer_for(tracer_provider),
+        settings=settings or load_settings(),
+        events=events,
+        metrics=metrics,
+        backend=backend,
+    )
+
+
+def sinks_for(settings: Settings, providers: Providers) -> Sinks:
+    """Event and metric sinks for these providers (one pair per provider and log target)."""
+    key = (id(providers.meter_provider), id(providers.logger_provider), settings)
+    with _lock:
+        # The cache holds the providers it was built for, so their ids cannot be reused.
+        held, sinks = _sinks.get(key, (None, None))
+        if held is None or sinks is None:
+            sinks = _build_sinks(settings, providers)
+            _sinks[key] = (providers, sinks)
+        return sinks
+
+
+def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
+    logger = EventLogger.from_settings(
+        settings, logger_provider=providers.logger_provider, **event_context(os.environ)
+    )
+    events = CompileEvents(
+        logger,
+        limits=Limits.from_settings(settings),
+        watchdog=Watchdog.from_settings(settings, logger),
+    )
+    return Sinks(events=events, metrics=CompileMetrics(providers.meter_provider))
+
+
+def event_context(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Fields bound to every event: the torchrun rank, when there is one."""
+    detected = detected_attributes(environ)
+    rank = detected.get(names.RESOURCE_RANK)
+    return {} if rank is None else {names.RESOURCE_RANK: rank}

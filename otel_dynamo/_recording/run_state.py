@@ -1,0 +1,38 @@
+"""Per compiled graph: how often it ran, which run is recorded next, what its span carries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_dynamo._config.run_span_policy import RunSpanPolicy
+
+
+class RunState:
+    """Per compiled graph: how often it ran and what a run span carries."""
+
+    __slots__ = (
+        "attributes",
+        "count",
+        "current_span",
+        "kind",
+        "link",
+        "next_recorded",
+        "policy",
+        "span_args",
+    )
+
+    def __init__(
+        self, *, kind: str, policy: RunSpanPolicy, attributes: dict[str, Any], link: Any
+    ) -> None:
+        self.kind = kind
+        self.policy = policy
+        self.attributes = attributes
+        self.link = link
+        self.count = 0
+        self.next_recorded = policy.first_recorded()
+        self.span_args: Any = None  # the recorder's per-graph constants for its run spans
+        self.current_span: Any = None  # the span of the run in progress, when recorded
+
+    def advance(self) -> None:
+        """Called after a recorded run: schedule the next one."""
+        self.next_recorded = self.policy.next_recorded(self.count)

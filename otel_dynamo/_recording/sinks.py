@@ -1,0 +1,124 @@
+"""The recorder's interfaces: what it offers Dynamo's event stream, and what it reports to
+besides spans (structured log events and metrics).
+
+The recorder depends only on these protocols; ``log_events`` and ``metrics``
+implement them, and the null objects here keep the recorder usable without either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from opentelemetry.trace import Span
+
+from otel_dynamo._recording.events import (
+    FrameEnded,
+    FrameStarted,
+    GraphBreakReported,
+    GuardsReported,
+    PhaseBoundary,
+    RecompileReported,
+)
+
+
+class StreamSink(Protocol):
+    """What the recorder offers Dynamo's event stream."""
+
+    def frame_started(self, event: FrameStarted) -> None: ...
+    def frame_ended(self, event: FrameEnded) -> None: ...
+    def graph_break(self, event: GraphBreakReported) -> None: ...
+    def recompile(self, event: RecompileReported) -> None: ...
+    def guards(self, event: GuardsReported) -> None: ...
+    def phase(self, event: PhaseBoundary) -> None: ...
+    def wants_guard_text(self) -> bool: ...
+
+
+class EventSink(Protocol):
+    def frame_started(self, frame: Any) -> None: ...
+    def frame_ended(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None: ...
+    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None: ...
+    def graph_break(
+        self, event: GraphBreakReported, span: Span | None, backend: str | None
+    ) -> None: ...
+    def failure(
+        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
+    ) -> None: ...
+    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None: ...
+    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None: ...
+    def repro_written(self, span: Span | None, **fields: Any) -> None: ...
+
+
+class MetricsSink(Protocol):
+    def frame_compiled(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None: ...
+    def graph_compiled(self, backend: str) -> None: ...
+    def graph_break(self, kind: str) -> None: ...
+    def failure(self, stage: str, error_type: str) -> None: ...
+    def fault(self, kind: str) -> None: ...
+    def track_run(self, run: Any) -> None: ...
+    def run_recorded(self, run: Any, span: Span) -> None: ...
+
+
+class _NullEvents:
+    def frame_started(self, frame: Any) -> None:
+        pass
+
+    def frame_ended(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None:
+        pass
+
+    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
+        pass
+
+    def graph_break(
+        self, event: GraphBreakReported, span: Span | None, backend: str | None
+    ) -> None:
+        pass
+
+    def failure(
+        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
+    ) -> None:
+        pass
+
+    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
+        pass
+
+    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None:
+        pass
+
+    def repro_written(self, span: Span | None, **fields: Any) -> None:
+        pass
+
+
+class _NullMetrics:
+    def frame_compiled(
+        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None:
+        pass
+
+    def graph_compiled(self, backend: str) -> None:
+        pass
+
+    def graph_break(self, kind: str) -> None:
+        pass
+
+    def failure(self, stage: str, error_type: str) -> None:
+        pass
+
+    def fault(self, kind: str) -> None:
+        pass
+
+    def track_run(self, run: Any) -> None:
+        pass
+
+    def run_recorded(self, run: Any, span: Span) -> None:
+        pass
+
+
+NULL_EVENTS: EventSink = _NullEvents()
+NULL_METRICS: MetricsSink = _NullMetrics()

@@ -1,0 +1,335 @@
+"""Structured log events: JSON lines (stderr or a file) and OpenTelemetry log records.
+
+One structlog pipeline of small processors ``(logger, method, event_dict) ->
+event_dict``: level, timestamp, trace context of the current span, exception
+attributes, export as an OpenTelemetry log record (same trace context, event name in
+``event_name`` and ``body``, fields as attributes), then JSON rendering, or nothing
+when ``OTEL_DYNAMO_LOG=off``. Nothing is configured globally: the user's own structlog
+setup is untouched.
+
+:meth:`EventLogger.emit` never raises; with no log target and no logger provider it
+returns at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import structlog
+from opentelemetry import trace
+from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, SeverityNumber
+from opentelemetry.semconv.attributes import exception_attributes
+from opentelemetry.trace import format_span_id, format_trace_id
+
+from otel_dynamo import names
+from otel_dynamo._config.problems import warn_problems
+from otel_dynamo._config.settings import (
+    DEFAULT_LOG,
+    DEFAULT_LOG_LEVEL,
+    ENV_LOG,
+    LOG_LEVELS,
+    ConfigProblem,
+    Settings,
+)
+from otel_dynamo._providers.files import disarm_inherited_stream
+from otel_dynamo._recording.boundary import class_name
+
+LOG_OFF = "off"
+LOG_STDERR = "stderr"
+KEY_EVENT = "event"
+KEY_LEVEL = "level"
+KEY_TIMESTAMP = "timestamp"
+KEY_TRACE_ID = "trace_id"
+KEY_SPAN_ID = "span_id"
+_KEY_TIME_NS = "_otel_dynamo_time_ns"
+_KEY_EXC = "_otel_dynamo_exc"
+_FIRST_KEYS = (KEY_TIMESTAMP, KEY_LEVEL, KEY_EVENT)
+_NOT_ATTRIBUTES = frozenset({KEY_EVENT, KEY_LEVEL, KEY_TIMESTAMP, KEY_TRACE_ID, KEY_SPAN_ID})
+
+_SEVERITY = {
+    "debug": (SeverityNumber.DEBUG, "DEBUG"),
+    "info": (SeverityNumber.INFO, "INFO"),
+    "warning": (SeverityNumber.WARN, "WARN"),
+    "error": (SeverityNumber.ERROR, "ERROR"),
+}
+_LEVEL_NUMBERS = {level: getattr(logging, level.upper()) for level in LOG_LEVELS}
+_METHOD_LEVELS = {"warn": "warning", "exception": "error", "critical": "error", "msg": "info"}
+
+_LOGGER = logging.getLogger("otel_dynamo")
+
+
+# --- processors ------------------------------------------------------------------------
+
+
+def add_level(_logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    event_dict[KEY_LEVEL] = _METHOD_LEVELS.get(method, method)
+    return event_dict
+
+
+def add_timestamp(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    now_ns = time.time_ns()
+    seconds, nanos = divmod(now_ns, 1_000_000_000)
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=nanos // 1000)
+    event_dict[KEY_TIMESTAMP] = moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    event_dict[_KEY_TIME_NS] = now_ns
+    return event_dict
+
+
+def add_trace_context(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """trace_id / span_id of the current span, as 32 / 16 lowercase hex characters."""
+    context = trace.get_current_span().get_span_context()
+    if context.is_valid:
+        event_dict[KEY_TRACE_ID] = format_trace_id(context.trace_id)
+        event_dict[KEY_SPAN_ID] = format_span_id(context.span_id)
+    return event_dict
+
+
+def add_exception(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """exception.type / .message / .stacktrace (semantic conventions) from ``exc``."""
+    exc = event_dict.pop(_KEY_EXC, None)
+    if isinstance(exc, BaseException):
+        event_dict.update(exception_fields(exc))
+    return event_dict
+
+
+def exception_fields(exc: BaseException) -> dict[str, str]:
+    stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {
+        exception_attributes.EXCEPTION_TYPE: class_name(exc),
+        exception_attributes.EXCEPTION_MESSAGE: str(exc),
+        exception_attributes.EXCEPTION_STACKTRACE: stack,
+    }
+
+
+class ExportAsLogRecord:
+    """Emit the event as an OpenTelemetry log record in the caller's context."""
+
+    def __init__(self, logger: Logger | None) -> None:
+        self._logger = logger
+
+    def __call__(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        time_ns = event_dict.pop(_KEY_TIME_NS, None)
+        if self._logger is not None:
+            severity, text = _SEVERITY.get(event_dict.get(KEY_LEVEL, ""), _SEVERITY["info"])
+            self._logger.emit(
+                timestamp=time_ns,
+                severity_number=severity,
+                severity_text=text,
+                body=event_dict.get(KEY_EVENT),
+                event_name=event_dict.get(KEY_EVENT),
+                attributes=log_attributes(event_dict),
+            )
+        return event_dict
+
+
+def log_attributes(event_dict: Mapping[str, Any]) -> dict[str, Any]:
+    """The event's fields as OpenTelemetry attribute values (others become strings)."""
+    attributes = {}
+    for key, value in event_dict.items():
+        if key not in _NOT_ATTRIBUTES and value is not None:
+            attributes[key] = _attribute_value(value)
+    return attributes
+
+
+def _attribute_value(value: Any) -> Any:
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)) and value:
+        kinds = {type(item) for item in value}
+        if len(kinds) == 1 and kinds <= {str, bool, int, float}:
+            return tuple(value)
+        return tuple(str(item) for item in value)
+    return str(value)
+
+
+def order_keys(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    first = {key: event_dict[key] for key in _FIRST_KEYS if key in event_dict}
+    return {**first, **event_dict}
+
+
+def drop(_logger: Any, _method: str, _event_dict: dict[str, Any]) -> dict[str, Any]:
+    raise structlog.DropEvent
+
+
+# --- where JSON lines go ---------------------------------------------------------------
+
+
+class _Writer:
+    """The final structlog "logger": one line per event."""
+
+    def msg(self, message: str) -> None:
+        raise NotImplementedError
+
+    def debug(self, message: str) -> None:
+        self.msg(message)
+
+    info = warning = error = critical = exception = debug
+
+    def close(self) -> None:
+        pass
+
+
+class StderrWriter(_Writer):
+    """Writes to whatever ``sys.stderr`` is at the time of the event."""
+
+    def msg(self, message: str) -> None:
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+
+
+class FileWriter(_Writer):
+    """Appends lines to a file, one write per line; a forked child gets a fresh lock."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._inherited: list[Any] = []
+
+    def msg(self, message: str) -> None:
+        if self._pid != os.getpid():
+            self._reopen_in_child()
+        with self._lock:
+            self._file.write(message + "\n")
+            self._file.flush()
+
+    def _reopen_in_child(self) -> None:
+        """A forked child writes through its own file object, never the parent's buffer."""
+        disarm_inherited_stream(self._file)
+        self._inherited.append(self._file)
+        self._file = open(self._path, "a", encoding="utf-8")  # noqa: SIM115
+        self._lock, self._pid = threading.Lock(), os.getpid()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _NullWriter(_Writer):
+    def msg(self, message: str) -> None:
+        pass
+
+
+def open_writer(target: str) -> tuple[_Writer | None, ConfigProblem | None]:
+    """The writer for OTEL_DYNAMO_LOG's value: off, stderr or a file path."""
+    value = target.strip()
+    if value.lower() == LOG_OFF:
+        return None, None
+    if value.lower() == LOG_STDERR:
+        return StderrWriter(), None
+    try:
+        return FileWriter(value), None
+    except OSError as error:
+        consequence = f"structured log lines turned off ({error.strerror or error})"
+        return None, ConfigProblem(
+            ENV_LOG, target, "off, stderr, or a writable file path", consequence
+        )
+
+
+# --- the event logger ------------------------------------------------------------------
+
+
+class EventLogger:
+    """Emits otel_dynamo's structured events to JSON lines and OpenTelemetry logs."""
+
+    def __init__(
+        self,
+        *,
+        logger_provider: LoggerProvider | None = None,
+        log: str = DEFAULT_LOG,
+        level: str = DEFAULT_LOG_LEVEL,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
+        writer, problem = open_writer(log)
+        self.problems: tuple[ConfigProblem, ...] = (problem,) if problem else ()
+        warn_problems(self.problems)
+        otel_logger = _otel_logger(logger_provider)
+        self.enabled = writer is not None or otel_logger is not None
+        self._writer = writer
+        self._bound = structlog.wrap_logger(
+            writer or _NullWriter(),
+            processors=_processors(otel_logger, render=writer is not None),
+            wrapper_class=structlog.make_filtering_bound_logger(
+                _LEVEL_NUMBERS.get(level, logging.INFO)
+            ),
+            context_class=dict,
+            cache_logger_on_first_use=False,
+        ).bind(**dict(context or {}))
+        self._errors = _ErrorReporter()
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, logger_provider: LoggerProvider | None = None, **context: Any
+    ) -> EventLogger:
+        return cls(
+            logger_provider=logger_provider,
+            log=settings.log,
+            level=settings.log_level,
+            context=context,
+        )
+
+    def bind(self, **fields: Any) -> EventLogger:
+        """A logger that adds ``fields`` (e.g. rank, compile id) to every event."""
+        child = object.__new__(EventLogger)
+        child.__dict__.update(self.__dict__)
+        child._bound = self._bound.bind(**fields)
+        return child
+
+    def emit(
+        self, event: str, *, level: str = "info", exc: BaseException | None = None, **fields: Any
+    ) -> None:
+        """Record one event; never raises (trouble is logged once on ``otel_dynamo``)."""
+        if not self.enabled:
+            return
+        try:
+            method = getattr(self._bound, level if level in _SEVERITY else "info")
+            if exc is not None:
+                fields[_KEY_EXC] = exc
+            method(event, **fields)
+        except Exception as error:
+            self._errors.report(event, error)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except OSError as error:
+                self._errors.report("close", error)
+
+
+def _otel_logger(provider: LoggerProvider | None) -> Logger | None:
+    if provider is None or isinstance(provider, NoOpLoggerProvider):
+        return None
+    return provider.get_logger(names.INSTRUMENTATION_NAME)
+
+
+def _processors(otel_logger: Logger | None, *, render: bool) -> list[Any]:
+    final = [order_keys, structlog.processors.JSONRenderer()] if render else [drop]
+    return [
+        add_level,
+        add_timestamp,
+        add_trace_context,
+        add_exception,
+        ExportAsLogRecord(otel_logger),
+        *final,
+    ]
+
+
+class _ErrorReporter:
+    """The first internal error is a warning, the rest are DEBUG."""
+
+    def __init__(self) -> None:
+        self._reported = False
+
+    def report(self, event: str, error: BaseException) -> None:
+        log = _LOGGER.debug if self._reported else _LOGGER.warning
+        self._reported = True
+        log("otel_dynamo: could not record event %r: %s: %s", event, type(error).__name__, error)

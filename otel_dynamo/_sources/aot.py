@@ -1,0 +1,266 @@
+"""Source: AOT Autograd's partitioner and inner compilers, for any AOT-based backend.
+
+Every AOT backend (aot_eager*, inductor, user ``aot_autograd(...)`` backends) reaches
+``aot_module_simplified`` through ``torch._dynamo.backends.common``, after
+``AotAutograd.__call__`` has settled its defaults. We swap that one name for a function
+that, while a traced graph compile is in progress, wraps the partitioner and the
+forward, backward and inference compilers; untraced compiles pass through untouched.
+
+Compiled backwards are counted where AOT hands them to its autograd function,
+``AOTDispatchAutograd.post_compile``: on an AOT Autograd cache hit no compiler runs,
+so only that point sees the backward loaded from the cache.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from otel_dynamo import names
+from otel_dynamo._sources import graph_facts
+from otel_dynamo._sources.runs import RunProxy
+
+_log = logging.getLogger("otel_dynamo")
+
+_current: contextvars.ContextVar[Any] = contextvars.ContextVar("otel_dynamo_graph", default=None)
+
+_COMPILER_SPANS = {
+    names.RUN_KIND_FORWARD: names.SPAN_AOT_FORWARD,
+    names.RUN_KIND_BACKWARD: names.SPAN_AOT_BACKWARD,
+    names.RUN_KIND_INFERENCE: names.SPAN_AOT_INFERENCE,
+}
+_COMPILER_KWARGS = {
+    "fw_compiler": names.RUN_KIND_FORWARD,
+    "bw_compiler": names.RUN_KIND_BACKWARD,
+    "inference_compiler": names.RUN_KIND_INFERENCE,
+}
+
+
+def activate(graph: Any) -> contextvars.Token:
+    """Make ``graph`` (a GraphCompile) the traced compile AOT hooks report to."""
+    return _current.set(graph)
+
+
+def deactivate(token: contextvars.Token) -> None:
+    _current.reset(token)
+
+
+def _unwrap(fn: Any) -> Any:
+    fn = getattr(fn, "func", fn)  # functools.partial
+    if getattr(fn, "_is_wrapped_bw_compiler", False) and getattr(fn, "__closure__", None):
+        # AotAutograd wraps the backward compiler in torch._dynamo.disable; name the inner one.
+        inner = inspect.getclosurevars(fn).nonlocals.get("bw_compiler_fn")
+        return _unwrap(inner) if inner is not None else fn
+    return fn
+
+
+def qualified_name(fn: Any) -> str:
+    fn = _unwrap(fn)
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module else name
+
+
+def aot_graph_name() -> str | None:
+    try:
+        from torch._functorch.aot_autograd import get_aot_graph_name
+
+        return get_aot_graph_name()
+    except Exception:
+        return None
+
+
+# --- partition ------------------------------------------------------------------------
+
+
+def _saved_tensor_count(fw_module: Any, num_fwd_outputs: int | None) -> int | None:
+    if num_fwd_outputs is None:
+        return None
+    output = next(node for node in reversed(fw_module.graph.nodes) if node.op == "output")
+    values = output.args[0] if output.args else ()
+    return max(len(values) - num_fwd_outputs, 0) if isinstance(values, (list, tuple)) else None
+
+
+def _partition_attributes(joint_nodes: int, result: Any, kwargs: dict) -> dict[str, Any]:
+    fw_module, bw_module = result
+    attributes = {
+        names.ATTR_AOT_JOINT_NODE_COUNT: joint_nodes,
+        names.ATTR_AOT_FORWARD_NODE_COUNT: graph_facts.node_count(fw_module),
+        names.ATTR_AOT_BACKWARD_NODE_COUNT: graph_facts.node_count(bw_module),
+    }
+    saved = _saved_tensor_count(fw_module, kwargs.get("num_fwd_outputs"))
+    if saved is not None:
+        attributes[names.ATTR_AOT_SAVED_TENSOR_COUNT] = saved
+    return attributes
+
+
+def wrap_partition(partition_fn: Callable[..., Any], graph: Any) -> Callable[..., Any]:
+    partitioner = qualified_name(partition_fn)
+
+    def traced_partition(joint_module: Any, joint_inputs: Any, **kwargs: Any) -> Any:
+        attributes = {
+            names.ATTR_COMPILE_ID: graph.compile_id,
+            names.ATTR_AOT_PARTITIONER: partitioner,
+        }
+        joint_nodes = graph_facts.node_count(joint_module)
+        with graph.recorder.compile_span(names.SPAN_AOT_PARTITION, attributes) as span:
+            result = partition_fn(joint_module, joint_inputs, **kwargs)
+            graph.safely(
+                lambda: span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
+            )
+        return result
+
+    traced_partition.__name__ = getattr(partition_fn, "__name__", "partition_fn")
+    return traced_partition
+
+
+# --- inner compilers ------------------------------------------------------------------------
+
+
+def _compiler_attributes(graph: Any, gm: Any, compiler: str, graph_name: str | None) -> dict:
+    attributes = {
+        names.ATTR_COMPILE_ID: graph.compile_id,
+        names.ATTR_AOT_COMPILER: compiler,
+        names.ATTR_AOT_NODE_COUNT: graph_facts.node_count(gm),
+        names.ATTR_AOT_OP_COUNT: graph_facts.call_function_count(gm),
+    }
+    if graph_name:
+        attributes[names.ATTR_AOT_GRAPH_NAME] = graph_name
+    return attributes
+
+
+def _traced_compiler_fn(inner: Callable[..., Any], graph: Any, kind: str) -> Callable[..., Any]:
+    compiler = qualified_name(inner)
+
+    def traced_compiler(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        graph_name = aot_graph_name()
+        attributes = (
+            graph.safely(lambda: _compiler_attributes(graph, gm, compiler, graph_name)) or {}
+        )
+        # The backward usually compiles lazily at the first .backward(): parent it to the
+        # graph span explicitly so it stays in the forward's trace.
+        context = graph.context if kind == names.RUN_KIND_BACKWARD else None
+        with graph.recorder.compile_span(_COMPILER_SPANS[kind], attributes, context=context):
+            compiled = inner(gm, example_inputs, *args, **kwargs)
+        graph.inner_compiled(kind, graph_name)
+        if kind == names.RUN_KIND_BACKWARD:
+            return graph.safely(lambda: wrap_backward(compiled, graph, graph_name)) or compiled
+        return compiled
+
+    traced_compiler.__name__ = getattr(inner, "__name__", "compiler")
+    return traced_compiler
+
+
+def wrap_compiler(inner: Any, graph: Any, kind: str) -> Any:
+    """The same compiler, reporting a span; keeps AOT's cacheable compiler type."""
+    from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
+
+    if isinstance(inner, SerializableAOTDispatchCompiler):
+        return type(inner)(
+            inner.output_code_ty, _traced_compiler_fn(inner.compiler_fn, graph, kind)
+        )
+    traced = _traced_compiler_fn(inner, graph, kind)
+    if getattr(inner, "_is_wrapped_bw_compiler", False):
+        traced._is_wrapped_bw_compiler = True  # type: ignore[attr-defined]
+    return traced
+
+
+def wrap_backward(compiled: Any, graph: Any, graph_name: str | None) -> Any:
+    """Count (and sample into spans) runs of a compiled backward.
+
+    A proxy, not a new ``current_callable``: what the backward compiler returns is
+    ``torch._dynamo.disable``'s wrapper around inductor's ``OutputCode``, whose
+    ``__dict__`` is a copy of the OutputCode's, so setting attributes on it never
+    reaches the callable that runs.
+    """
+    if isinstance(compiled, RunProxy):
+        return compiled
+    return RunProxy(compiled, graph.run_state(names.RUN_KIND_BACKWARD, graph_name), graph.recorder)
+
+
+def wrap_loaded_backward(spec: Any, graph: Any) -> Any:
+    """The compile spec with its already compiled backward (a cache hit) counted."""
+    compiled = spec.compiled_bw_func
+    if compiled is None or isinstance(compiled, RunProxy):
+        return spec
+    # No AOT graph name: on a cache hit AOT names no graph.
+    return dataclasses.replace(spec, compiled_bw_func=wrap_backward(compiled, graph, None))
+
+
+# --- installation ---------------------------------------------------------------------------
+
+
+def instrument_kwargs(graph: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    from torch._functorch.partitioners import default_partition
+
+    instrumented = dict(kwargs)
+    for key, kind in _COMPILER_KWARGS.items():
+        if instrumented.get(key) is not None:
+            instrumented[key] = wrap_compiler(instrumented[key], graph, kind)
+    partition_fn = instrumented.get("partition_fn") or default_partition
+    instrumented["partition_fn"] = wrap_partition(partition_fn, graph)
+    return instrumented
+
+
+class AotTap:
+    """Swaps ``torch._dynamo.backends.common.aot_module_simplified`` for a traced one,
+    and ``AOTDispatchAutograd.post_compile`` for one that counts compiled backwards."""
+
+    def __init__(self) -> None:
+        self._original: Callable[..., Any] | None = None
+        self._original_post_compile: Any = None
+
+    @property
+    def installed(self) -> bool:
+        from torch._dynamo.backends import common
+
+        return getattr(common.aot_module_simplified, "_otel_dynamo_tap", None) is self
+
+    def install(self) -> None:
+        from torch._dynamo.backends import common
+
+        if self.installed:
+            return
+        original = self._original = common.aot_module_simplified
+
+        def aot_module_simplified(mod: Any, args: Any, **kwargs: Any) -> Any:
+            graph = _current.get()
+            if graph is not None:
+                kwargs = graph.safely(lambda: instrument_kwargs(graph, kwargs)) or kwargs
+            return original(mod, args, **kwargs)
+
+        aot_module_simplified._otel_dynamo_tap = self  # type: ignore[attr-defined]
+        common.aot_module_simplified = aot_module_simplified
+        self._install_post_compile()
+
+    def _install_post_compile(self) -> None:
+        from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
+
+        if getattr(AOTDispatchAutograd.post_compile, "_otel_dynamo_tap", None) is self:
+            return
+        # The staticmethod object itself, so uninstall puts back exactly what was there.
+        self._original_post_compile = AOTDispatchAutograd.__dict__["post_compile"]
+        original = AOTDispatchAutograd.post_compile
+
+        def post_compile(spec: Any) -> Any:
+            graph = _current.get()
+            if graph is not None:
+                spec = graph.safely(lambda: wrap_loaded_backward(spec, graph)) or spec
+            return original(spec)
+
+        post_compile._otel_dynamo_tap = self  # type: ignore[attr-defined]
+        AOTDispatchAutograd.post_compile = staticmethod(post_compile)  # type: ignore[method-assign]
+
+    def uninstall(self) -> None:
+        from torch._dynamo.backends import common
+        from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
+
+        if self.installed and self._original is not None:
+            common.aot_module_simplified = self._original
+        if self._original_post_compile is not None:
+            AOTDispatchAutograd.post_compile = self._original_post_compile  # type: ignore[method-assign]
+            self._original_post_compile = None

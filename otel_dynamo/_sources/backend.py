@@ -1,0 +1,344 @@
+"""The traced backend: looks up the inner backend, records, then delegates."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from opentelemetry import trace
+
+from otel_dynamo import names
+from otel_dynamo._config.fault_spec import (
+    KIND_ACCURACY,
+    KIND_COMPILE,
+    KIND_NON_LEAF_COMPILE,
+    KIND_RUNTIME,
+    FaultSpec,
+)
+from otel_dynamo._config.settings import ACCURACY_BACKWARD, ACCURACY_OFF
+from otel_dynamo._recording.boundary import safely
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.run_state import RunState
+from otel_dynamo._sources import accuracy, aot, faults, graph_facts, repro, taps
+from otel_dynamo._sources.dynamo_stream import current_compile_id
+from otel_dynamo._sources.routing import OWNER_ATTRIBUTE
+from otel_dynamo._sources.runs import wrap_unboxed_run
+
+_log = logging.getLogger("otel_dynamo")
+T = TypeVar("T")
+
+REPRO_FAULT_KINDS = {
+    "compile": (KIND_COMPILE, KIND_NON_LEAF_COMPILE),
+    "run": (KIND_RUNTIME,),
+    "accuracy": (KIND_ACCURACY,),
+}
+"""Which injected faults a repro script of a failure at each stage re-injects."""
+
+INDUCTOR = "inductor"
+INDUCTOR_KWARGS = frozenset({"mode", "options"})
+FORWARDED_ATTRIBUTES = ("compiler_name", "backend_ctx_ctor")
+
+
+def is_control_flow(exc: BaseException) -> bool:
+    """Dynamo's restart-analysis and skip-frame exceptions steer compilation; no failure."""
+    from torch._dynamo import exc as dynamo_exc
+
+    flow = tuple(
+        cls
+        for cls in (
+            getattr(dynamo_exc, "RestartAnalysis", None),
+            getattr(dynamo_exc, "SkipFrame", None),
+        )
+        if cls is not None
+    )
+    return isinstance(exc, flow)
+
+
+class GraphCompile:
+    """One backend call on one graph: what AOT hooks and run wrappers report to."""
+
+    def __init__(self, recorder: Recorder, *, compile_id: str | None, backend: str) -> None:
+        self.recorder = recorder
+        self.compile_id = compile_id or ""
+        self.backend = backend
+        self.context: Any = None
+        self.link: Any = None
+        self.run_kind: str | None = None
+        self.graph_name: str | None = None
+        self.faults: list[FaultSpec] = []
+        self.original: Any = None
+        """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
+        self.graph_index: Any = 0
+
+    def enter(self, span: Any) -> None:
+        self.context = trace.set_span_in_context(span)
+        self.link = span.get_span_context()
+
+    def safely(self, fn: Callable[[], T]) -> T | None:
+        """Run a piece of instrumentation; on error log it (once) and go on without it."""
+        return safely("instrumentation error", fn)
+
+    def inner_compiled(self, kind: str, graph_name: str | None) -> None:
+        if kind != names.RUN_KIND_BACKWARD:
+            self.run_kind, self.graph_name = kind, graph_name
+
+    def write_repro(
+        self, stage: str, args: Any, span: Any, *, check_accuracy: bool = False
+    ) -> None:
+        """A repro script for a failure at ``stage``, if configured; its path on ``span``."""
+        settings = self.recorder.settings
+        if not settings.repro_dir or stage not in settings.repro_on or self.original is None:
+            return
+        self.safely(lambda: self._write_repro(stage, args, span, check_accuracy))
+
+    def _write_repro(self, stage: str, args: Any, span: Any, check_accuracy: bool) -> None:
+        reinjected = [f for f in self.faults if f.kind in REPRO_FAULT_KINDS[stage]]
+        text = repro.repro_text(
+            self.original,
+            args,
+            backend=self.backend,
+            faults=reinjected,
+            check_accuracy=check_accuracy,
+        )
+        stem = repro.stem(stage, self.compile_id, self.graph_index)
+        path = repro.write_script(str(self.recorder.settings.repro_dir), stem, text)
+        if span is not None:
+            span.set_attribute(names.ATTR_REPRO_PATH, path)
+        fields = {
+            names.ATTR_REPRO_PATH: path,
+            names.ATTR_STAGE: stage,
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_GRAPH_INDEX: self.graph_index,
+        }
+        self.recorder.events.repro_written(span, **fields)
+
+    def run_state(self, kind: str, graph_name: str | None) -> RunState:
+        attributes: dict[str, Any] = {
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_RUN_KIND: kind,
+        }
+        if graph_name:
+            attributes[names.ATTR_AOT_GRAPH_NAME] = graph_name
+        state = RunState(
+            kind=kind,
+            policy=self.recorder.settings.run_spans,
+            attributes=attributes,
+            link=self.link,
+        )
+        self.recorder.metrics.track_run(state)
+        checked = self.original is not None and self.recorder.settings.accuracy != ACCURACY_OFF
+        if checked or any(fault.kind == KIND_RUNTIME for fault in self.faults):
+            state.next_recorded = 1  # the first run carries the check / the fault: record it
+        return state
+
+
+def backend_name(backend: Any) -> str:
+    if isinstance(backend, str):
+        return backend
+    return str(
+        getattr(backend, "compiler_name", None)
+        or getattr(backend, "__name__", None)
+        or type(backend).__name__
+    )
+
+
+class TracedBackend:
+    """A Dynamo backend that traces ``inner`` and otherwise behaves exactly like it."""
+
+    def __init__(
+        self, backend: str | Callable[..., Any], *, recorder_factory: Callable[[], Recorder]
+    ) -> None:
+        from torch._dynamo.backends.registry import lookup_backend
+
+        self.inner = lookup_backend(backend)  # unknown names raise torch's InvalidBackend
+        self.backend = backend_name(backend)
+        self.__name__ = getattr(self.inner, "__name__", self.backend)
+        # Optional attributes Dynamo reads off a backend. Copied, never forwarded through
+        # __getattr__: Dynamo's C frame callback crashes on a class that defines one.
+        for name in FORWARDED_ATTRIBUTES:
+            if hasattr(self.inner, name):
+                setattr(self, name, getattr(self.inner, name))
+        # Dynamo's frame events of compiles by this backend report to this recorder.
+        setattr(self, OWNER_ATTRIBUTE, recorder_factory)
+        self._recorder_factory = recorder_factory
+        self._inductor_wrappers: dict[str, Any] = {}
+        taps.install()
+        faults.warn_active(recorder_factory().settings.fault)
+
+    def __repr__(self) -> str:
+        return f"otel_dynamo.traced({self.backend!r})"
+
+    def reset(self) -> None:
+        if hasattr(self.inner, "reset"):
+            self.inner.reset()
+
+    def get_compiler_config(self) -> Any:
+        getter = getattr(self.inner, "get_compiler_config", None)
+        return getter() if getter else None
+
+    def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        recorder = self._recorder_factory()
+        compile_id = current_compile_id()
+        graph = GraphCompile(recorder, compile_id=compile_id, backend=self.backend)
+        attributes = (
+            graph.safely(lambda: self._graph_attributes(recorder, gm, example_inputs, compile_id))
+            or {}
+        )
+        with recorder.compile_span(
+            names.SPAN_GRAPH,
+            attributes,
+            context=recorder.frame_context(compile_id),
+            is_control_flow=is_control_flow,
+        ) as span:
+            graph.enter(span)
+            token = aot.activate(graph)
+            try:
+                compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
+            finally:
+                aot.deactivate(token)
+        graph.safely(lambda: recorder.events.graph_compiled(attributes, span))
+        return graph.safely(lambda: self._wrap_runs(graph, compiled, example_inputs)) or compiled
+
+    def _graph_attributes(
+        self, recorder: Recorder, gm: Any, example_inputs: Any, compile_id: str | None
+    ) -> dict:
+        limits = recorder.limits
+        recorder.metrics.graph_compiled(self.backend)
+        return {
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_COMPILE_ID: compile_id or "",
+            names.ATTR_GRAPH_INDEX: recorder.note_graph(compile_id, self.backend),
+            **graph_facts.graph_attributes(gm, top=limits.top_ops, max_items=limits.list_length),
+            **graph_facts.input_attributes(example_inputs, max_items=limits.list_length),
+            **graph_facts.break_attributes(gm, capture_stacks=limits.capture_stacks),
+        }
+
+    def _compile(
+        self,
+        graph: GraphCompile,
+        span: Any,
+        attributes: dict,
+        gm: Any,
+        example_inputs: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """Inject the faults due on this graph (none unless configured), then delegate."""
+        if graph.recorder.settings.fault:
+            graph.faults = (
+                graph.safely(lambda: self._faults_due(graph, attributes, gm, example_inputs)) or []
+            )
+        settings = graph.recorder.settings
+        graph.graph_index = attributes.get(names.ATTR_GRAPH_INDEX, 0)
+        if settings.accuracy != ACCURACY_OFF or settings.repro_dir:
+            graph.original = graph.safely(lambda: copy.deepcopy(gm))
+        for fault in graph.faults:
+            if fault.kind != KIND_RUNTIME:
+                faults.record(graph.recorder, fault, span, dict(attributes))
+        try:
+            faults.inject_at_compile(graph.faults, gm, example_inputs)
+            return self._delegate(gm, example_inputs, **kwargs)
+        except Exception as exc:
+            if not is_control_flow(exc):
+                graph.write_repro("compile", example_inputs, span)
+            raise
+
+    def _faults_due(
+        self, graph: GraphCompile, attributes: dict, gm: Any, example_inputs: Any
+    ) -> list[FaultSpec]:
+        return faults.due(
+            graph.recorder.settings.fault,
+            gm,
+            example_inputs,
+            compile_id=graph.compile_id,
+            graph_index=int(attributes.get(names.ATTR_GRAPH_INDEX, 0)),
+        )
+
+    def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        if kwargs and self.backend == INDUCTOR and set(kwargs) <= INDUCTOR_KWARGS:
+            return self._inductor_with(kwargs)(gm, example_inputs)
+        return self.inner(gm, example_inputs, **kwargs)
+
+    def _inductor_with(self, kwargs: dict[str, Any]) -> Any:
+        """What torch.compile(backend="inductor", mode=..., options=...) would call."""
+        import torch
+
+        key = repr(sorted(kwargs.items()))
+        if key not in self._inductor_wrappers:
+            self._inductor_wrappers[key] = torch._TorchCompileInductorWrapper(
+                kwargs.get("mode"), kwargs.get("options"), None
+            )
+        return self._inductor_wrappers[key]
+
+    def _wrap_runs(self, graph: GraphCompile, compiled: Any, example_inputs: Any) -> Any:
+        kind = graph.run_kind or _runtime_kind(example_inputs)
+        state = graph.run_state(kind, graph.graph_name)
+        compiled = realized(compiled)
+        for fault in graph.faults:
+            if fault.kind == KIND_RUNTIME:
+                compiled = faults.runtime_faulty(compiled, fault, state, graph.recorder)
+        if graph.original is not None and graph.recorder.settings.repro_dir:
+            compiled = _repro_on_failure(compiled, graph, state)
+        accuracy_mode = graph.recorder.settings.accuracy
+        if graph.original is not None and accuracy_mode != ACCURACY_OFF:
+            compiled = accuracy.checked_first_run(
+                compiled,
+                graph.original,
+                state,
+                graph.recorder,
+                backward=accuracy_mode == ACCURACY_BACKWARD,
+                on_failure=lambda inputs, _verdict: graph.write_repro(
+                    "accuracy", inputs, state.current_span, check_accuracy=True
+                ),
+            )
+        return wrap_unboxed_run(compiled, state, graph.recorder)
+
+
+def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: RunState) -> Any:
+    """``compiled``, writing a repro script for its first failing run."""
+    written = False
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        nonlocal written
+        try:
+            return compiled(*args, **kwargs)
+        except Exception:
+            if not written:
+                written = True
+                graph.write_repro("run", args, state.current_span)
+            raise
+
+    return faults.like(run, compiled)
+
+
+def realized(compiled: Any) -> Any:
+    """What Dynamo would call for ``compiled``: a lazy GraphModule's real forward.
+
+    Dynamo recompiles a lazy GraphModule (or its ``_lazy_forward``, what ``eager``
+    returns) as soon as the backend returns it and calls the real forward. Behind our
+    wrapper it cannot see one, and every run would go through ``_lazy_forward`` and
+    ``Module.__call__`` (about 3 us), so we do the same here.
+    """
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
+    if isinstance(compiled, _LazyGraphModule):
+        _LazyGraphModule.force_recompile(compiled)
+        return compiled
+    owner = getattr(compiled, "__self__", None)
+    if isinstance(owner, _LazyGraphModule) and getattr(compiled, "__name__", "") == "_lazy_forward":
+        _LazyGraphModule.force_recompile(owner)
+        return owner.forward
+    return compiled
+
+
+def _runtime_kind(example_inputs: Any) -> str:
+    """Forward unless no input requires grad or grad is off (then AOT compiles inference)."""
+    import torch
+
+    needs_grad = torch.is_grad_enabled() and any(
+        getattr(value, "requires_grad", False) for value in example_inputs
+    )
+    return names.RUN_KIND_FORWARD if needs_grad else names.RUN_KIND_INFERENCE

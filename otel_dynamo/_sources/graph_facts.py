@@ -1,0 +1,113 @@
+"""Attributes that describe an FX graph and its example inputs, computed at compile time."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from otel_dynamo import names
+from otel_dynamo._recording.limits import ELLIPSIS
+
+# Dynamo's compilation metrics count these node kinds as its graph_op_count.
+DYNAMO_OP_KINDS = frozenset({"call_function", "call_method", "call_module"})
+
+
+def target_name(node: Any) -> str:
+    """A short, stable name for what a node calls (aten.relu.default, linear, fc1)."""
+    target = node.target
+    if node.op in ("call_method", "call_module"):
+        return str(target)
+    name = getattr(target, "__name__", None) or str(target)
+    if str(target).startswith(("aten.", "prims.")):
+        return str(target)
+    module = getattr(target, "__module__", None) or ""
+    if module.startswith("torch") and not module.startswith("torch._ops"):
+        return f"torch.{name}" if module == "torch" else name
+    return name
+
+
+def op_counts(nodes: Iterable[Any]) -> tuple[Counter[str], Counter[str]]:
+    """How often each target appears among Dynamo's op kinds, and among call_function nodes.
+
+    The first is Dynamo's own op count; the second is torch._dynamo.explain's, which
+    counts call_function nodes only.
+    """
+    by_kind = Counter((node.op, target_name(node)) for node in nodes if node.op in DYNAMO_OP_KINDS)
+    ops: Counter[str] = Counter()
+    calls: Counter[str] = Counter()
+    for (kind, target), count in by_kind.items():
+        ops[target] += count
+        if kind == "call_function":
+            calls[target] += count
+    return ops, calls
+
+
+def top_ops(counts: Counter[str], limit: int) -> list[str]:
+    """The most frequent targets as "target=count", most frequent first."""
+    return [f"{target}={count}" for target, count in counts.most_common(limit)]
+
+
+def all_ops(counts: Counter[str], max_items: int) -> list[str]:
+    """Every target as "target=count"; past ``max_items`` the last item says how many more."""
+    if len(counts) <= max_items:
+        return top_ops(counts, len(counts))
+    kept = top_ops(counts, max_items - 1)
+    return [*kept, f"{ELLIPSIS} {len(counts) - len(kept)} more"]
+
+
+def describe_input(value: Any) -> tuple[str, str, str] | None:
+    """(shape, dtype, device) of a tensor input, None for anything else."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        return None
+    dims = ", ".join(str(dim) for dim in shape)
+    return f"[{dims}]", str(dtype).removeprefix("torch."), str(getattr(value, "device", ""))
+
+
+def input_attributes(example_inputs: Sequence[Any], *, max_items: int) -> dict[str, Any]:
+    """Input count, shapes (capped), distinct dtypes and devices."""
+    described = [d for d in map(describe_input, example_inputs) if d is not None]
+    return {
+        names.ATTR_GRAPH_INPUT_COUNT: len(example_inputs),
+        names.ATTR_GRAPH_INPUT_SHAPES: [shape for shape, _, _ in described][:max_items],
+        names.ATTR_GRAPH_INPUT_DTYPES: sorted({dtype for _, dtype, _ in described}),
+        names.ATTR_GRAPH_INPUT_DEVICES: sorted({device for _, _, device in described}),
+    }
+
+
+def graph_attributes(gm: Any, *, top: int, max_items: int) -> dict[str, Any]:
+    """Op counts (Dynamo's and explain's definitions), node count and the ops themselves."""
+    nodes = list(gm.graph.nodes)
+    ops, calls = op_counts(nodes)
+    return {
+        names.ATTR_GRAPH_OP_COUNT: sum(ops.values()),
+        names.ATTR_GRAPH_NODE_COUNT: len(nodes),
+        names.ATTR_GRAPH_OPS: top_ops(ops, top),
+        names.ATTR_GRAPH_CALL_FUNCTION_COUNT: sum(calls.values()),
+        names.ATTR_GRAPH_CALL_FUNCTION_OPS: all_ops(calls, max_items),
+    }
+
+
+def break_attributes(gm: Any, *, capture_stacks: bool) -> dict[str, Any]:
+    """Why Dynamo ended this graph, when it ended in a graph break."""
+    reason = getattr(gm, "compile_subgraph_reason", None)
+    if reason is None or not getattr(reason, "graph_break", False):
+        return {}
+    attributes: dict[str, Any] = {names.ATTR_GRAPH_BREAK_REASON: str(reason.reason)}
+    if capture_stacks:
+        attributes[names.ATTR_GRAPH_BREAK_USER_STACK] = [
+            f"{frame.filename}:{frame.lineno} in {frame.name}"
+            for frame in (reason.user_stack or ())
+        ]
+    return attributes
+
+
+def node_count(gm: Any) -> int:
+    return len(gm.graph.nodes)
+
+
+def call_function_count(gm: Any) -> int:
+    """ATen-level op count of an AOT graph (call_function nodes)."""
+    return sum(1 for node in gm.graph.nodes if node.op == "call_function")

@@ -1,0 +1,177 @@
+"""Which recorder each frame compile reports to: decided for that compile, by its compiler.
+
+Dynamo's structured-trace stream is process-wide: an event says which compile it belongs
+to, never which backend compiles it. Every frame compile runs inside one call of
+``ConvertFrameAssert`` (``torch/_dynamo/convert_frame.py``), the object
+``torch.compile``/``torch._dynamo.optimize`` built around the backend it was given: the
+frame's own compiler. The tap wraps that call and opens a *route* for it on this thread
+(a context variable): the recorder of the traced backend found down the compiler's
+``_torchdynamo_orig_backend`` chain, or nobody when the compiler is not traced. The
+stream's events reach the route open on their thread, so each compile's events go to
+its own recorder, threads compiling at once keep theirs apart, and frames compiled by an
+untraced backend are recorded nowhere. Nothing here survives the call, so
+``torch._dynamo.reset()`` (which restarts compile ids) cannot mix compiles up.
+
+Strict ``torch.export`` compiles with Dynamo's own backend: while an export call runs,
+frames that no traced backend owns belong to the export's recorder (``frames_owned_by``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from otel_dynamo._recording.boundary import report_internal_error
+from otel_dynamo._recording.sinks import StreamSink
+
+_log = logging.getLogger(__name__)
+
+OWNER_ATTRIBUTE = "_otel_dynamo_frame_owner"
+"""Set on a traced backend: a callable returning the recorder its frames report to.
+Dynamo's debug wrapper copies a backend's ``__dict__`` (``functools.wraps``), so the
+attribute is found on the wrapper as well as on the backend."""
+
+ORIGINAL_BACKEND = "_torchdynamo_orig_backend"
+"""How Dynamo's wrappers name what they wrap (see the note atop convert_frame.py)."""
+
+WRAPPED_ATTRIBUTES = (ORIGINAL_BACKEND, "compiler_fn", "func")
+"""Where each wrapper between Dynamo and a backend keeps what it wraps: Dynamo's own
+wrappers; ``torch._TorchCompileWrapper``, what ``torch.compile`` makes of a callable
+backend; ``functools.partial``."""
+
+MAX_CHAIN = 16
+"""Wrappers followed down a compiler chain before giving up (a cycle would never end)."""
+
+TAP_MARKER = "_otel_dynamo_tap"
+
+
+Owner = Callable[[], StreamSink]
+"""Returns the recorder a compile reports to (asked once per compile)."""
+
+
+class Route:
+    """One frame compile in progress: its owner, asked for the recorder on first use."""
+
+    __slots__ = ("_owner", "_sink")
+
+    def __init__(self, owner: Owner | None) -> None:
+        self._owner = owner
+        self._sink: StreamSink | None = None
+
+    def sink(self) -> StreamSink | None:
+        if self._sink is None and self._owner is not None:
+            owner, self._owner = self._owner, None
+            self._sink = owner()
+        return self._sink
+
+
+_route: contextvars.ContextVar[Route | None] = contextvars.ContextVar(
+    "otel_dynamo_route", default=None
+)
+_export_owner: contextvars.ContextVar[Owner | None] = contextvars.ContextVar(
+    "otel_dynamo_export_owner", default=None
+)
+
+
+def current_sink() -> StreamSink | None:
+    """The recorder of the frame compile in progress on this thread, if it is traced.
+
+    Outside any frame compile, an export's recorder: strict export captures with
+    ``torch._dynamo.functional_export`` on torch >= 2.13, which compiles no frame through
+    ``ConvertFrameAssert`` and reports only the capture's metrics and phases.
+    """
+    route = _route.get()
+    if route is not None:
+        return route.sink()
+    export_owner = _export_owner.get()
+    return None if export_owner is None else export_owner()
+
+
+def owner_of(compiler: object) -> Owner | None:
+    """The owner a traced backend set, found down Dynamo's wrappers of ``compiler``."""
+    for _ in range(MAX_CHAIN):
+        if compiler is None:
+            return None
+        owner = getattr(compiler, OWNER_ATTRIBUTE, None)
+        if callable(owner):
+            return owner  # type: ignore[no-any-return]
+        compiler = next(
+            (inner for name in WRAPPED_ATTRIBUTES if (inner := getattr(compiler, name, None))),
+            None,
+        )
+    return None
+
+
+@contextlib.contextmanager
+def frames_owned_by(owner: Owner) -> Iterator[None]:
+    """Frames Dynamo compiles with a backend no traced backend wraps, in this block and
+    on this thread, report to ``owner`` (strict torch.export)."""
+    token = _export_owner.set(owner)
+    try:
+        yield
+    finally:
+        _export_owner.reset(token)
+
+
+def route_for(compiler: object) -> Route:
+    """The route of a compile by ``compiler``: its traced owner, else an export's."""
+    try:
+        owner = owner_of(compiler) or _export_owner.get()
+    except Exception:
+        report_internal_error("could not tell which backend compiles a frame")
+        owner = None
+    return Route(owner)
+
+
+class FrameCompilerTap:
+    """Wraps ``ConvertFrameAssert.__call__`` so every frame compile opens its route."""
+
+    def __init__(self) -> None:
+        self._original: Callable[..., Any] | None = None
+        self._warned = False
+
+    def _target(self) -> type | None:
+        from torch._dynamo import convert_frame
+
+        target = getattr(convert_frame, "ConvertFrameAssert", None)
+        if not isinstance(target, type) or "__call__" not in target.__dict__:
+            if not self._warned:
+                self._warned = True
+                _log.warning(
+                    "otel_dynamo: this torch has no ConvertFrameAssert.__call__; frame "
+                    "compile spans are not recorded (graph spans still are)"
+                )
+            return None
+        return target
+
+    @property
+    def installed(self) -> bool:
+        target = self._target()
+        call = None if target is None else target.__dict__["__call__"]
+        return getattr(call, TAP_MARKER, None) is self
+
+    def install(self) -> None:
+        target = self._target()
+        if target is None or self.installed:
+            return
+        original = target.__dict__["__call__"]
+        self._original = original
+
+        def __call__(convert: Any, *args: Any, **kwargs: Any) -> Any:
+            token = _route.set(route_for(getattr(convert, ORIGINAL_BACKEND, None)))
+            try:
+                return original(convert, *args, **kwargs)
+            finally:
+                _route.reset(token)
+
+        setattr(__call__, TAP_MARKER, self)
+        __call__.__wrapped__ = original  # type: ignore[attr-defined]
+        target.__call__ = __call__  # type: ignore[operator]
+
+    def uninstall(self) -> None:
+        target = self._target()
+        if target is not None and self.installed and self._original is not None:
+            target.__call__ = self._original  # type: ignore[operator]

@@ -1,0 +1,332 @@
+"""torch.export instrumented: export and run_decompositions calls become spans, and runs
+of ``ExportedProgram.module()`` follow the run-span policy of compiled runs.
+
+Three attributes are replaced when ``torch.export`` is imported (never imported here;
+``import torch`` imports it): the function ``torch.export.export`` and the methods
+``ExportedProgram.run_decompositions`` and ``ExportedProgram.module``. ``uninstall()``
+puts the very same objects back. Code that bound ``from torch.export import export``
+before instrumenting keeps the untraced function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanContext, Status, StatusCode
+
+from otel_dynamo import names
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._providers.choice import Providers, ProviderSource
+from otel_dynamo._recording.boundary import class_name
+from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.recorders import make_recorder, sinks_for
+from otel_dynamo._recording.run_state import RunState
+from otel_dynamo._recording.torch_export_signals import ExportEvents, export_metrics
+from otel_dynamo._sources import routing, taps
+from otel_dynamo._sources.runs import wrap_unboxed_run
+from otel_dynamo._sources.torch_export_facts import (
+    aten_op_counts,
+    call_attributes,
+    decomposition_attributes,
+    error_attributes,
+    program_attributes,
+    table_attributes,
+)
+
+EXPORT_MODULE = "torch.export"
+ORIGIN_ATTRIBUTE = "_otel_dynamo_origin"
+"""Set on each ExportedProgram made under instrumentation: the span that made it."""
+
+_log = logging.getLogger("otel_dynamo")
+_lock = threading.RLock()
+_inside = threading.local()
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Where an ExportedProgram came from: its export (or decomposition) span, its module."""
+
+    span_context: SpanContext | None
+    module_class: str | None
+
+
+def _safely(fn: Callable[[], T]) -> T | None:
+    try:
+        return fn()
+    except Exception:
+        _log.warning("otel_dynamo: torch.export instrumentation error (ignored)", exc_info=True)
+        return None
+
+
+@contextlib.contextmanager
+def _export_in_progress() -> Iterator[None]:
+    """Marks this thread as inside an export call (torch may build modules internally)."""
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _inside.depth -= 1
+
+
+def origin_of(program: Any) -> Origin:
+    found = getattr(program, ORIGIN_ATTRIBUTE, None)
+    return found if isinstance(found, Origin) else Origin(None, None)
+
+
+class ExportRecorder:
+    """Spans, log events and metrics of export calls, for one set of providers."""
+
+    def __init__(self, *, providers: Providers, settings: Settings) -> None:
+        sinks = sinks_for(settings, providers)
+        self.settings = settings
+        self.limits = Limits.from_settings(settings)
+        self.runs = make_recorder(
+            tracer_provider=providers.tracer_provider,
+            settings=settings,
+            events=sinks.events,
+            metrics=sinks.metrics,
+        )
+        self.tracer = self.runs.tracer
+        self.events = ExportEvents(getattr(sinks.events, "logger", None))
+        self.metrics = export_metrics(providers.meter_provider)
+
+    def call(
+        self,
+        operation: str,
+        attributes: dict[str, Any],
+        call: Callable[[], T],
+        describe: Callable[[Any], dict[str, Any]],
+    ) -> T:
+        """``call()`` inside a span of ``operation``; ``describe(result)`` adds attributes."""
+        name = _SPAN_NAMES[operation]
+        span = _safely(lambda: self.tracer.start_span(name, attributes=attributes))
+        if span is None:
+            return call()
+        start = time.perf_counter()
+        try:
+            with (
+                trace.use_span(
+                    span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+                ),
+                self._dynamo_phases(),
+            ):
+                result = call()
+        except BaseException as exc:
+            failure, duration = exc, time.perf_counter() - start
+            _safely(lambda: self._failed(operation, span, attributes, failure, duration))
+            raise
+        duration = time.perf_counter() - start
+        _safely(
+            lambda: self._succeeded(
+                operation, span, attributes, result=result, describe=describe, duration_s=duration
+            )
+        )
+        return result
+
+    @contextlib.contextmanager
+    def _dynamo_phases(self) -> Iterator[None]:
+        """Frames Dynamo compiles with its own backend here (strict export) report to this
+        recorder, so their frame compile and phases become children of the export span."""
+        _safely(taps.install)
+        with routing.frames_owned_by(lambda: self.runs):
+            yield
+
+    def _succeeded(
+        self,
+        operation: str,
+        span: Span,
+        attributes: dict[str, Any],
+        *,
+        result: Any,
+        describe: Callable[[Any], dict[str, Any]],
+        duration_s: float,
+    ) -> None:
+        try:
+            found = self._capped(describe(result))
+            span.set_attributes(found)
+            module_class = attributes.get(names.ATTR_EXPORT_MODULE_CLASS)
+            setattr(result, ORIGIN_ATTRIBUTE, Origin(span.get_span_context(), module_class))
+        finally:
+            span.end()
+        self.events.ended(operation, span, {**attributes, **found}, duration_s)
+        self.metrics.ended(operation, names.OUTCOME_SUCCESS, duration_s)
+
+    def _failed(
+        self,
+        operation: str,
+        span: Span,
+        attributes: dict[str, Any],
+        exc: BaseException,
+        duration_s: float,
+    ) -> None:
+        try:
+            found = error_attributes(exc, limit=self.limits.text_length)
+            found[names.ATTR_ERROR_TYPE] = class_name(exc)
+            span.set_status(Status(StatusCode.ERROR, found[names.ATTR_EXPORT_ERROR_MESSAGE]))
+            span.set_attributes(found)
+        finally:
+            span.end()
+        self.events.ended(operation, span, {**attributes, **found}, duration_s, exc)
+        self.metrics.ended(operation, names.OUTCOME_FAILURE, duration_s)
+
+    def _capped(self, attributes: dict[str, Any]) -> dict[str, Any]:
+        return {
+            key: self.limits.strings(value) if isinstance(value, list) else value
+            for key, value in attributes.items()
+        }
+
+    def describe_export(self, program: Any) -> dict[str, Any]:
+        return program_attributes(program, top=self.limits.top_ops)
+
+    def track_module(self, module: Any, origin: Origin) -> None:
+        """Count the runs of ``module`` (an unlifted GraphModule); some become run spans."""
+        cls = type(module)
+        forward = cls.__dict__.get("forward")
+        # GraphModule gives each instance a class of its own: patching it touches no other.
+        if forward is None or not cls.__qualname__.endswith("GraphModuleImpl"):
+            return
+        attributes: dict[str, Any] = {names.ATTR_RUN_KIND: names.RUN_KIND_EXPORT}
+        if origin.module_class:
+            attributes[names.ATTR_EXPORT_MODULE_CLASS] = origin.module_class
+        state = RunState(
+            kind=names.RUN_KIND_EXPORT,
+            policy=self.settings.run_spans,
+            attributes=attributes,
+            link=origin.span_context,
+        )
+        self.runs.metrics.track_run(state)
+        run = wrap_unboxed_run(forward, state, self.runs)
+        run.__wrapped__ = forward  # inspect.signature (re-export) sees the real parameters
+        cls.forward = run
+
+
+_SPAN_NAMES = {
+    names.EXPORT_OPERATION_EXPORT: names.SPAN_EXPORT,
+    names.EXPORT_OPERATION_DECOMPOSITIONS: names.SPAN_EXPORT_DECOMPOSITIONS,
+}
+
+
+class ExportInstrumentation:
+    """The patched torch.export attributes and where their telemetry goes."""
+
+    def __init__(self, *, providers: ProviderSource, settings: Settings) -> None:
+        self._providers = providers
+        self._settings = settings
+        self._recorder: ExportRecorder | None = None
+        self._provider: object = None
+        self.patched: list[tuple[Any, str, Any]] = []
+
+    def recorder(self) -> ExportRecorder | None:
+        """The recorder for the providers in force now (a new tracer provider, a new one)."""
+        return _safely(self._resolve)
+
+    def _resolve(self) -> ExportRecorder:
+        providers = self._providers()
+        if self._recorder is None or providers.tracer_provider is not self._provider:
+            self._recorder = ExportRecorder(providers=providers, settings=self._settings)
+            self._provider = providers.tracer_provider
+        return self._recorder
+
+    def patch(self, module: ModuleType) -> None:
+        with _lock:
+            if self.patched:
+                return
+            program_class = module.exported_program.ExportedProgram
+            targets = (
+                (module, "export", _traced_export),
+                (program_class, "run_decompositions", _traced_decompositions),
+                (program_class, "module", _traced_module),
+            )
+            for owner, attribute, wrap in targets:
+                original = vars(owner).get(attribute)
+                if original is None:
+                    _log.warning("otel_dynamo: %s has no %s to trace", owner, attribute)
+                    continue
+                setattr(owner, attribute, wrap(original, self))
+                self.patched.append((owner, attribute, original))
+
+    def unpatch(self) -> None:
+        with _lock:
+            for owner, attribute, original in reversed(self.patched):
+                setattr(owner, attribute, original)
+            self.patched.clear()
+
+
+def _traced_export(original: Callable[..., Any], state: ExportInstrumentation) -> Any:
+    @functools.wraps(original)
+    def export(*args: Any, **kwargs: Any) -> Any:
+        recorder = state.recorder()
+        if recorder is None:
+            return original(*args, **kwargs)
+        mod = args[0] if args else kwargs.get("mod")
+        attributes = _safely(
+            lambda: call_attributes(
+                mod,
+                strict=kwargs.get("strict", False),
+                dynamic_shapes=kwargs.get("dynamic_shapes"),
+            )
+        )
+        with _export_in_progress():
+            return recorder.call(
+                names.EXPORT_OPERATION_EXPORT,
+                attributes or {},
+                lambda: original(*args, **kwargs),
+                recorder.describe_export,
+            )
+
+    export.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    return export
+
+
+def _traced_decompositions(original: Callable[..., Any], state: ExportInstrumentation) -> Any:
+    @functools.wraps(original)
+    def run_decompositions(self: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder = state.recorder()
+        before = _safely(lambda: aten_op_counts(self)) if recorder is not None else None
+        if recorder is None or before is None:
+            return original(self, *args, **kwargs)
+        table = args[0] if args else kwargs.get("decomp_table")
+        attributes = _safely(lambda: table_attributes(table)) or {}
+        module_class = origin_of(self).module_class
+        if module_class:
+            attributes[names.ATTR_EXPORT_MODULE_CLASS] = module_class
+
+        def describe(program: Any) -> dict[str, Any]:
+            after = aten_op_counts(program)
+            found = decomposition_attributes(before, after, max_items=recorder.limits.list_length)
+            return {**recorder.describe_export(program), **found}
+
+        with _export_in_progress():
+            return recorder.call(
+                names.EXPORT_OPERATION_DECOMPOSITIONS,
+                attributes,
+                lambda: original(self, *args, **kwargs),
+                describe,
+            )
+
+    run_decompositions.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    return run_decompositions
+
+
+def _traced_module(original: Callable[..., Any], state: ExportInstrumentation) -> Any:
+    @functools.wraps(original)
+    def module(self: Any, *args: Any, **kwargs: Any) -> Any:
+        made = original(self, *args, **kwargs)
+        if getattr(_inside, "depth", 0) == 0:  # modules torch builds while exporting: not runs
+            recorder = state.recorder()
+            if recorder is not None:
+                _safely(lambda: recorder.track_module(made, origin_of(self)))
+        return made
+
+    module.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    return module

@@ -1,0 +1,91 @@
+"""``otel-dynamo demo``: train the demo model traced, then show its report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, PROG, at_least, error
+from otel_dynamo.cli.report_command import print_report, write_html
+
+if TYPE_CHECKING:
+    from otel_dynamo.cli.demo import DemoRun
+
+
+DEMO_HELP = (
+    "Train a small model under torch.compile (a graph break, a shape and a dtype "
+    "recompile) with telemetry to local files, then print its report and write the HTML page."
+)
+
+
+def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from otel_dynamo.cli import demo
+    from otel_dynamo.report import DEFAULT_ROW_LIMIT
+
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="where telemetry files and the HTML page go "
+        "(default: $OTEL_DYNAMO_OUTPUT_DIR, else ./otel-dynamo)",
+    )
+    parser.add_argument(
+        "--backend",
+        default=demo.DEFAULT_BACKEND,
+        help=f"the Dynamo backend to trace (default {demo.DEFAULT_BACKEND}; inductor is slower)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=at_least(demo.MIN_STEPS),
+        default=demo.DEFAULT_STEPS,
+        metavar="N",
+        help=f"training steps (default {demo.DEFAULT_STEPS}, at least {demo.MIN_STEPS})",
+    )
+    parser.set_defaults(json=False, color="auto", limit=DEFAULT_ROW_LIMIT)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from otel_dynamo._providers.files import prepare_directory
+    from otel_dynamo.cli import demo
+
+    out = args.out if args.out is not None else demo.default_output_dir()
+    reason = prepare_directory(out)
+    if reason is not None:
+        error(f"{out}: cannot write telemetry there: {reason}")
+        return EXIT_FAILED
+    print(
+        f"{PROG} demo: training a small model under torch.compile "
+        f"(backend {args.backend}, {args.steps} steps), telemetry to {out}/ ...",
+        file=sys.stderr,
+    )
+    try:
+        run = demo.run_demo(output_dir=out, backend=args.backend, steps=args.steps)
+    except demo.DemoError as problem:
+        error(str(problem))
+        return EXIT_FAILED
+    return _show_demo(run, args)
+
+
+def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
+    """Report the demo's own files in the terminal and as an HTML page next to them."""
+    from otel_dynamo import report
+    from otel_dynamo.cli import demo
+
+    telemetry = report.load_telemetry(run.files)
+    for problem in telemetry.problems:
+        error(str(problem))
+    if telemetry.records == 0:
+        error(f"the demo recorded no telemetry in {run.output_dir}")
+        return EXIT_FAILED
+    summary = report.summarize(telemetry)
+    html = run.output_dir / demo.HTML_NAME
+    if not write_html(html, report.render_html(telemetry, summary)):
+        return EXIT_FAILED
+    print_report(summary, args, sys.stdout)
+    files = "\n".join(f"  {path}" for path in run.files)
+    print(f"\ntelemetry files (OTLP/JSON Lines):\n{files}\nHTML report: {html}")
+    again = f"{PROG} report {run.output_dir} --html FILE"
+    print(f"demo took {run.seconds:.1f} s; explore the files again with: {again}")
+    return EXIT_OK

@@ -1,0 +1,131 @@
+"""``otel-dynamo report PATH...``: telemetry files summarized (terminal, JSON or HTML)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, error, non_negative_int, positive_int
+
+COLOR_CHOICES = ("auto", "always", "never")
+MIN_TERMINAL_WIDTH = 60
+
+
+REPORT_HELP = (
+    "Summarize otel_dynamo telemetry files (OTLP/JSON Lines) or directories of them: "
+    "frame compiles, graph breaks, recompiles, slow compiles, failures, and ranks that diverge."
+)
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    from otel_dynamo.report import DEFAULT_RECOMPILE_LIMIT, DEFAULT_ROW_LIMIT
+
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="telemetry files, or directories to search"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of tables"
+    )
+    parser.add_argument(
+        "--html", metavar="FILE", type=Path, help="also write a self-contained HTML page"
+    )
+    parser.add_argument(
+        "--limit",
+        type=non_negative_int,
+        default=DEFAULT_ROW_LIMIT,
+        metavar="N",
+        help=f"rows per table in the terminal (default {DEFAULT_ROW_LIMIT}; 0: all)",
+    )
+    parser.add_argument(
+        "--recompile-limit",
+        type=positive_int,
+        default=DEFAULT_RECOMPILE_LIMIT,
+        metavar="N",
+        help=f"the job's torch._dynamo.config.recompile_limit (default {DEFAULT_RECOMPILE_LIMIT})",
+    )
+    parser.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never",
+    )
+
+
+def report_files(paths: list[Path]) -> int:
+    """The terminal report of ``paths`` with every option at its default."""
+    parser = argparse.ArgumentParser()
+    add_report_arguments(parser)
+    return run_report(parser.parse_args([str(path) for path in paths]))
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from otel_dynamo import report
+
+    progress = report.TerminalProgress(sys.stderr)
+    telemetry = report.load_telemetry(args.paths, progress=progress)
+    progress.clear()
+    for problem in telemetry.problems:
+        error(str(problem))
+    if telemetry.records == 0:
+        error("nothing to report: no OTLP/JSON records could be read from the given paths")
+        return EXIT_FAILED
+    progress.step("summarizing")
+    summary = report.summarize(telemetry, recompile_limit=args.recompile_limit)
+    if args.html is not None:
+        progress.step(f"writing {args.html}")
+        if not write_html(args.html, report.render_html(telemetry, summary)):
+            progress.clear()
+            return EXIT_FAILED
+    progress.clear()
+    print_report(summary, args, sys.stdout)
+    return EXIT_OK
+
+
+def print_report(summary: dict[str, Any], args: argparse.Namespace, stream: TextIO) -> None:
+    from otel_dynamo import report
+
+    if args.json:
+        text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    else:
+        color = _use_color(args.color, stream)
+        text = report.render_terminal(
+            summary, width=_terminal_width(stream), color=color, limit=args.limit
+        )
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        # `otel-dynamo report ... | head`: the reader left; that is not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def write_html(path: Path, page: str) -> bool:
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as problem:
+        error(f"{path}: cannot write the HTML page: {problem.strerror}")
+        return False
+    return True
+
+
+def _use_color(choice: str, stream: TextIO) -> bool:
+    from otel_dynamo.report import color_enabled
+
+    if choice == "auto":
+        return color_enabled(stream)
+    return choice == "always"
+
+
+def _terminal_width(stream: TextIO) -> int:
+    """At most 100 columns; fewer on a narrower terminal."""
+    from otel_dynamo.report import DEFAULT_WIDTH
+
+    if not stream.isatty():
+        return DEFAULT_WIDTH
+    columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return max(MIN_TERMINAL_WIDTH, min(DEFAULT_WIDTH, columns))

@@ -1,0 +1,262 @@
+"""OTEL_DYNAMO_ENABLED, opentelemetry-instrument and otel-dynamo run, in real processes.
+
+The job (tests/programs/compile_job.py) never imports otel_dynamo; the installed
+otel_dynamo.pth start-up hook is what turns tracing on.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _export_support import (
+    child_environ,
+    free_port,
+    json_log_records,
+    json_metric_names,
+    json_spans,
+    one_file,
+)
+
+from otel_dynamo import names
+
+JOB = Path(__file__).parents[1] / "programs" / "compile_job.py"
+TIMEOUT_S = 240
+
+
+def run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command, check=False, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+
+
+def run_job(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess:
+    env = child_environ(JOB_BACKEND="aot_eager", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path), **environ)
+    return run([sys.executable, str(JOB)], env, tmp_path)
+
+
+def span_names(tmp_path: Path) -> set[str]:
+    return {span["name"] for span in json_spans(one_file(tmp_path, "traces"))}
+
+
+def test_enabled_variable_traces_a_job_that_never_imports_otel_dynamo(tmp_path):
+    """OTEL_DYNAMO_ENABLED=true: frames, graphs, AOT and runs of nn.Module.compile recorded."""
+    done = run_job(tmp_path, OTEL_DYNAMO_ENABLED="true")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["torch_preloaded"] is False
+    assert {
+        names.SPAN_FRAME,
+        names.SPAN_GRAPH,
+        names.SPAN_AOT_FORWARD,
+        names.SPAN_AOT_BACKWARD,
+        names.SPAN_RUN_FORWARD,
+        names.SPAN_RUN_BACKWARD,
+    } <= span_names(tmp_path)
+
+
+def test_enabled_job_writes_log_events_and_metrics_beside_traces(tmp_path):
+    """The embedded default also writes logs-*.jsonl events and metrics-*.jsonl counters."""
+    assert run_job(tmp_path, OTEL_DYNAMO_ENABLED="true").returncode == 0
+    events = {r.get("eventName") for r in json_log_records(one_file(tmp_path, "logs"))}
+    assert {names.LOG_FRAME_COMPILED, names.LOG_GRAPH_COMPILED, names.LOG_GRAPH_BREAK} <= events
+    assert {names.METRIC_COMPILES, names.METRIC_RUNS, names.METRIC_GRAPH_BREAKS} <= (
+        json_metric_names(one_file(tmp_path, "metrics"))
+    )
+
+
+def test_log_events_point_at_spans_of_the_same_trace(tmp_path):
+    """Every exported log event's traceId/spanId is a span in the traces file."""
+    assert run_job(tmp_path, OTEL_DYNAMO_ENABLED="true").returncode == 0
+    spans = {(s["traceId"], s["spanId"]) for s in json_spans(one_file(tmp_path, "traces"))}
+    records = json_log_records(one_file(tmp_path, "logs"))
+    assert records and all((r["traceId"], r["spanId"]) in spans for r in records)
+
+
+@pytest.mark.slow
+def test_default_backend_inductor_is_traced(tmp_path):
+    """With no backend given, torch's default (inductor) is traced and named on the spans."""
+    env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path))
+    done = run([sys.executable, str(JOB)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    graphs = [s for s in json_spans(one_file(tmp_path, "traces")) if s["name"] == names.SPAN_GRAPH]
+    backends = {
+        a["value"]["stringValue"]
+        for s in graphs
+        for a in s["attributes"]
+        if a["key"] == names.ATTR_BACKEND
+    }
+    assert backends == {"inductor"}
+
+
+def test_unset_variable_writes_nothing_and_results_match(tmp_path):
+    """Without the variable nothing is traced or written, and the job computes the same loss."""
+    plain = run_job(tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert list(tmp_path.glob("*.jsonl")) == []
+    traced_dir = tmp_path / "traced"
+    traced_dir.mkdir()
+    traced = run_job(traced_dir, OTEL_DYNAMO_ENABLED="true")
+    loss = json.loads(plain.stdout.splitlines()[-1])["loss"]
+    assert json.loads(traced.stdout.splitlines()[-1])["loss"] == loss
+
+
+@pytest.mark.parametrize("enabled", ["", "false", "true"])
+def test_interpreter_start_imports_neither_torch_nor_opentelemetry(tmp_path, enabled):
+    """At start-up, set or not, the hook imports no torch and no OpenTelemetry module."""
+    code = (
+        "import sys; print(sorted({m.split('.')[0] for m in sys.modules"
+        " if m.startswith(('torch', 'opentelemetry', 'structlog'))}))"
+    )
+    env = child_environ(OTEL_DYNAMO_ENABLED=enabled)
+    done = run([sys.executable, "-c", code], env, tmp_path)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_startup_hook_is_installed_in_site_packages():
+    """otel_dynamo.pth is where site processes it (the package install put it there)."""
+    from otel_dynamo.cli.run_command import PTH_NAME, installed_startup_hook
+
+    hook = installed_startup_hook()
+    assert hook is not None and hook.name == PTH_NAME
+    assert "otel_dynamo._enablement.startup" in hook.read_text()
+
+
+def test_bad_value_gets_one_message_naming_variable_value_and_accepted(tmp_path):
+    """OTEL_DYNAMO_RUN_SPANS=sometimes: one warning line, and the job still runs traced."""
+    done = run_job(tmp_path, OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_RUN_SPANS="sometimes")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "OTEL_DYNAMO_RUN_SPANS" in line]
+    assert len(lines) == 1
+    assert "'sometimes' is not valid; accepted: " in lines[0] and "first:N" in lines[0]
+    assert names.SPAN_FRAME in span_names(tmp_path)
+
+
+def test_strict_mode_stops_at_start_with_the_message(tmp_path):
+    """OTEL_DYNAMO_STRICT=true turns the bad value into exit status 2 before the job runs."""
+    done = run_job(
+        tmp_path,
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_STRICT="true",
+        OTEL_DYNAMO_RUN_SPANS="sometimes",
+    )
+    assert done.returncode == 2
+    assert "OTEL_DYNAMO_RUN_SPANS='sometimes' is not valid" in done.stderr
+    assert done.stdout == ""
+
+
+def test_strict_mode_checks_standard_variables_at_start(tmp_path):
+    """A malformed OTEL_EXPORTER_OTLP_ENDPOINT stops a strict job at start, naming it."""
+    done = run_job(
+        tmp_path,
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_STRICT="true",
+        OTEL_EXPORTER_OTLP_ENDPOINT="not a url",
+    )
+    assert done.returncode == 2
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT='not a url' is not valid" in done.stderr
+
+
+def test_unwritable_output_directory_warns_and_job_runs(tmp_path):
+    """An output directory that cannot be written: one message, the job's result unharmed."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = child_environ(
+        JOB_BACKEND="aot_eager",
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_OUTPUT_DIR=str(blocker / "sub"),
+    )
+    done = run([sys.executable, str(JOB)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sum("OTEL_DYNAMO_OUTPUT_DIR" in line for line in done.stderr.splitlines()) == 1
+    assert "loss" in done.stdout
+
+
+def test_opentelemetry_instrument_loads_the_instrumentor(tmp_path):
+    """``opentelemetry-instrument python job.py`` traces compiles through the entry point."""
+    env = child_environ(JOB_BACKEND="aot_eager", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path))
+    instrument = Path(sys.executable).with_name("opentelemetry-instrument")
+    command = [str(instrument) if instrument.exists() else "opentelemetry-instrument"]
+    done = run([*command, sys.executable, str(JOB)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert names.SPAN_FRAME in span_names(tmp_path)
+
+
+def test_otel_dynamo_run_command_enables_tracing(tmp_path):
+    """``otel-dynamo run --out DIR -- python job.py`` traces the job into DIR."""
+    env = child_environ(JOB_BACKEND="aot_eager")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "otel_dynamo", "run", "--out", str(out), "--"]
+    done = run([*command, sys.executable, str(JOB)], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert names.SPAN_RUN_BACKWARD in span_names(out)
+
+
+def test_otel_dynamo_run_without_command_explains_usage(tmp_path):
+    """``otel-dynamo run`` alone exits 2 with a usage hint."""
+    done = run([sys.executable, "-m", "otel_dynamo", "run"], child_environ(), tmp_path)
+    assert done.returncode == 2
+    assert "give a command" in done.stderr
+
+
+@pytest.mark.slow
+def test_torchrun_two_ranks_each_write_their_own_rank(tmp_path):
+    """torchrun --nproc-per-node 2 (gloo): each rank traces into its own files, tagged rank 0/1."""
+    env = child_environ(
+        JOB_BACKEND="aot_eager", OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path)
+    )
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
+    command += ["--master-port", str(free_port()), str(JOB), "--ddp"]
+    done = run(command, env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    traces = sorted(tmp_path.glob("traces-*.jsonl"))
+    assert len(traces) == 2
+    ranks = set()
+    for path in traces:
+        spans = json_spans(path)
+        assert any(span["name"] == names.SPAN_FRAME for span in spans)
+        resources = {
+            (s["resource"][names.RESOURCE_RANK], s["resource"][names.RESOURCE_WORLD_SIZE])
+            for s in spans
+        }
+        assert len(resources) == 1
+        ranks |= resources
+    assert ranks == {(0, 2), (1, 2)}
+    events = [r for path in tmp_path.glob("logs-*.jsonl") for r in json_log_records(path)]
+    assert {
+        a["value"]["intValue"]
+        for r in events
+        for a in r["attributes"]
+        if a["key"] == names.RESOURCE_RANK
+    } == {"0", "1"}
+
+
+def test_forked_dataloader_workers_neither_duplicate_nor_hang(tmp_path):
+    """DataLoader workers forked from a traced job: it finishes, spans are written once."""
+    env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path))
+    job = Path(__file__).parents[1] / "programs" / "dataloader_job.py"
+    done = run([sys.executable, str(job)], env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(list(tmp_path.glob("traces-*.jsonl"))) == 1
+    spans = json_spans(one_file(tmp_path, "traces"))
+    ids = [span["spanId"] for span in spans]
+    assert len(ids) == len(set(ids))
+    assert sum(span["name"] == names.SPAN_FRAME for span in spans) >= 1
+
+
+def test_strict_mode_stops_at_start_on_an_unwritable_output_directory(tmp_path):
+    """Strict: an output directory that cannot be made stops the process, naming it and why."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = child_environ(
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_STRICT="true",
+        OTEL_DYNAMO_OUTPUT_DIR=str(blocker / "sub"),
+    )
+    # "import torch": where OpenTelemetry is not importable yet when site runs our .pth
+    # (another site directory), strict checks wait for torch's import, as a job's would.
+    done = run([sys.executable, "-c", "import torch; print('job ran')"], env, tmp_path)
+    assert done.returncode == 2 and "job ran" not in done.stdout
+    assert f"OTEL_DYNAMO_OUTPUT_DIR='{blocker / 'sub'}' is not valid (" in done.stderr

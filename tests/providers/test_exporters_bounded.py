@@ -1,0 +1,145 @@
+"""Bounded everything, in process: shutdown and flush deadlines, queue size, no raising."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+
+import pytest
+from _export_support import BlackHole, clear_otel_environ, free_port, wait_until
+
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._providers.setup import setup_telemetry
+
+SLACK_S = 0.3
+"""Scheduling noise allowed on top of a deadline."""
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_otel_variables(monkeypatch):
+    clear_otel_environ(monkeypatch)
+
+
+def _otel_dynamo_warnings(caplog) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "otel_dynamo" and r.levelno >= logging.WARNING
+    ]
+
+
+def _spans(telemetry, count: int) -> None:
+    tracer = telemetry.tracer_provider.get_tracer("test")
+    for index in range(count):
+        with tracer.start_as_current_span("op", attributes={"index": index}):
+            pass
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_path, caplog):
+    """A collector that accepts and never answers: shutdown(0.5) returns False in time."""
+    with BlackHole() as hole:
+        environ = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+            "OTEL_BSP_SCHEDULE_DELAY": "50",
+        }
+        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        _spans(telemetry, 20)
+        # wait until an export is stuck on the open connection (load can delay it)
+        assert wait_until(lambda: hole.accepted, timeout=10)
+        time.sleep(0.2)
+        started = time.monotonic()
+        finished = telemetry.shutdown(0.5)
+        elapsed = time.monotonic() - started
+    assert finished is False
+    assert elapsed < 0.5 + SLACK_S
+    (warning,) = _otel_dynamo_warnings(caplog)
+    assert warning.startswith("otel_dynamo: telemetry shutdown did not finish within 0.5 s;")
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_shutdown_against_a_closed_port_does_not_wait_for_retries(protocol, tmp_path, caplog):
+    """Nothing listening: shutdown gives up the retries at once and warns once."""
+    port = free_port()
+    environ = {
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}/v1/traces",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+    }
+    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+    _spans(telemetry, 20)
+    started = time.monotonic()
+    telemetry.shutdown(2.0)
+    assert time.monotonic() - started < SLACK_S
+    (warning,) = _otel_dynamo_warnings(caplog)
+    expected = f"otel_dynamo: could not export traces to http://127.0.0.1:{port}/v1/traces (OTLP "
+    assert warning.startswith(expected)
+
+
+def test_force_flush_is_bounded(tmp_path):
+    """force_flush(0.3) against a black hole returns False within its timeout."""
+    with BlackHole() as hole:
+        environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}"}
+        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        _spans(telemetry, 5)
+        started = time.monotonic()
+        flushed = telemetry.force_flush(0.3)
+        elapsed = time.monotonic() - started
+        telemetry.shutdown(0.2)
+    assert (flushed, elapsed < 0.3 + SLACK_S) == (False, True)
+
+
+def test_span_queue_never_exceeds_its_bound_and_drops_are_one_warning(tmp_path, caplog):
+    """With the exporter stuck, the queue stays at OTEL_BSP_MAX_QUEUE_SIZE; one warning."""
+    with BlackHole() as hole:
+        environ = {
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{hole.port}",
+            "OTEL_LOGS_EXPORTER": "none",
+            "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_BSP_MAX_QUEUE_SIZE": "50",
+            "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10",
+        }
+        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        (processor,) = telemetry.tracer_provider._active_span_processor._span_processors
+        queue = processor._batch_processor._queue
+        sizes = []
+        for _ in range(50):
+            _spans(telemetry, 100)
+            sizes.append(len(queue))
+        telemetry.shutdown(0.2)
+    assert max(sizes) == 50
+    warnings = _otel_dynamo_warnings(caplog)
+    assert warnings[0] == (
+        "otel_dynamo: dropping traces: the export queue is full (exporter too slow or down); "
+        "the job continues"
+    )
+    assert len(warnings) == 1
+
+
+def test_exporter_that_cannot_be_built_never_raises(tmp_path, caplog):
+    """Output directory removed after setup: the span file can't be opened; one warning."""
+    out = tmp_path / "out"
+    telemetry = setup_telemetry(
+        Settings(output_dir=str(out)), environ={"OTEL_BSP_SCHEDULE_DELAY": "50"}
+    )
+    shutil.rmtree(out)
+    _spans(telemetry, 3)
+    telemetry.shutdown(1.0)
+    (warning,) = _otel_dynamo_warnings(caplog)
+    assert warning.startswith(f"otel_dynamo: could not export traces to {out}: FileNotFoundError")
+
+
+def test_sdk_log_lines_do_not_reach_the_root_logger(tmp_path, caplog):
+    """The SDK's own retry/failure records are diverted: none reach logging's handlers."""
+    environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
+    with caplog.at_level(logging.DEBUG):
+        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        _spans(telemetry, 5)
+        telemetry.shutdown(1.0)
+    sdk = [
+        r
+        for r in caplog.records
+        if r.name.startswith("opentelemetry") and r.levelno >= logging.WARNING
+    ]
+    assert sdk == []

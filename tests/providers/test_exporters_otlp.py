@@ -1,0 +1,133 @@
+"""OTLP export over gRPC and HTTP/protobuf to real receivers (oteltest sinks)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from _export_support import (
+    clear_otel_environ,
+    free_port,
+    grpc_sink,
+    http_sink,
+    proto_attributes,
+    wait_until,
+)
+
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._providers.setup import setup_telemetry
+
+PROTOCOLS = {"grpc": grpc_sink, "http/protobuf": http_sink}
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_otel_variables(monkeypatch):
+    clear_otel_environ(monkeypatch)
+
+
+def _environ(protocol: str, port: int, **extra: str) -> dict[str, str]:
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+        **extra,
+    }
+
+
+def _emit_all(telemetry):
+    tracer = telemetry.tracer_provider.get_tracer("test")
+    with (
+        tracer.start_as_current_span("parent") as parent,
+        tracer.start_as_current_span("child", attributes={"torch.compile.id": "1/0"}),
+    ):
+        telemetry.logger_provider.get_logger("test").emit(
+            body="inside", event_name="test.event", attributes={"k": "v"}
+        )
+    telemetry.meter_provider.get_meter("test").create_counter("test.count").add(5)
+    return parent
+
+
+@contextlib.contextmanager
+def _exported(protocol: str, tmp_path, **extra: str):
+    """A real receiver that got ``_emit_all``'s telemetry over ``protocol``; yields
+    (receiver, the parent span, whether shutdown finished in time)."""
+    port = free_port()
+    with PROTOCOLS[protocol](port) as sink:
+        telemetry = setup_telemetry(
+            Settings(output_dir=str(tmp_path)), environ=_environ(protocol, port, **extra)
+        )
+        parent = _emit_all(telemetry)
+        finished = telemetry.shutdown(5.0)
+        yield sink, parent, finished
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_spans_arrive_with_structure_and_attributes(protocol, tmp_path):
+    """Parent and child spans reach the receiver with the parent link and attributes."""
+    with _exported(protocol, tmp_path) as (sink, parent, finished):
+        assert finished is True
+        spans = {span.name: span for span in sink.spans()}
+    assert sorted(spans) == ["child", "parent"]
+    assert spans["child"].parent_span_id == spans["parent"].span_id
+    assert spans["parent"].trace_id.hex() == format(parent.get_span_context().trace_id, "032x")
+    assert proto_attributes(spans["child"].attributes) == {"torch.compile.id": "1/0"}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_log_record_arrives_in_the_span_context(protocol, tmp_path):
+    """The log record arrives with event name, body, attributes and the child's trace ids."""
+    with _exported(protocol, tmp_path) as (sink, _parent, _finished):
+        (record,) = sink.log_records()
+        child = next(span for span in sink.spans() if span.name == "child")
+    assert (record.event_name, record.body.string_value) == ("test.event", "inside")
+    assert proto_attributes(record.attributes) == {"k": "v"}
+    assert (record.trace_id, record.span_id) == (child.trace_id, child.span_id)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_metrics_arrive(protocol, tmp_path):
+    """The counter is exported (at the latest by the shutdown's final collection)."""
+    with _exported(protocol, tmp_path) as (sink, _parent, _finished):
+        assert sink.metric_names() == {"test.count"}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_headers_are_sent(protocol, tmp_path):
+    """OTEL_EXPORTER_OTLP_HEADERS reach the receiver on every signal."""
+    headers = {"OTEL_EXPORTER_OTLP_HEADERS": "x-tenant=ml%20team"}
+    with _exported(protocol, tmp_path, **headers) as (sink, _parent, _finished):
+        tenants = {
+            signal: {h.get("x-tenant") for h in sink.headers[signal]} for signal in sink.headers
+        }
+    assert tenants == {"traces": {"ml team"}, "logs": {"ml team"}, "metrics": {"ml team"}}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_resource_reaches_the_receiver(protocol, tmp_path):
+    """Resource attributes (service name, rank) travel with the spans."""
+    extra = {"OTEL_SERVICE_NAME": "trainer", "RANK": "2"}
+    with _exported(protocol, tmp_path, **extra) as (sink, _parent, _finished):
+        resource = sink.resource_attributes("traces")
+    assert (resource["service.name"], resource["torch.distributed.rank"]) == ("trainer", 2)
+
+
+def test_spans_are_exported_while_the_job_runs(tmp_path):
+    """Without any shutdown, the batch processor delivers spans within its schedule delay."""
+    port = free_port()
+    environ = _environ("grpc", port, OTEL_BSP_SCHEDULE_DELAY="100")
+    with grpc_sink(port) as sink:
+        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        _emit_all(telemetry)
+        assert wait_until(lambda: len(sink.spans()) == 2, timeout=5.0)
+        telemetry.shutdown(2.0)
+
+
+def test_per_signal_routing_keeps_other_signals_on_files(tmp_path):
+    """A traces-only endpoint sends spans there; logs and metrics still go to files."""
+    port = free_port()
+    environ = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}"}
+    with grpc_sink(port) as sink:
+        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        _emit_all(telemetry)
+        telemetry.shutdown(5.0)
+        assert (len(sink.spans()), sink.log_records(), sink.metric_names()) == (2, [], set())
+    assert sorted(path.name.split("-")[0] for path in tmp_path.iterdir()) == ["logs", "metrics"]

@@ -1,0 +1,247 @@
+"""EventLogger: structured events as JSON lines and as OpenTelemetry log records."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+import structlog
+from opentelemetry._logs import SeverityNumber
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_dynamo import names
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._recording.structured_log import EventLogger
+
+
+@pytest.fixture
+def tracer():
+    return TracerProvider(shutdown_on_exit=False).get_tracer("test")
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _recompile(events: EventLogger) -> None:
+    events.emit(names.LOG_RECOMPILE, **{names.ATTR_COMPILE_ID: "0/1"}, reasons=["a", "b"])
+
+
+def test_json_line_has_level_timestamp_event_and_fields_in_order(tmp_path):
+    """One JSON object per line: timestamp, level, event first, then the fields."""
+    path = tmp_path / "events.jsonl"
+    _recompile(EventLogger(log=str(path)))
+    (line,) = _lines(path)
+    assert list(line) == ["timestamp", "level", "event", "torch.compile.id", "reasons"]
+    assert {k: line[k] for k in ("level", "event", "torch.compile.id", "reasons")} == {
+        "level": "info",
+        "event": "torch.compile.recompile",
+        "torch.compile.id": "0/1",
+        "reasons": ["a", "b"],
+    }
+    assert line["timestamp"].endswith("Z") and len(line["timestamp"]) == 27
+
+
+def test_stderr_target_writes_to_stderr(capsys):
+    """log="stderr" prints the JSON line to standard error, nothing to stdout."""
+    EventLogger(log="stderr").emit("x.event", n=1)
+    captured = capsys.readouterr()
+    assert (captured.out, json.loads(captured.err)["n"]) == ("", 1)
+
+
+def test_json_line_carries_the_current_span_ids(tmp_path, tracer):
+    """trace_id / span_id are the current span's, as 32 / 16 hex characters."""
+    path = tmp_path / "events.jsonl"
+    events = EventLogger(log=str(path))
+    with tracer.start_as_current_span("frame") as span:
+        _recompile(events)
+    (line,) = _lines(path)
+    context = span.get_span_context()
+    assert (line["trace_id"], line["span_id"]) == (
+        format(context.trace_id, "032x"),
+        format(context.span_id, "016x"),
+    )
+
+
+def test_no_span_means_no_trace_fields(tmp_path):
+    """Outside any span there are no trace_id / span_id keys."""
+    path = tmp_path / "events.jsonl"
+    _recompile(EventLogger(log=str(path)))
+    assert {"trace_id", "span_id"} & set(_lines(path)[0]) == set()
+
+
+def test_log_record_has_event_name_body_severity_and_attributes(logger_provider, records):
+    """The OTel record: event_name and body are the event, fields are attributes."""
+    _recompile(EventLogger(logger_provider=logger_provider))
+    (readable,) = records.get_finished_logs()
+    record = readable.log_record
+    assert (record.event_name, record.body, record.severity_number, record.severity_text) == (
+        "torch.compile.recompile",
+        "torch.compile.recompile",
+        SeverityNumber.INFO,
+        "INFO",
+    )
+    assert dict(record.attributes) == {"torch.compile.id": "0/1", "reasons": ("a", "b")}
+
+
+def test_log_record_shares_the_span_context(logger_provider, records, tracer):
+    """The record's trace_id / span_id equal the span's that was current at emit."""
+    events = EventLogger(logger_provider=logger_provider)
+    with tracer.start_as_current_span("frame") as span:
+        _recompile(events)
+    record = records.get_finished_logs()[0].log_record
+    context = span.get_span_context()
+    assert (record.trace_id, record.span_id) == (context.trace_id, context.span_id)
+
+
+def test_record_and_line_have_the_same_timestamp(tmp_path, logger_provider, records):
+    """The JSON timestamp and the record's timestamp are the same instant (to the µs)."""
+    path = tmp_path / "events.jsonl"
+    _recompile(EventLogger(logger_provider=logger_provider, log=str(path)))
+    record = records.get_finished_logs()[0].log_record
+    micros = record.timestamp // 1000
+    assert _lines(path)[0]["timestamp"][20:26] == f"{micros % 1_000_000:06d}"
+
+
+def _raise_and_emit(events: EventLogger) -> None:
+    try:
+        raise KeyError("missing-guard")
+    except KeyError as error:
+        events.emit(names.LOG_COMPILE_FAILED, level="error", exc=error)
+
+
+def test_exception_becomes_semantic_convention_attributes(logger_provider, records):
+    """exc= adds exception.type / .message / .stacktrace to the record, level ERROR."""
+    _raise_and_emit(EventLogger(logger_provider=logger_provider))
+    record = records.get_finished_logs()[0].log_record
+    attributes = dict(record.attributes)
+    assert (attributes["exception.type"], attributes["exception.message"]) == (
+        "KeyError",
+        "'missing-guard'",
+    )
+    assert attributes["exception.stacktrace"].startswith("Traceback (most recent call last):")
+    assert attributes["exception.stacktrace"].endswith("KeyError: 'missing-guard'\n")
+    assert record.severity_number == SeverityNumber.ERROR
+
+
+def test_exception_type_is_fully_qualified_outside_builtins(tmp_path):
+    """A non-builtin exception's type is module.qualname (in the JSON line too)."""
+    path = tmp_path / "events.jsonl"
+    try:
+        json.loads("{")
+    except json.JSONDecodeError as error:
+        EventLogger(log=str(path)).emit("x.failed", level="error", exc=error)
+    assert _lines(path)[0]["exception.type"] == "json.decoder.JSONDecodeError"
+
+
+def test_bound_fields_are_added_to_every_event(logger_provider, records):
+    """Context and bind() fields (rank, compile id) appear on each event."""
+    events = EventLogger(logger_provider=logger_provider, context={names.RESOURCE_RANK: 3})
+    events.bind(**{names.ATTR_COMPILE_ID: "2/0"}).emit("x.event")
+    events.emit("y.event")
+    attributes = [dict(r.log_record.attributes) for r in records.get_finished_logs()]
+    assert attributes == [
+        {"torch.distributed.rank": 3, "torch.compile.id": "2/0"},
+        {"torch.distributed.rank": 3},
+    ]
+
+
+def test_level_below_threshold_is_not_emitted(logger_provider, records):
+    """With level="warning", info events are dropped and warnings kept, in both outputs."""
+    events = EventLogger(logger_provider=logger_provider, level="warning")
+    events.emit("quiet.event")
+    events.emit("loud.event", level="warning")
+    assert [r.log_record.event_name for r in records.get_finished_logs()] == ["loud.event"]
+
+
+def test_non_primitive_values_become_strings(logger_provider, records):
+    """A dict field is exported as its string; None fields are left out."""
+    EventLogger(logger_provider=logger_provider).emit("x.event", shape={"a": 1}, empty=None)
+    assert dict(records.get_finished_logs()[0].log_record.attributes) == {"shape": "{'a': 1}"}
+
+
+def test_from_settings_uses_log_target_and_level(tmp_path):
+    """from_settings reads settings.log (a path here) and settings.log_level."""
+    path = tmp_path / "events.jsonl"
+    events = EventLogger.from_settings(Settings(log=str(path), log_level="error"))
+    events.emit("info.event")
+    events.emit("error.event", level="error")
+    assert [line["event"] for line in _lines(path)] == ["error.event"]
+
+
+class _BrokenProvider:
+    def get_logger(self, *args, **kwargs):
+        return self
+
+    def emit(self, *args, **kwargs):
+        raise RuntimeError("exporter exploded")
+
+
+def test_emit_never_raises_and_warns_once(caplog):
+    """A failing log pipeline: emit returns normally; one warning, then DEBUG only."""
+    events = EventLogger(logger_provider=_BrokenProvider())
+    with caplog.at_level(logging.DEBUG, logger="otel_dynamo"):
+        events.emit("first.event")
+        events.emit("second.event")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            logging.WARNING,
+            "otel_dynamo: could not record event 'first.event': RuntimeError: exporter exploded",
+        ),
+        (
+            logging.DEBUG,
+            "otel_dynamo: could not record event 'second.event': RuntimeError: exporter exploded",
+        ),
+    ]
+
+
+def test_nothing_configured_is_disabled_and_does_nothing(monkeypatch):
+    """log=off and no provider: disabled, and emit never reaches the pipeline."""
+    events = EventLogger()
+    monkeypatch.setattr(events, "_bound", None)  # any use would raise AttributeError
+    events.emit("x.event", n=1)
+    assert events.enabled is False
+
+
+def test_noop_logger_provider_counts_as_nothing_configured():
+    """The API's NoOpLoggerProvider (what setup gives when logs are off) disables export."""
+    from opentelemetry._logs import NoOpLoggerProvider
+
+    assert EventLogger(logger_provider=NoOpLoggerProvider()).enabled is False
+
+
+def test_unopenable_log_file_is_a_problem_and_export_continues(tmp_path, logger_provider, records):
+    """A log path that can't be opened: ConfigProblem naming it; records still exported."""
+    bad = str(tmp_path / "no-such-dir" / "events.jsonl")
+    events = EventLogger(logger_provider=logger_provider, log=bad)
+    events.emit("x.event")
+    assert [(p.variable, p.value) for p in events.problems] == [("OTEL_DYNAMO_LOG", bad)]
+    assert len(records.get_finished_logs()) == 1
+
+
+def test_users_structlog_configuration_is_untouched(tmp_path):
+    """Creating and using an EventLogger leaves structlog's global configuration as it was."""
+    before = structlog.get_config()
+    EventLogger(log=str(tmp_path / "events.jsonl")).emit("x.event")
+    assert structlog.get_config() == before
+
+
+def test_forked_child_does_not_rewrite_the_parents_buffered_line(tmp_path):
+    """A child's event goes through its own file object: the parent's unflushed bytes stay out."""
+    path = tmp_path / "events.jsonl"
+    events = EventLogger(log=str(path))
+    events.emit("parent.event")
+    events._writer._file.write("PARENT-UNFLUSHED")  # as if the fork interrupted a write
+    pid = os.fork()
+    if pid == 0:
+        events.emit("child.event")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    written = path.read_text()
+    events._writer._file.truncate()  # the parent's own buffer is not part of the test
+    assert [json.loads(line)["event"] for line in written.splitlines()] == [
+        "parent.event",
+        "child.event",
+    ]

@@ -1,0 +1,140 @@
+"""Failures raise exactly what the untraced backend raises; traced twins behave the same."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from _spans import named, one
+
+import otel_dynamo
+from otel_dynamo import names
+
+
+def relu_plus_one(x):
+    return torch.relu(x) + 1
+
+
+def _raised(backend, *args):
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(relu_plus_one, backend=backend)(*args)
+    return info.value
+
+
+def test_compile_error_is_reraised_unchanged_and_marks_spans(provider, exporter):
+    """relu_compile_error: same type and message as untraced; graph span ERROR with error.type."""
+    plain = _raised("relu_compile_error_TESTING_ONLY", torch.randn(3))
+    traced = _raised(
+        otel_dynamo.traced("relu_compile_error_TESTING_ONLY", tracer_provider=provider),
+        torch.randn(3),
+    )
+    assert type(traced) is type(plain)
+    assert str(traced) == str(plain)
+    spans = exporter.get_finished_spans()
+    graph = one(spans, names.SPAN_GRAPH)
+    assert graph.status.status_code.name == "ERROR"
+    assert graph.attributes[names.ATTR_ERROR_TYPE].endswith("ReluCompileError")
+    frame = one(spans, names.SPAN_FRAME)
+    assert frame.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
+    assert frame.status.status_code.name == "ERROR"
+    assert frame.attributes[names.ATTR_ERROR_TYPE] == "BackendCompilerFailed"
+
+
+def test_runtime_error_is_reraised_unchanged_and_marks_run_span(provider, exporter):
+    """relu_runtime_error: the AssertionError reaches the user; the run span is ERROR."""
+    plain = _raised("relu_runtime_error_TESTING_ONLY", torch.randn(3))
+    traced = _raised(
+        otel_dynamo.traced("relu_runtime_error_TESTING_ONLY", tracer_provider=provider),
+        torch.randn(3),
+    )
+    assert type(traced) is type(plain) is AssertionError
+    assert str(traced) == str(plain)
+    run = one(exporter.get_finished_spans(), names.SPAN_RUN_INFERENCE)
+    assert run.status.status_code.name == "ERROR"
+    assert run.attributes[names.ATTR_ERROR_TYPE] == "AssertionError"
+    assert one(exporter.get_finished_spans(), names.SPAN_GRAPH).status.status_code.name == "UNSET"
+
+
+def test_restart_analysis_is_not_recorded_as_failure(provider, exporter, capsys):
+    """A graph break mid-function restarts analysis: no span has status ERROR."""
+
+    def with_print(x):
+        x = x + 1
+        print("restart")
+        return x * 2
+
+    torch.compile(with_print, backend=otel_dynamo.traced("eager", tracer_provider=provider))(
+        torch.randn(2)
+    )
+    spans = exporter.get_finished_spans()
+    assert spans and all(s.status.status_code.name != "ERROR" for s in spans)
+
+
+def test_twins_are_registered_through_entry_points_without_import():
+    """A fresh process selects backend='otel_aot_eager' without importing otel_dynamo."""
+    code = (
+        "import sys, torch\n"
+        "f = torch.compile(lambda x: x.relu() + 1, backend='otel_aot_eager')\n"
+        "print(f(torch.ones(2)).tolist())\n"
+        "print('otel_dynamo.backends' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=240
+    )
+    assert out.stdout.split() == ["[2.0,", "2.0]", "True"]
+
+
+def test_every_debug_backend_selectable_by_name_has_a_twin():
+    """Each backend torch registers in debugging.py (usable by name) has an otel_ twin."""
+    from torch._dynamo.backends.registry import list_backends
+
+    from otel_dynamo.backends import TWINNED_BACKENDS
+
+    registered = set(list_backends(exclude_tags=()))
+    needs_argument = {"aot_eager_decomp_partition_with_mode"}  # requires mode=
+    torch_names = {n for n in registered if not n.startswith("otel_")} - needs_argument
+    debugging = {
+        n for n in torch_names if n in TWINNED_BACKENDS or "TESTING_ONLY" in n or "eager" in n
+    }
+    assert debugging <= set(TWINNED_BACKENDS)
+    assert {f"otel_{n}" for n in TWINNED_BACKENDS} <= registered
+
+
+@pytest.mark.parametrize("name", ["ts", "aot_ts"])
+def test_twin_fails_exactly_like_original_where_original_fails(name):
+    """ts/aot_ts fail on torch 2.13 with lazy graph modules on; the twin fails the same way.
+
+    Torch names the backend the user selected in the message, so only that name differs.
+    """
+    plain = _raised(name, torch.randn(3))
+    twin = _raised(f"otel_{name}", torch.randn(3))
+    assert type(twin) is type(plain)
+    assert str(twin) == str(plain).replace(f"backend='{name}'", f"backend='otel_{name}'")
+    assert "method cannot be used as a value" in str(twin)
+
+
+@pytest.mark.parametrize(
+    "name", ["eager_noexcept", "aot_eager_decomp_partition", "pre_dispatch_eager"]
+)
+def test_twin_computes_what_original_computes(name, capsys):
+    """A twin's result equals the original backend's, bitwise."""
+    x = torch.randn(5)
+    torch._dynamo.reset()
+    plain = torch.compile(relu_plus_one, backend=name)(x)
+    torch._dynamo.reset()
+    twin = torch.compile(relu_plus_one, backend=f"otel_{name}")(x)
+    assert torch.equal(plain, twin)
+
+
+def test_mode_and_options_reach_inductor(provider, exporter):
+    """options= passed through torch.compile reach the wrapped inductor backend."""
+    backend = otel_dynamo.traced("inductor", tracer_provider=provider)
+    compiled = torch.compile(relu_plus_one, backend=backend, options={"trace.enabled": False})
+    assert torch.equal(compiled(torch.ones(3)), torch.full((3,), 2.0))
+    assert named(exporter.get_finished_spans(), names.SPAN_GRAPH)
+    with pytest.raises(RuntimeError, match="Unexpected optimization option"):
+        torch._dynamo.reset()
+        torch.compile(relu_plus_one, backend=backend, options={"no_such_option": 1})(torch.ones(3))

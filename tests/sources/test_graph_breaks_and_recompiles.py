@@ -1,0 +1,135 @@
+"""Every graph break Dynamo reports, and every recompile with its reason, is recorded."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from _spans import named
+
+import otel_dynamo
+from otel_dynamo import names
+
+
+def print_in_middle(x):
+    x = x * 2
+    print("middle")
+    return x.relu()
+
+
+def print_first(x):
+    print("first")
+    return x.sin()
+
+
+def data_dependent_branch(x):
+    if x.sum() > 0:
+        return x + 1
+    return x - 1
+
+
+def item_call(x):
+    scale = x.sum().item()
+    return x * scale
+
+
+def loop_with_break(x):
+    for _ in range(3):
+        x = x + 1
+        print("loop")
+    return x
+
+
+def _frames(provider, exporter, fn, *args):
+    compiled = torch.compile(fn, backend=otel_dynamo.traced("eager", tracer_provider=provider))
+    compiled(*args)
+    return named(exporter.get_finished_spans(), names.SPAN_FRAME)
+
+
+def _break_events(frames):
+    return [
+        event for frame in frames for event in frame.events if event.name == names.EVENT_GRAPH_BREAK
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fn", "kind_part"),
+    [
+        (print_in_middle, "builtin operator"),
+        (print_first, "builtin operator"),
+        (data_dependent_branch, "Data-dependent branching"),
+        (item_call, "item()"),
+    ],
+)
+def test_graph_break_appears_on_its_frame(provider, exporter, capsys, fn, kind_part):
+    """Each break kind yields count 1, its reason, and an event with kind and user stack."""
+    frames = _frames(provider, exporter, fn, torch.ones(4))
+    broken = [f for f in frames if f.attributes[names.ATTR_GRAPH_BREAK_COUNT] == 1]
+    assert len(broken) == 1
+    reasons = broken[0].attributes[names.ATTR_GRAPH_BREAK_REASONS]
+    assert len(reasons) == 1 and kind_part in reasons[0]
+    (event,) = _break_events(frames)
+    assert kind_part in event.attributes[names.ATTR_GRAPH_BREAK_KIND]
+    stack = event.attributes[names.ATTR_GRAPH_BREAK_USER_STACK]
+    assert any(f" in {fn.__name__}" in entry and __file__ in entry for entry in stack)
+
+
+def test_break_with_no_graph_before_it_is_recorded(provider, exporter, capsys):
+    """A print as the first statement: a frame with no graph, outcome no_graph, one break."""
+    frames = _frames(provider, exporter, print_first, torch.ones(4))
+    first = next(f for f in frames if f.attributes[names.ATTR_CODE_FUNCTION] == "print_first")
+    assert first.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_NO_GRAPH
+    assert first.attributes[names.ATTR_GRAPH_BREAK_COUNT] == 1
+    assert first.attributes[names.ATTR_FRAME_GRAPH_COUNT] == 0
+
+
+def test_loop_break_that_skips_the_frame_is_recorded(provider, exporter, capsys):
+    """A break inside a loop makes Dynamo skip the frame: outcome skipped, kind skip."""
+    frames = _frames(provider, exporter, loop_with_break, torch.ones(4))
+    skipped = [f for f in frames if f.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SKIPPED]
+    assert skipped, [f.attributes for f in frames]
+    kinds = [e.attributes[names.ATTR_GRAPH_BREAK_KIND] for e in _break_events(skipped)]
+    assert "skip" in kinds
+    assert any(
+        "frame skipped" in r for f in skipped for r in f.attributes[names.ATTR_GRAPH_BREAK_REASONS]
+    )
+
+
+def test_graph_that_ended_in_a_break_carries_reason_and_user_stack(provider, exporter, capsys):
+    """The graph before a data-dependent branch records why it ended and where."""
+    _frames(provider, exporter, data_dependent_branch, torch.ones(4))
+    graphs = named(exporter.get_finished_spans(), names.SPAN_GRAPH)
+    ended = [g for g in graphs if names.ATTR_GRAPH_BREAK_REASON in g.attributes]
+    assert len(ended) == 1
+    assert ended[0].attributes[names.ATTR_GRAPH_BREAK_REASON].startswith("generic_jump")
+    assert any(
+        "data_dependent_branch" in e for e in ended[0].attributes[names.ATTR_GRAPH_BREAK_USER_STACK]
+    )
+
+
+def _recompile_frames(provider, exporter, *inputs):
+    compiled = torch.compile(
+        lambda x: (x * 2).relu(), backend=otel_dynamo.traced("eager", tracer_provider=provider)
+    )
+    for value in inputs:
+        compiled(value)
+    return named(exporter.get_finished_spans(), names.SPAN_FRAME)
+
+
+def test_dtype_recompile_carries_failed_guard(provider, exporter):
+    """A float64 call after float32 recompiles; the reason names the dtype guard."""
+    frames = _recompile_frames(
+        provider, exporter, torch.ones(4), torch.ones(4, dtype=torch.float64)
+    )
+    assert [f.attributes[names.ATTR_COMPILE_ID] for f in frames] == ["0/0", "0/1"]
+    reason = frames[1].attributes[names.ATTR_RECOMPILE_REASON]
+    assert reason == "tensor 'x' dtype mismatch. expected Float, actual Double"
+    assert frames[1].attributes[names.ATTR_FRAME_CACHE_SIZE] == 1
+    assert names.ATTR_RECOMPILE_REASON not in frames[0].attributes
+
+
+def test_shape_recompile_carries_size_guard(provider, exporter):
+    """A new shape recompiles (to dynamic shapes); the reason names the size guard."""
+    frames = _recompile_frames(provider, exporter, torch.ones(4), torch.ones(7))
+    assert len(frames) == 2
+    reason = frames[1].attributes[names.ATTR_RECOMPILE_REASON]
+    assert "size mismatch" in reason and "tensor 'x'" in reason
