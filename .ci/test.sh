@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The README's test command: set everything up, then run the whole suite (slow tests too).
+# The README's test command: set everything up, check style, layering and types, then run
+# the whole suite (slow tests too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
 python3 -m ruff check otel_dynamo tests bench examples grafana collector-config
+lint-imports
+python3 -m mypy --strict otel_dynamo
 python3 -m pytest -q -p no:cacheprovider "$@"

@@ -16,7 +16,7 @@ from otel_dynamo import names
 
 PENDING_NAMES: dict[str, str] = {
     # Announced for names.py by the metrics work, used here already. Remove an entry
-    # once names.py has it (tests/test_stack_catalog.py reports when that happened).
+    # once names.py has it (tests/stack/test_stack_catalog.py reports when that happened).
 }
 
 KINDS = {

@@ -1,6 +1,6 @@
 """Metrics otel_dynamo emits that no dashboard shows, each with the reason.
 
-tests/test_stack_dashboards.py fails when a METRIC_* constant of names.py is neither used
+tests/stack/test_stack_dashboards.py fails when a METRIC_* constant of names.py is neither used
 by a dashboard query nor listed here.
 """
 

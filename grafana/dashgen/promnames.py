@@ -4,7 +4,7 @@ Follows the OpenTelemetry -> Prometheus compatibility rules that both
 opentelemetry-exporter-prometheus and the Collector's prometheus exporters apply:
 invalid characters become "_", the unit (without {annotations}) is appended as a word,
 monotonic counters get "_total", histograms expose _bucket/_sum/_count. Tested against
-what the real exporter prints (tests/test_stack_promnames.py); never hand-spell a series.
+what the real exporter prints (tests/stack/test_stack_promnames.py); never hand-spell a series.
 """
 
 from __future__ import annotations
