@@ -1,4 +1,4 @@
-"""Shared helpers for the stack tests (tests/test_stack_*.py): paths, loaders, Prometheus.
+"""Shared helpers for the stack tests (tests/stack/test_stack_*.py): paths, loaders, Prometheus.
 
 Puts grafana/ and collector-config/ on sys.path so the tests import the dashboard
 generator (dashgen) and the Collector-config checker (otelcol_check) the users run.

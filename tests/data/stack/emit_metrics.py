@@ -1,6 +1,6 @@
 """Records every names.py metric once through the real Prometheus exporter, for name checks.
 
-tests/test_stack_promnames.py compares the series names the real exporter prints for each
+tests/stack/test_stack_promnames.py compares the series names the real exporter prints for each
 METRIC_* instrument (kind and unit from its docstring) with dashgen.promnames; the PromQL
 tests scrape a real traced job instead (tests/data/stack/traced_job.py).
 
