@@ -27,6 +27,8 @@ from otel_dynamo import names
 from otel_dynamo._config import fault_spec as spec_module
 from otel_dynamo._config.fault_spec import FaultSpec
 from otel_dynamo._recording.boundary import end_span
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.run_state import RunState
 
 _log = logging.getLogger("otel_dynamo")
 RUNTIME_MESSAGE = "ReluRuntimeError"
@@ -135,7 +137,7 @@ EVENT_FIELDS = (
 )
 
 
-def record(recorder: Any, fault: FaultSpec, span: Span | None, fields: dict[str, Any]) -> None:
+def record(recorder: Recorder, fault: FaultSpec, span: Span | None, fields: dict[str, Any]) -> None:
     """Fault attributes on the span, a log event and the counter; never raises."""
     fields = {key: fields[key] for key in EVENT_FIELDS if key in fields}
     try:
@@ -185,7 +187,7 @@ def raise_runtime_fault() -> None:
 
 
 def runtime_faulty(
-    compiled: Callable[..., Any], fault: FaultSpec, state: Any, recorder: Any
+    compiled: Callable[..., Any], fault: FaultSpec, state: RunState, recorder: Recorder
 ) -> Callable[..., Any]:
     """A callable that raises the runtime fault on every run, recording where it fires."""
 
@@ -196,7 +198,7 @@ def runtime_faulty(
     return like(run, compiled)
 
 
-def fire_runtime(fault: FaultSpec, state: Any, recorder: Any) -> None:
+def fire_runtime(fault: FaultSpec, state: RunState, recorder: Recorder) -> None:
     """Raise the runtime fault on this run's span; a run the policy skips gets one anyway."""
     fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count}
     if state.current_span is not None:  # the recorder records this run: it marks the failure
