@@ -94,15 +94,15 @@ class CompileEvents:
                 self._recompiled(frame.compile_id, attributes, reason)
 
     def _recompiled(self, compile_id: str, attributes: Mapping[str, Any], reason: str) -> None:
-        self._events.emit(
-            names.LOG_RECOMPILE,
-            level="warning",
-            **{names.ATTR_COMPILE_ID: compile_id, names.ATTR_RECOMPILE_REASON: reason},
+        fields: dict[str, Any] = {
+            names.ATTR_COMPILE_ID: compile_id,
+            names.ATTR_RECOMPILE_REASON: reason,
             **pick(
                 attributes,
                 (names.ATTR_CODE_FUNCTION, names.ATTR_FRAME_CACHE_SIZE, names.ATTR_BACKEND),
             ),
-        )
+        }
+        self._events.emit(names.LOG_RECOMPILE, level="warning", **fields)
 
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
         with in_span(span):

@@ -70,7 +70,7 @@ def compare(
     with torch.random.fork_rng(devices=[]):
         ref = run_fwd_maybe_bwd(original, inputs, only_fwd)
         fp64_ref = _fp64_reference(original, inputs, only_fwd)
-        res = run_fwd_maybe_bwd(_Callable(compiled), inputs, only_fwd)  # type: ignore[arg-type]
+        res = run_fwd_maybe_bwd(_Callable(compiled), inputs, only_fwd)  # type: ignore[arg-type]  # duck-types a module
     tolerance = float(config.repro_tolerance)
     passed = bool(same(ref, res, fp64_ref, tol=tolerance, equal_nan=True))
     return Verdict(passed, *_errors(ref, res), tolerance)
@@ -169,7 +169,7 @@ def _check(
 
     try:
         # the eager reference must stay eager
-        check = torch._dynamo.disable(compare)
+        check = torch._dynamo.disable(compare)  # type: ignore[no-untyped-call]  # untyped in torch
         verdict = check(original, compiled, inputs, backward=backward)
         _record(verdict, state, recorder)
         if not verdict.passed:

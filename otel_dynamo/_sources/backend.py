@@ -273,7 +273,7 @@ class TracedBackend:
 
         key = repr(sorted(kwargs.items()))
         if key not in self._inductor_wrappers:
-            self._inductor_wrappers[key] = torch._TorchCompileInductorWrapper(
+            self._inductor_wrappers[key] = torch._TorchCompileInductorWrapper(  # type: ignore[no-untyped-call]  # untyped in torch
                 kwargs.get("mode"), kwargs.get("options"), None
             )
         return self._inductor_wrappers[key]

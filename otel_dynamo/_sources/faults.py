@@ -183,7 +183,7 @@ def raise_runtime_fault() -> None:
     """Exactly what torch's relu_runtime_error graph raises when run."""
     import torch
 
-    torch._assert(False, RUNTIME_MESSAGE)
+    torch._assert(False, RUNTIME_MESSAGE)  # type: ignore[no-untyped-call]  # untyped in torch
 
 
 def runtime_faulty(
@@ -218,7 +218,7 @@ def fire_runtime(fault: FaultSpec, state: RunState, recorder: Recorder) -> None:
 def like(run: Callable[..., Any], compiled: Callable[..., Any]) -> Callable[..., Any]:
     """Keep the calling-convention flag and name of the callable we stand in for."""
     if hasattr(compiled, "_boxed_call"):
-        run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]
+        run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]  # AOT's convention flag
     name = getattr(compiled, "__name__", None)
     if isinstance(name, str):
         run.__name__ = run.__qualname__ = name
