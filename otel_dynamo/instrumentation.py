@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]  # the module opts out of typing
 
 __all__ = ["TORCH_REQUIREMENT", "TorchCompileInstrumentor"]
 
@@ -24,7 +24,7 @@ TORCH_REQUIREMENT = "torch >= 2.8, < 2.14"
 """The torch versions this instrumentation supports (pyproject.toml states the same)."""
 
 
-class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped (Any)
     """Traces every ``torch.compile`` / ``nn.Module.compile`` in the process.
 
     ``instrument()`` accepts ``tracer_provider``, ``meter_provider``, ``logger_provider``

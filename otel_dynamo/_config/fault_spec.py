@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 KIND_COMPILE = "compile"
 KIND_RUNTIME = "runtime"
@@ -108,8 +109,9 @@ def _parse_one(part: str) -> FaultSpec:
     return FaultSpec(kind, target, **_parse_options(options, part))
 
 
-def _parse_options(text: str, part: str) -> dict:
-    values: dict = {}
+def _parse_options(text: str, part: str) -> dict[str, Any]:
+    """FaultSpec's keyword arguments; each value of the type its option takes."""
+    values: dict[str, Any] = {}
     for item in (item.strip() for item in text.split(",")) if text.strip() else ():
         name, has_value, value = (s.strip() for s in item.partition("="))
         if name not in OPTIONS or not has_value:

@@ -47,12 +47,12 @@ class _Instrumentation:
             if _current is not self or self.module is not None:
                 return
             self.module, self.original = module, module.optimize
-            module.optimize = _traced_optimize(module.optimize, self)
+            module.optimize = _traced_optimize(module.optimize, self)  # type: ignore[attr-defined]  # torch._dynamo.optimize: unknown to ModuleType
 
     def unpatch(self) -> None:
         import_hooks.cancel(DYNAMO_MODULE, self.patch)
         if self.module is not None and self.original is not None:
-            self.module.optimize = self.original
+            self.module.optimize = self.original  # type: ignore[attr-defined]  # torch._dynamo.optimize: unknown to ModuleType
         self.module = self.original = None
 
     def traced(self, backend: Any) -> Any:
@@ -86,7 +86,7 @@ def _traced_optimize(original: Callable[..., Any], state: _Instrumentation) -> C
             args, kwargs = _with_traced_backend(state, args, kwargs)
         return original(*args, **kwargs)
 
-    optimize.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    optimize.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
     return optimize
 
 

@@ -70,11 +70,11 @@ class _Bounded:
             self._batch_processor.shutdown(timeout_millis=millis)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        flush = super().force_flush  # type: ignore[misc]
+        flush = super().force_flush  # type: ignore[misc]  # the SDK class after the mixin has it
         return run_bounded(flush, timeout_millis / 1000, name=self._flush_thread_name)
 
 
-class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
+class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):  # type: ignore[misc]  # our force_flush needs an int; the SDK's also takes None
     _flush_thread_name = "otel_dynamo-flush-spans"
 
     def on_end(self, span: ReadableSpan) -> None:

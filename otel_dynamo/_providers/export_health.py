@@ -108,8 +108,8 @@ def install_quiet_filter() -> None:
     logger it is attached to, not to its children.
     """
     for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        ours = isinstance(logger, logging.Logger) and name.startswith(QUIET_LOGGER_PREFIXES)
-        if ours and _FILTER not in logger.filters:
+        ours = name.startswith(QUIET_LOGGER_PREFIXES)
+        if ours and isinstance(logger, logging.Logger) and _FILTER not in logger.filters:
             logger.filters.insert(0, _FILTER)  # before the SDK's DuplicateFilter
 
 

@@ -66,7 +66,7 @@ def isolate_ids(tracer_provider: object) -> bool:
     if type(getattr(tracer_provider, "id_generator", None)) is not RandomIdGenerator:
         return False
     generator = IsolatedRandomIdGenerator()
-    tracer_provider.id_generator = generator  # type: ignore[attr-defined]
+    tracer_provider.id_generator = generator  # type: ignore[attr-defined]  # an SDK provider (checked)
     tracers = getattr(tracer_provider, "_tracers", {})
     for tracer in list(tracers.values()):
         if type(getattr(tracer, "id_generator", None)) is RandomIdGenerator:

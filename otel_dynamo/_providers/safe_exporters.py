@@ -134,8 +134,8 @@ class Guard:
 def _disarm(exporter: Any) -> None:
     """A file exporter's inherited buffer must not be flushed into the parent's file."""
     file_exporter = getattr(exporter, "_exporter", None)
-    if getattr(file_exporter, "_owns_stream", False):
-        disarm_inherited_stream(file_exporter._stream)  # type: ignore[union-attr]
+    if file_exporter is not None and getattr(file_exporter, "_owns_stream", False):
+        disarm_inherited_stream(file_exporter._stream)
 
 
 def _hurry(exporter: Any, remaining_s: float) -> None:
@@ -146,9 +146,11 @@ def _hurry(exporter: Any, remaining_s: float) -> None:
     (``_shutdown_event``). Other exporters have neither and are left as they are.
     """
     for holder in (exporter, getattr(exporter, "_client", None)):
+        if holder is None:
+            continue
         current = getattr(holder, "_timeout", None)
         if isinstance(current, (int, float)) and not isinstance(current, bool):
-            holder._timeout = max(0.0, min(float(current), remaining_s))  # type: ignore[union-attr]
+            holder._timeout = max(0.0, min(float(current), remaining_s))
         for name in ("_shutdown_in_progress", "_shutdown_event"):
             event = getattr(holder, name, None)
             if isinstance(event, threading.Event):

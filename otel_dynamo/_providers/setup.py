@@ -233,7 +233,7 @@ class _Builder:
         return provider
 
     def _meter_provider(self, extra_readers: list[MetricReader]) -> metrics.MeterProvider:
-        readers = [
+        readers: list[MetricReader] = [
             PeriodicExportingMetricReader(
                 GuardedMetricExporter(guard),
                 export_interval_millis=self._otel.metric_interval_ms,

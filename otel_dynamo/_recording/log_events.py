@@ -17,6 +17,7 @@ from opentelemetry.trace import Span
 
 from otel_dynamo import names
 from otel_dynamo._recording.events import GraphBreakReported
+from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.structured_log import EventLogger
 from otel_dynamo._recording.watchdog import Watchdog
@@ -73,14 +74,14 @@ class CompileEvents:
         """The event logger, shared with torch.export's events (one writer per target)."""
         return self._events
 
-    def frame_started(self, frame: Any) -> None:
+    def frame_started(self, frame: FrameState) -> None:
         compile_id = frame.compile_id
         self._watchdog.watch(
             compile_id, lambda: {names.ATTR_COMPILE_ID: compile_id}, span=frame.span
         )
 
     def frame_ended(
-        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None:
         self._watchdog.unwatch(frame.compile_id)
         fields = {names.ATTR_COMPILE_ID: frame.compile_id, **pick(attributes, FRAME_FIELDS)}
@@ -93,15 +94,15 @@ class CompileEvents:
                 self._recompiled(frame.compile_id, attributes, reason)
 
     def _recompiled(self, compile_id: str, attributes: Mapping[str, Any], reason: str) -> None:
-        self._events.emit(
-            names.LOG_RECOMPILE,
-            level="warning",
-            **{names.ATTR_COMPILE_ID: compile_id, names.ATTR_RECOMPILE_REASON: reason},
+        fields: dict[str, Any] = {
+            names.ATTR_COMPILE_ID: compile_id,
+            names.ATTR_RECOMPILE_REASON: reason,
             **pick(
                 attributes,
                 (names.ATTR_CODE_FUNCTION, names.ATTR_FRAME_CACHE_SIZE, names.ATTR_BACKEND),
             ),
-        )
+        }
+        self._events.emit(names.LOG_RECOMPILE, level="warning", **fields)
 
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
         with in_span(span):

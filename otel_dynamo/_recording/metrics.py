@@ -18,6 +18,8 @@ from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
+from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.run_state import RunState
 from otel_dynamo.version import __version__
 
 COMPILE_DURATION_BUCKETS_S = (
@@ -68,7 +70,7 @@ class CompileMetrics:
         )
 
     def frame_compiled(
-        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None:
         labels = {
             names.ATTR_BACKEND: str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND),
@@ -93,10 +95,10 @@ class CompileMetrics:
     def fault(self, kind: str) -> None:
         self._faults.add(1, {names.ATTR_FAULT_KIND: kind})
 
-    def track_run(self, run: Any) -> None:
+    def track_run(self, run: RunState) -> None:
         self._runs.track(run)
 
-    def run_recorded(self, run: Any, span: Span) -> None:
+    def run_recorded(self, run: RunState, span: Span) -> None:
         start, end = getattr(span, "start_time", None), getattr(span, "end_time", None)
         if start is not None and end is not None:
             self._run_duration.record(
@@ -106,8 +108,8 @@ class CompileMetrics:
             )
 
 
-def _context_of(frame: Any) -> Context | None:
-    span = getattr(frame, "span", None)
+def _context_of(frame: FrameState) -> Context | None:
+    span: Span | None = getattr(frame, "span", None)  # tolerant: a caller may pass no frame
     return trace.set_span_in_context(span) if span is not None else None
 
 
@@ -122,10 +124,10 @@ class RunCounts:
     def __init__(self, *, limit: int = MAX_TRACKED_RUNS) -> None:
         self._lock = threading.Lock()
         self._limit = limit
-        self._live: collections.deque[Any] = collections.deque()
+        self._live: collections.deque[RunState] = collections.deque()
         self._folded: dict[str, int] = {}
 
-    def track(self, run: Any) -> None:
+    def track(self, run: RunState) -> None:
         with self._lock:
             self._live.append(run)
             while len(self._live) > self._limit:

@@ -63,7 +63,7 @@ class RecorderSource:
         self._recorder: Recorder | None = None
         self._provider: object = None
 
-    def __deepcopy__(self, memo: dict) -> RecorderSource:
+    def __deepcopy__(self, memo: dict[int, Any]) -> RecorderSource:
         # Dynamo's debug wrapper copies a backend's __dict__ (functools.wraps) and torch's
         # repro runner deep-copies it: the copy reports to the same recorder.
         return self

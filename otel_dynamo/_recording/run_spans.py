@@ -19,14 +19,14 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from opentelemetry import trace
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import sampling
 from opentelemetry.sdk.util import BoundedList
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, TraceFlags
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, TraceFlags, TraceState
 from opentelemetry.trace.status import Status, StatusCode
 
 from otel_dynamo import names
@@ -34,6 +34,9 @@ from otel_dynamo._recording.boundary import GuardedTracer, report_internal_error
 
 _UNSET_STATUS = Status(StatusCode.UNSET)
 _PROBE_CONTEXT = SpanContext(trace_id=1, span_id=1, is_remote=False)
+
+_ParentKind = tuple[bool, bool] | None
+"""What static samplers decide on: no parent, or the parent's remote and sampled flags."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +88,7 @@ class LeanRunSpans:
         self._fallback = fallback
         # Keyed by the parent's kind (none, or remote and sampled flags): the only thing
         # the SDK's static and parent-based samplers decide on.
-        self._static_decisions: dict[Any, sampling.Decision] | None = (
+        self._static_decisions: dict[_ParentKind, sampling.Decision] | None = (
             {} if _static_sampler(tracer.sampler) else None
         )
         self._broken = False
@@ -116,7 +119,7 @@ class LeanRunSpans:
         cleaned = BoundedAttributes(
             limits.max_span_attributes, attributes, max_value_len=limits.max_span_attribute_length
         )
-        links = ()
+        links: tuple[Link, ...] = ()
         if link is not None and link.is_valid:
             empty = BoundedAttributes(
                 limits.max_link_attributes, None, max_value_len=limits.max_attribute_length
@@ -137,14 +140,13 @@ class LeanRunSpans:
 
     def _start_lean(self, parts: RunSpanParts, index: int) -> Span:
         tracer = self._tracer
-        parent = trace.get_current_span().get_span_context()
+        current = trace.get_current_span().get_span_context()
         if not tracer._is_enabled():
-            return trace.NonRecordingSpan(parent)
-        if not parent.is_valid:
-            parent = None
+            return trace.NonRecordingSpan(current)
+        parent = current if current.is_valid else None
         context, decision = self._sampled_context(parent, parts)
         record_end_metrics = tracer._tracer_metrics.start_span(parent, decision)
-        if not decision.is_recording():
+        if not decision.is_recording():  # type: ignore[no-untyped-call]  # untyped in the SDK
             return trace.NonRecordingSpan(context)
         span = self._build(parts, index, context, parent)
         span._record_end_metrics = record_end_metrics
@@ -156,7 +158,8 @@ class LeanRunSpans:
         ids = self._tracer.id_generator
         trace_id = ids.generate_trace_id() if parent is None else parent.trace_id
         decision, trace_state = self._sample(parent, trace_id, parts)
-        flags = TraceFlags.SAMPLED if decision.is_sampled() else TraceFlags.DEFAULT
+        sampled = decision.is_sampled()  # type: ignore[no-untyped-call]  # untyped in the SDK
+        flags = TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT
         random_id = parent.trace_flags.random_trace_id if parent else ids.is_trace_id_random()
         if random_id:
             flags |= TraceFlags.RANDOM_TRACE_ID
@@ -165,8 +168,10 @@ class LeanRunSpans:
 
     def _sample(
         self, parent: SpanContext | None, trace_id: int, parts: RunSpanParts
-    ) -> tuple[sampling.Decision, Any]:
-        kind = None if parent is None else (parent.is_remote, parent.trace_flags.sampled)
+    ) -> tuple[sampling.Decision, TraceState | None]:
+        kind: _ParentKind = (
+            None if parent is None else (parent.is_remote, parent.trace_flags.sampled)
+        )
         decision = self._static_decisions.get(kind) if self._static_decisions is not None else None
         if decision is not None:  # what the static sampler said for this kind of parent
             return decision, None if parent is None else parent.trace_state
@@ -195,8 +200,8 @@ class LeanRunSpans:
         }
         return span
 
-    def _links(self, parts: RunSpanParts) -> BoundedList:
-        links = BoundedList(self._limits.max_links)
+    def _links(self, parts: RunSpanParts) -> BoundedList[Link]:
+        links: BoundedList[Link] = BoundedList(self._limits.max_links)
         if parts.links:
             links.extend(parts.links)
         return links
@@ -239,15 +244,15 @@ def run_spans_for(tracer: trace.Tracer) -> RunSpans:
     inner = tracer.inner if isinstance(tracer, GuardedTracer) else tracer
     try:
         if _sdk_tracer(inner):
-            lean = LeanRunSpans(inner, fallback=standard)  # type: ignore[arg-type]
-            if lean.field_names() == _sdk_span_fields(inner):  # type: ignore[arg-type]
+            lean = LeanRunSpans(inner, fallback=standard)
+            if lean.field_names() == _sdk_span_fields(inner):
                 return lean
     except Exception:
         report_internal_error("could not check the tracer for lean run spans")
     return standard
 
 
-def _sdk_tracer(tracer: trace.Tracer) -> bool:
+def _sdk_tracer(tracer: trace.Tracer) -> TypeGuard[sdk_trace.Tracer]:
     """The SDK's own tracer and samplers, with the fields the lean path reads."""
     if type(tracer) is not sdk_trace.Tracer or not _sdk_sampler(tracer.sampler):
         return False

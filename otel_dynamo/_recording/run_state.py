@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from opentelemetry.trace import Span, SpanContext
+
 from otel_dynamo._config.run_span_policy import RunSpanPolicy
+from otel_dynamo._recording.run_spans import RunSpanParts
 
 
 class RunState:
@@ -22,16 +25,22 @@ class RunState:
     )
 
     def __init__(
-        self, *, kind: str, policy: RunSpanPolicy, attributes: dict[str, Any], link: Any
+        self,
+        *,
+        kind: str,
+        policy: RunSpanPolicy,
+        attributes: dict[str, Any],
+        link: SpanContext | None,
     ) -> None:
         self.kind = kind
         self.policy = policy
         self.attributes = attributes
-        self.link = link
+        self.link = link  # the graph span's context: each run span links to it
         self.count = 0
         self.next_recorded = policy.first_recorded()
-        self.span_args: Any = None  # the recorder's per-graph constants for its run spans
-        self.current_span: Any = None  # the span of the run in progress, when recorded
+        # the recorder's per-graph constants for its run spans, built at the first one
+        self.span_args: RunSpanParts | None = None
+        self.current_span: Span | None = None  # the span of the run in progress, when recorded
 
     def advance(self) -> None:
         """Called after a recorded run: schedule the next one."""

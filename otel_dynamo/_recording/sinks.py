@@ -20,6 +20,8 @@ from otel_dynamo._recording.events import (
     PhaseBoundary,
     RecompileReported,
 )
+from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.run_state import RunState
 
 
 class StreamSink(Protocol):
@@ -35,9 +37,9 @@ class StreamSink(Protocol):
 
 
 class EventSink(Protocol):
-    def frame_started(self, frame: Any) -> None: ...
+    def frame_started(self, frame: FrameState) -> None: ...
     def frame_ended(
-        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None: ...
     def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None: ...
     def graph_break(
@@ -53,22 +55,22 @@ class EventSink(Protocol):
 
 class MetricsSink(Protocol):
     def frame_compiled(
-        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None: ...
     def graph_compiled(self, backend: str) -> None: ...
     def graph_break(self, kind: str) -> None: ...
     def failure(self, stage: str, error_type: str) -> None: ...
     def fault(self, kind: str) -> None: ...
-    def track_run(self, run: Any) -> None: ...
-    def run_recorded(self, run: Any, span: Span) -> None: ...
+    def track_run(self, run: RunState) -> None: ...
+    def run_recorded(self, run: RunState, span: Span) -> None: ...
 
 
 class _NullEvents:
-    def frame_started(self, frame: Any) -> None:
+    def frame_started(self, frame: FrameState) -> None:
         pass
 
     def frame_ended(
-        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None:
         pass
 
@@ -97,7 +99,7 @@ class _NullEvents:
 
 class _NullMetrics:
     def frame_compiled(
-        self, frame: Any, attributes: Mapping[str, Any], outcome: str, duration_s: float
+        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None:
         pass
 
@@ -113,10 +115,10 @@ class _NullMetrics:
     def fault(self, kind: str) -> None:
         pass
 
-    def track_run(self, run: Any) -> None:
+    def track_run(self, run: RunState) -> None:
         pass
 
-    def run_recorded(self, run: Any, span: Span) -> None:
+    def run_recorded(self, run: RunState, span: Span) -> None:
         pass
 
 

@@ -13,10 +13,15 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import faults
+
+if TYPE_CHECKING:
+    from torch.fx import GraphModule
 
 _log = logging.getLogger("otel_dynamo")
 TINY = 1e-12
@@ -45,15 +50,15 @@ class _Callable:
     def __call__(self, *args: Any) -> Any:
         return self.fn(*args)
 
-    def named_parameters(self) -> list:
+    def named_parameters(self) -> list[tuple[str, Any]]:
         return []
 
-    def named_buffers(self) -> list:
+    def named_buffers(self) -> list[tuple[str, Any]]:
         return []
 
 
 def compare(
-    original: Any, compiled: Callable[..., Any], inputs: list, *, backward: bool
+    original: GraphModule, compiled: Callable[..., Any], inputs: list[Any], *, backward: bool
 ) -> Verdict:
     """Run original and compiled on clones of ``inputs`` (forward, maybe backward); compare."""
     import torch
@@ -65,13 +70,13 @@ def compare(
     with torch.random.fork_rng(devices=[]):
         ref = run_fwd_maybe_bwd(original, inputs, only_fwd)
         fp64_ref = _fp64_reference(original, inputs, only_fwd)
-        res = run_fwd_maybe_bwd(_Callable(compiled), inputs, only_fwd)  # type: ignore[arg-type]
+        res = run_fwd_maybe_bwd(_Callable(compiled), inputs, only_fwd)  # type: ignore[arg-type]  # duck-types a module
     tolerance = float(config.repro_tolerance)
     passed = bool(same(ref, res, fp64_ref, tol=tolerance, equal_nan=True))
     return Verdict(passed, *_errors(ref, res), tolerance)
 
 
-def _fp64_reference(original: Any, inputs: list, only_fwd: bool) -> Any:
+def _fp64_reference(original: GraphModule, inputs: list[Any], only_fwd: bool) -> Any:
     from torch._dynamo.debug_utils import (
         cast_to_fp64,
         clone_inputs_retaining_gradness,
@@ -108,12 +113,12 @@ def _errors(ref: Any, res: Any) -> tuple[float, float]:
 
 def checked_first_run(
     compiled: Callable[..., Any],
-    original: Any,
-    state: Any,
-    recorder: Any,
+    original: GraphModule,
+    state: RunState,
+    recorder: Recorder,
     *,
     backward: bool,
-    on_failure: Callable[[list, Verdict], None] = lambda inputs, verdict: None,
+    on_failure: Callable[[list[Any], Verdict], None] = lambda inputs, verdict: None,
 ) -> Callable[..., Any]:
     """``compiled``, whose first run is followed by a check recorded on its run span."""
     done = False
@@ -140,7 +145,7 @@ def checked_first_run(
     return faults.like(run, compiled)
 
 
-def _clones(args: tuple) -> list | None:
+def _clones(args: tuple[Any, ...]) -> list[Any] | None:
     from torch._dynamo.debug_utils import clone_inputs_retaining_gradness
 
     try:
@@ -152,18 +157,19 @@ def _clones(args: tuple) -> list | None:
 
 def _check(
     compiled: Callable[..., Any],
-    original: Any,
-    inputs: list,
+    original: GraphModule,
+    inputs: list[Any],
     *,
-    state: Any,
-    recorder: Any,
+    state: RunState,
+    recorder: Recorder,
     backward: bool,
-    on_failure: Callable[[list, Verdict], None],
+    on_failure: Callable[[list[Any], Verdict], None],
 ) -> None:
     import torch
 
     try:
-        check = torch._dynamo.disable(compare)  # the eager reference must stay eager
+        # the eager reference must stay eager
+        check = torch._dynamo.disable(compare)  # type: ignore[no-untyped-call]  # untyped in torch
         verdict = check(original, compiled, inputs, backward=backward)
         _record(verdict, state, recorder)
         if not verdict.passed:
@@ -172,7 +178,7 @@ def _check(
         _log.warning("otel_dynamo: accuracy check failed to run (ignored)", exc_info=True)
 
 
-def _record(verdict: Verdict, state: Any, recorder: Any) -> None:
+def _record(verdict: Verdict, state: RunState, recorder: Recorder) -> None:
     span = state.current_span
     if span is not None:
         span.set_attributes(verdict.attributes)

@@ -18,15 +18,20 @@ import dataclasses
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
 from otel_dynamo._sources import graph_facts
 from otel_dynamo._sources.runs import RunProxy
 
+if TYPE_CHECKING:  # backend imports this module
+    from otel_dynamo._sources.backend import GraphCompile
+
 _log = logging.getLogger("otel_dynamo")
 
-_current: contextvars.ContextVar[Any] = contextvars.ContextVar("otel_dynamo_graph", default=None)
+_current: contextvars.ContextVar[GraphCompile | None] = contextvars.ContextVar(
+    "otel_dynamo_graph", default=None
+)
 
 _COMPILER_SPANS = {
     names.RUN_KIND_FORWARD: names.SPAN_AOT_FORWARD,
@@ -40,12 +45,12 @@ _COMPILER_KWARGS = {
 }
 
 
-def activate(graph: Any) -> contextvars.Token:
-    """Make ``graph`` (a GraphCompile) the traced compile AOT hooks report to."""
+def activate(graph: GraphCompile) -> contextvars.Token[GraphCompile | None]:
+    """Make ``graph`` the traced compile AOT hooks report to."""
     return _current.set(graph)
 
 
-def deactivate(token: contextvars.Token) -> None:
+def deactivate(token: contextvars.Token[GraphCompile | None]) -> None:
     _current.reset(token)
 
 
@@ -85,7 +90,7 @@ def _saved_tensor_count(fw_module: Any, num_fwd_outputs: int | None) -> int | No
     return max(len(values) - num_fwd_outputs, 0) if isinstance(values, (list, tuple)) else None
 
 
-def _partition_attributes(joint_nodes: int, result: Any, kwargs: dict) -> dict[str, Any]:
+def _partition_attributes(joint_nodes: int, result: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     fw_module, bw_module = result
     attributes = {
         names.ATTR_AOT_JOINT_NODE_COUNT: joint_nodes,
@@ -98,7 +103,7 @@ def _partition_attributes(joint_nodes: int, result: Any, kwargs: dict) -> dict[s
     return attributes
 
 
-def wrap_partition(partition_fn: Callable[..., Any], graph: Any) -> Callable[..., Any]:
+def wrap_partition(partition_fn: Callable[..., Any], graph: GraphCompile) -> Callable[..., Any]:
     partitioner = qualified_name(partition_fn)
 
     def traced_partition(joint_module: Any, joint_inputs: Any, **kwargs: Any) -> Any:
@@ -121,7 +126,9 @@ def wrap_partition(partition_fn: Callable[..., Any], graph: Any) -> Callable[...
 # --- inner compilers ------------------------------------------------------------------------
 
 
-def _compiler_attributes(graph: Any, gm: Any, compiler: str, graph_name: str | None) -> dict:
+def _compiler_attributes(
+    graph: GraphCompile, gm: Any, compiler: str, graph_name: str | None
+) -> dict[str, Any]:
     attributes = {
         names.ATTR_COMPILE_ID: graph.compile_id,
         names.ATTR_AOT_COMPILER: compiler,
@@ -133,7 +140,9 @@ def _compiler_attributes(graph: Any, gm: Any, compiler: str, graph_name: str | N
     return attributes
 
 
-def _traced_compiler_fn(inner: Callable[..., Any], graph: Any, kind: str) -> Callable[..., Any]:
+def _traced_compiler_fn(
+    inner: Callable[..., Any], graph: GraphCompile, kind: str
+) -> Callable[..., Any]:
     compiler = qualified_name(inner)
 
     def traced_compiler(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
@@ -155,7 +164,7 @@ def _traced_compiler_fn(inner: Callable[..., Any], graph: Any, kind: str) -> Cal
     return traced_compiler
 
 
-def wrap_compiler(inner: Any, graph: Any, kind: str) -> Any:
+def wrap_compiler(inner: Any, graph: GraphCompile, kind: str) -> Any:
     """The same compiler, reporting a span; keeps AOT's cacheable compiler type."""
     from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
 
@@ -165,11 +174,11 @@ def wrap_compiler(inner: Any, graph: Any, kind: str) -> Any:
         )
     traced = _traced_compiler_fn(inner, graph, kind)
     if getattr(inner, "_is_wrapped_bw_compiler", False):
-        traced._is_wrapped_bw_compiler = True  # type: ignore[attr-defined]
+        traced._is_wrapped_bw_compiler = True  # type: ignore[attr-defined]  # AOT's marker on a function
     return traced
 
 
-def wrap_backward(compiled: Any, graph: Any, graph_name: str | None) -> Any:
+def wrap_backward(compiled: Any, graph: GraphCompile, graph_name: str | None) -> Any:
     """Count (and sample into spans) runs of a compiled backward.
 
     A proxy, not a new ``current_callable``: what the backward compiler returns is
@@ -182,7 +191,7 @@ def wrap_backward(compiled: Any, graph: Any, graph_name: str | None) -> Any:
     return RunProxy(compiled, graph.run_state(names.RUN_KIND_BACKWARD, graph_name), graph.recorder)
 
 
-def wrap_loaded_backward(spec: Any, graph: Any) -> Any:
+def wrap_loaded_backward(spec: Any, graph: GraphCompile) -> Any:
     """The compile spec with its already compiled backward (a cache hit) counted."""
     compiled = spec.compiled_bw_func
     if compiled is None or isinstance(compiled, RunProxy):
@@ -194,7 +203,7 @@ def wrap_loaded_backward(spec: Any, graph: Any) -> Any:
 # --- installation ---------------------------------------------------------------------------
 
 
-def instrument_kwargs(graph: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+def instrument_kwargs(graph: GraphCompile, kwargs: dict[str, Any]) -> dict[str, Any]:
     from torch._functorch.partitioners import default_partition
 
     instrumented = dict(kwargs)
@@ -233,8 +242,8 @@ class AotTap:
                 kwargs = graph.safely(lambda: instrument_kwargs(graph, kwargs)) or kwargs
             return original(mod, args, **kwargs)
 
-        aot_module_simplified._otel_dynamo_tap = self  # type: ignore[attr-defined]
-        common.aot_module_simplified = aot_module_simplified
+        aot_module_simplified._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
+        common.aot_module_simplified = aot_module_simplified  # type: ignore[assignment]  # forwards any arguments
         self._install_post_compile()
 
     def _install_post_compile(self) -> None:
@@ -252,8 +261,8 @@ class AotTap:
                 spec = graph.safely(lambda: wrap_loaded_backward(spec, graph)) or spec
             return original(spec)
 
-        post_compile._otel_dynamo_tap = self  # type: ignore[attr-defined]
-        AOTDispatchAutograd.post_compile = staticmethod(post_compile)  # type: ignore[method-assign]
+        post_compile._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
+        AOTDispatchAutograd.post_compile = staticmethod(post_compile)  # type: ignore[method-assign]  # the tap patches torch's class
 
     def uninstall(self) -> None:
         from torch._dynamo.backends import common
@@ -262,5 +271,5 @@ class AotTap:
         if self.installed and self._original is not None:
             common.aot_module_simplified = self._original
         if self._original_post_compile is not None:
-            AOTDispatchAutograd.post_compile = self._original_post_compile  # type: ignore[method-assign]
+            AOTDispatchAutograd.post_compile = self._original_post_compile  # type: ignore[method-assign]  # puts torch's back
             self._original_post_compile = None

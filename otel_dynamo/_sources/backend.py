@@ -5,9 +5,11 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo import names
 from otel_dynamo._config.fault_spec import (
@@ -25,6 +27,9 @@ from otel_dynamo._sources import accuracy, aot, faults, graph_facts, repro, taps
 from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.routing import OWNER_ATTRIBUTE
 from otel_dynamo._sources.runs import wrap_unboxed_run
+
+if TYPE_CHECKING:
+    from torch.fx import GraphModule
 
 _log = logging.getLogger("otel_dynamo")
 T = TypeVar("T")
@@ -63,16 +68,16 @@ class GraphCompile:
         self.recorder = recorder
         self.compile_id = compile_id or ""
         self.backend = backend
-        self.context: Any = None
-        self.link: Any = None
+        self.context: Context | None = None  # the graph span's, for spans of its AOT steps
+        self.link: SpanContext | None = None  # the graph span's, for links from run spans
         self.run_kind: str | None = None
         self.graph_name: str | None = None
         self.faults: list[FaultSpec] = []
-        self.original: Any = None
+        self.original: GraphModule | None = None
         """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
-        self.graph_index: Any = 0
+        self.graph_index: int = 0
 
-    def enter(self, span: Any) -> None:
+    def enter(self, span: Span) -> None:
         self.context = trace.set_span_in_context(span)
         self.link = span.get_span_context()
 
@@ -85,7 +90,7 @@ class GraphCompile:
             self.run_kind, self.graph_name = kind, graph_name
 
     def write_repro(
-        self, stage: str, args: Any, span: Any, *, check_accuracy: bool = False
+        self, stage: str, args: Any, span: Span | None, *, check_accuracy: bool = False
     ) -> None:
         """A repro script for a failure at ``stage``, if configured; its path on ``span``."""
         settings = self.recorder.settings
@@ -93,7 +98,7 @@ class GraphCompile:
             return
         self.safely(lambda: self._write_repro(stage, args, span, check_accuracy))
 
-    def _write_repro(self, stage: str, args: Any, span: Any, check_accuracy: bool) -> None:
+    def _write_repro(self, stage: str, args: Any, span: Span | None, check_accuracy: bool) -> None:
         reinjected = [f for f in self.faults if f.kind in REPRO_FAULT_KINDS[stage]]
         text = repro.repro_text(
             self.original,
@@ -205,7 +210,7 @@ class TracedBackend:
 
     def _graph_attributes(
         self, recorder: Recorder, gm: Any, example_inputs: Any, compile_id: str | None
-    ) -> dict:
+    ) -> dict[str, Any]:
         limits = recorder.limits
         recorder.metrics.graph_compiled(self.backend)
         return {
@@ -220,8 +225,8 @@ class TracedBackend:
     def _compile(
         self,
         graph: GraphCompile,
-        span: Any,
-        attributes: dict,
+        span: Span,
+        attributes: dict[str, Any],
         gm: Any,
         example_inputs: Any,
         **kwargs: Any,
@@ -247,7 +252,7 @@ class TracedBackend:
             raise
 
     def _faults_due(
-        self, graph: GraphCompile, attributes: dict, gm: Any, example_inputs: Any
+        self, graph: GraphCompile, attributes: dict[str, Any], gm: Any, example_inputs: Any
     ) -> list[FaultSpec]:
         return faults.due(
             graph.recorder.settings.fault,
@@ -268,7 +273,7 @@ class TracedBackend:
 
         key = repr(sorted(kwargs.items()))
         if key not in self._inductor_wrappers:
-            self._inductor_wrappers[key] = torch._TorchCompileInductorWrapper(
+            self._inductor_wrappers[key] = torch._TorchCompileInductorWrapper(  # type: ignore[no-untyped-call]  # untyped in torch
                 kwargs.get("mode"), kwargs.get("options"), None
             )
         return self._inductor_wrappers[key]

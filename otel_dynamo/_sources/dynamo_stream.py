@@ -96,6 +96,9 @@ def parse_recompile_reasons(payload: Any) -> tuple[str, ...]:
 
 # --- the interceptor ---------------------------------------------------------------------
 
+MetadataFn = Callable[[], dict[str, Any]]
+"""trace_structured's metadata: a dict for every event we read (torch also allows a tuple)."""
+
 
 def current_compile_id() -> str | None:
     """Dynamo's compile id in progress, as "frame/attempt", or None outside a compile."""
@@ -105,7 +108,9 @@ def current_compile_id() -> str | None:
     return None if compile_id is None else str(compile_id)
 
 
-def _on_artifact(sink: StreamSink, compile_id: str, metadata_fn: Callable, kw: dict) -> None:
+def _on_artifact(
+    sink: StreamSink, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
+) -> None:
     name = metadata_fn().get("name")
     if name == "dynamo_graph_break_reason":
         sink.graph_break(parse_graph_break(compile_id, str(kw["payload_fn"]())))
@@ -114,7 +119,7 @@ def _on_artifact(sink: StreamSink, compile_id: str, metadata_fn: Callable, kw: d
         sink.recompile(RecompileReported(compile_id, reasons))
 
 
-def _on_chromium(sink: StreamSink, compile_id: str, kw: dict) -> None:
+def _on_chromium(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
     event = kw["payload_fn"]()
     if event.get("ph") not in ("B", "E"):
         return
@@ -123,18 +128,18 @@ def _on_chromium(sink: StreamSink, compile_id: str, kw: dict) -> None:
     sink.phase(PhaseBoundary(str(event_id), str(event["name"]), event["ph"] == "B", time_ns))
 
 
-def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: Callable) -> None:
+def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> None:
     metrics = metadata_fn()
     event_id = str(metrics.get("compile_id") or compile_id)
     sink.frame_ended(FrameEnded(event_id, time.time_ns(), metrics))
 
 
-def _on_guards(sink: StreamSink, compile_id: str, kw: dict) -> None:
+def _on_guards(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
     if sink.wants_guard_text():
         sink.guards(GuardsReported(compile_id, parse_guards(str(kw["payload_fn"]()))))
 
 
-def dispatch(sink: StreamSink, name: str, metadata_fn: Callable, kw: dict) -> None:
+def dispatch(sink: StreamSink, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
     """Turn one trace_structured call into an event for the sink (or ignore it)."""
     if name == "chromium_event":
         _on_chromium(sink, current_compile_id() or "", kw)
@@ -187,16 +192,16 @@ class StreamTap:
             torch._logging.trace_structured = self._original
 
     def _make_tap(self, original: Callable[..., None]) -> Callable[..., None]:
-        def trace_structured(name: str, metadata_fn: Callable = dict, **kw: Any) -> None:
+        def trace_structured(name: str, metadata_fn: MetadataFn = dict, **kw: Any) -> None:
             if name in _WANTED:
                 self._observe(name, metadata_fn, kw)
             return original(name, metadata_fn, **kw)
 
-        trace_structured._otel_dynamo_tap = self  # type: ignore[attr-defined]
-        trace_structured.__wrapped__ = original  # type: ignore[attr-defined]
+        trace_structured._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
+        trace_structured.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps
         return trace_structured
 
-    def _observe(self, name: str, metadata_fn: Callable, kw: dict) -> None:
+    def _observe(self, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
         sink = self._get_sink()
         if sink is None:
             return

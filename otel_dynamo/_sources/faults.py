@@ -27,6 +27,8 @@ from otel_dynamo import names
 from otel_dynamo._config import fault_spec as spec_module
 from otel_dynamo._config.fault_spec import FaultSpec
 from otel_dynamo._recording.boundary import end_span
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.run_state import RunState
 
 _log = logging.getLogger("otel_dynamo")
 RUNTIME_MESSAGE = "ReluRuntimeError"
@@ -135,7 +137,7 @@ EVENT_FIELDS = (
 )
 
 
-def record(recorder: Any, fault: FaultSpec, span: Span | None, fields: dict[str, Any]) -> None:
+def record(recorder: Recorder, fault: FaultSpec, span: Span | None, fields: dict[str, Any]) -> None:
     """Fault attributes on the span, a log event and the counter; never raises."""
     fields = {key: fields[key] for key in EVENT_FIELDS if key in fields}
     try:
@@ -181,11 +183,11 @@ def raise_runtime_fault() -> None:
     """Exactly what torch's relu_runtime_error graph raises when run."""
     import torch
 
-    torch._assert(False, RUNTIME_MESSAGE)
+    torch._assert(False, RUNTIME_MESSAGE)  # type: ignore[no-untyped-call]  # untyped in torch
 
 
 def runtime_faulty(
-    compiled: Callable[..., Any], fault: FaultSpec, state: Any, recorder: Any
+    compiled: Callable[..., Any], fault: FaultSpec, state: RunState, recorder: Recorder
 ) -> Callable[..., Any]:
     """A callable that raises the runtime fault on every run, recording where it fires."""
 
@@ -196,7 +198,7 @@ def runtime_faulty(
     return like(run, compiled)
 
 
-def fire_runtime(fault: FaultSpec, state: Any, recorder: Any) -> None:
+def fire_runtime(fault: FaultSpec, state: RunState, recorder: Recorder) -> None:
     """Raise the runtime fault on this run's span; a run the policy skips gets one anyway."""
     fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count}
     if state.current_span is not None:  # the recorder records this run: it marks the failure
@@ -216,7 +218,7 @@ def fire_runtime(fault: FaultSpec, state: Any, recorder: Any) -> None:
 def like(run: Callable[..., Any], compiled: Callable[..., Any]) -> Callable[..., Any]:
     """Keep the calling-convention flag and name of the callable we stand in for."""
     if hasattr(compiled, "_boxed_call"):
-        run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]
+        run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]  # AOT's convention flag
     name = getattr(compiled, "__name__", None)
     if isinstance(name, str):
         run.__name__ = run.__qualname__ = name

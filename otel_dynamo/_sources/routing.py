@@ -97,7 +97,7 @@ def owner_of(compiler: object) -> Owner | None:
             return None
         owner = getattr(compiler, OWNER_ATTRIBUTE, None)
         if callable(owner):
-            return owner  # type: ignore[no-any-return]
+            return owner  # type: ignore[no-any-return]  # a traced backend set it: an Owner
         compiler = next(
             (inner for name in WRAPPED_ATTRIBUTES if (inner := getattr(compiler, name, None))),
             None,
@@ -168,10 +168,10 @@ class FrameCompilerTap:
                 _route.reset(token)
 
         setattr(__call__, TAP_MARKER, self)
-        __call__.__wrapped__ = original  # type: ignore[attr-defined]
-        target.__call__ = __call__  # type: ignore[operator]
+        __call__.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps
+        target.__call__ = __call__  # type: ignore[method-assign]  # the tap patches torch's class
 
     def uninstall(self) -> None:
         target = self._target()
         if target is not None and self.installed and self._original is not None:
-            target.__call__ = self._original  # type: ignore[operator]
+            target.__call__ = self._original  # type: ignore[method-assign]  # puts torch's back

@@ -34,7 +34,7 @@ def wrap_unboxed_run(compiled: Callable[..., Any], state: RunState, recorder: Ru
         return recorder.record_run(state, lambda: compiled(*args, **kwargs))
 
     if hasattr(compiled, "_boxed_call"):
-        run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]
+        run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]  # AOT's convention flag
     return _keep_identity(run, compiled)
 
 
@@ -75,5 +75,5 @@ def _keep_identity(run: Callable[..., Any], compiled: Callable[..., Any]) -> Cal
     if isinstance(name, str):
         run.__name__ = name
         run.__qualname__ = name
-    run.__wrapped__ = compiled  # type: ignore[attr-defined]
+    run.__wrapped__ = compiled  # type: ignore[attr-defined]  # as functools.wraps
     return run

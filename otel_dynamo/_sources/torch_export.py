@@ -284,7 +284,7 @@ def _traced_export(original: Callable[..., Any], state: ExportInstrumentation) -
                 recorder.describe_export,
             )
 
-    export.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    export.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
     return export
 
 
@@ -314,7 +314,7 @@ def _traced_decompositions(original: Callable[..., Any], state: ExportInstrument
                 describe,
             )
 
-    run_decompositions.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    run_decompositions.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
     return run_decompositions
 
 
@@ -328,5 +328,5 @@ def _traced_module(original: Callable[..., Any], state: ExportInstrumentation) -
                 _safely(lambda: recorder.track_module(made, origin_of(self)))
         return made
 
-    module.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]
+    module.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
     return module

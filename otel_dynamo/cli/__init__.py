@@ -32,7 +32,8 @@ class Subcommand:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``otel-dynamo`` with ``argv`` (default: the process's arguments); the exit code."""
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    run: Callable[[argparse.Namespace], int] = args.run  # the subcommand's (set_defaults)
+    return run(args)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,12 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+    from otel_dynamo._providers.telemetry import Telemetry
 
 DEFAULT_BACKEND = "aot_eager"
 """Compiles in about a second on two CPU cores; inductor takes several per graph."""
@@ -104,7 +109,7 @@ def _own_files(directory: Path) -> list[Path]:
     return sorted(directory.glob(pattern)) if directory.is_dir() else []
 
 
-def _train_and_evaluate(backend: str, steps: int, telemetry: Any) -> None:
+def _train_and_evaluate(backend: str, steps: int, telemetry: Telemetry) -> None:
     import torch
     from torch._dynamo.exc import InvalidBackend
 
@@ -136,7 +141,7 @@ def _train_and_evaluate(backend: str, steps: int, telemetry: Any) -> None:
         compiled(torch.randn(BATCH, FEATURES, dtype=torch.float64))  # new dtype: a recompile
 
 
-def _model() -> Any:
+def _model() -> torch.nn.Module:
     import torch
 
     class DemoNet(torch.nn.Module):
@@ -151,6 +156,7 @@ def _model() -> Any:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             hidden = self.encoder(x)
             print("batch of", x.shape[0], file=self.notes)  # deliberate graph break
-            return self.head(hidden)
+            logits: torch.Tensor = self.head(hidden)
+            return logits
 
     return DemoNet()

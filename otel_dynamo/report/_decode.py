@@ -8,7 +8,7 @@ camelCase or snake_case field names are both accepted.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from otel_dynamo import names
 from otel_dynamo.report import _keys
@@ -112,9 +112,20 @@ def process_of(resource: object, path: str) -> Process:
     return process_from_attributes(attrs, path)
 
 
+class _Facts(TypedDict):
+    """What tells processes apart: ``_identity``'s and ``Process``'s keyword arguments."""
+
+    rank: int | None
+    run_id: str | None
+    host: str | None
+    pid: int | None
+    service: str | None
+    instance: str | None
+
+
 def process_from_attributes(attrs: Attributes, path: str) -> Process:
     """The process decoded resource attributes describe; ``path`` names it as a last resort."""
-    facts = {
+    facts: _Facts = {
         "rank": _optional_int(attrs.get(names.RESOURCE_RANK)),
         "run_id": _optional_str(attrs.get(names.RESOURCE_RUN_ID)),
         "host": _optional_str(attrs.get(_keys.RESOURCE_HOST_NAME)),
@@ -162,7 +173,9 @@ def count_metric_points(resource_metrics: Mapping[str, Any]) -> int:
 
 
 def _span(raw: Mapping[str, Any], process: Process) -> Span:
-    status = raw.get("status") if isinstance(raw.get("status"), dict) else {}
+    status = raw.get("status")
+    if not isinstance(status, dict):
+        status = {}
     return Span(
         process=process,
         trace_id=str(field(raw, "traceId", "trace_id") or ""),
@@ -249,7 +262,7 @@ def _list(message: object, camel: str, snake: str | None = None) -> list[Any]:
 
 def _to_float(raw: object) -> float | None:
     try:
-        return float(raw)  # type: ignore[arg-type]
+        return float(raw)  # type: ignore[arg-type]  # any object: TypeError, caught
     except (TypeError, ValueError):
         return None
 

@@ -141,6 +141,7 @@ class Telemetry:
     def processes(self) -> list[Process]:
         """One process per key (the first seen), ranks first."""
         first: dict[tuple[str, ...], Process] = {}
-        for record in (*self.spans, *self.logs):
+        records: tuple[Span | LogRecord, ...] = (*self.spans, *self.logs)
+        for record in records:
             first.setdefault(record.process.key, record.process)
         return sorted(first.values(), key=lambda process: process.sort_key)

@@ -88,4 +88,5 @@ def _value(value: Any) -> AttributeValue:
     # The SDK keeps sequences as tuples; decoded files hold lists.
     if isinstance(value, (tuple, list)):
         return [_value(item) for item in value]
-    return value
+    scalar: AttributeValue = value  # already of an attribute value type: the SDK checked it
+    return scalar

@@ -316,8 +316,8 @@ def _annotated(
     for record in logs:
         if key in record.attributes:
             # A log record written inside a span carries its span id: use its frame.
-            span = tree.by_id.get(record.span_id)
-            frame = None if span is None else tree.enclosing_frame(span)
+            owner = tree.by_id.get(record.span_id)
+            frame = None if owner is None else tree.enclosing_frame(owner)
             compile_id = text(record.attributes.get(names.ATTR_COMPILE_ID)) or _compile_id(frame)
             found.append((record.attributes, record.event_name or "log", compile_id))
     return found

@@ -40,7 +40,7 @@ def number(value: AttributeValue) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]  # a list or dict: TypeError, caught
     except (TypeError, ValueError):
         return None
 
