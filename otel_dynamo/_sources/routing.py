@@ -64,7 +64,10 @@ class Route:
     def sink(self) -> StreamSink | None:
         if self._sink is None and self._owner is not None:
             owner, self._owner = self._owner, None
-            self._sink = owner()
+            try:
+                self._sink = owner()
+            except Exception:  # the compile goes on unrecorded, never broken
+                report_internal_error("could not tell which recorder a frame compile reports to")
         return self._sink
 
 

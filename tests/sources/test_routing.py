@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -278,3 +279,66 @@ def test_model_and_loss_compiled_separately_under_env_enablement(tmp_path: Path)
         f.attributes[names.ATTR_CODE_FUNCTION] for f in frames_by_compile_id(spans).values()
     }
     assert {"forward", "loss_fn"} <= functions
+
+
+def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend():
+    """Dynamo's debug wrapper, torch.compile's wrapper and functools.partial are followed."""
+    import functools
+
+    from otel_dynamo._sources import routing
+
+    def owner() -> Any:
+        return None
+
+    class Traced:
+        def __call__(self, gm: Any, example_inputs: Any) -> Any:
+            return gm
+
+    traced = Traced()
+    setattr(traced, routing.OWNER_ATTRIBUTE, owner)
+
+    class DebugWrapper:
+        _torchdynamo_orig_backend = functools.partial(traced)
+
+    class CompileWrapper:
+        compiler_fn = DebugWrapper()
+
+    assert routing.owner_of(CompileWrapper()) is owner
+    assert routing.owner_of(lambda gm, inputs: gm) is None
+    assert routing.owner_of(None) is None
+
+
+def test_a_wrapper_chain_that_loops_ends_with_no_owner():
+    """A wrapper that wraps itself is followed a bounded number of steps, then given up."""
+    from otel_dynamo._sources import routing
+
+    class Loop:
+        pass
+
+    loop = Loop()
+    loop._torchdynamo_orig_backend = loop  # type: ignore[attr-defined]
+    assert routing.owner_of(loop) is None
+
+
+def test_a_failing_owner_leaves_the_compile_alone(provider, exporter, caplog, monkeypatch):
+    """If asking for a compile's recorder raises, the compile runs as untraced would for
+    frames (no frame span) and the job sees only a warning."""
+    from otel_dynamo._recording import boundary
+    from otel_dynamo._sources import routing
+
+    monkeypatch.setattr(boundary, "_reported", False)  # as in a fresh process
+    caplog.set_level(logging.WARNING, logger="otel_dynamo")
+
+    def broken() -> Any:
+        raise RuntimeError("no recorder today")
+
+    backend = otel_dynamo.traced("eager", tracer_provider=provider)
+    setattr(backend, routing.OWNER_ATTRIBUTE, broken)
+    compiled = torch.compile(sin_plus, backend=backend)
+    x = torch.randn(4)
+    assert torch.equal(compiled(x), sin_plus(x))
+    spans = from_sdk(exporter.get_finished_spans())
+    assert [s.name for s in spans if s.name == names.SPAN_FRAME] == []
+    assert [s.name for s in spans if s.name == names.SPAN_GRAPH] == [names.SPAN_GRAPH]
+    (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert "could not tell which recorder a frame compile reports to" in warning.getMessage()
