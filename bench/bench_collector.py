@@ -3,7 +3,7 @@
     python bench/bench_collector.py [--runs N] [--spans N]
 
 - wall time, spawn to exit, of tests/programs/telemetry_job.py (spans, log events and
-  metrics through setup_telemetry; about 1 s of work) against a closed port, a black
+  metrics through setup_providers; about 1 s of work) against a closed port, a black
   hole (accepts TCP, never answers) and a failing collector (HTTP 503 / gRPC error),
   over gRPC and HTTP/protobuf, minus the same job with telemetry off; target <= 1 s;
 - resident memory growth over 100,000 spans with a dead exporter (closed port and black
@@ -96,7 +96,7 @@ def rss_mb() -> float:
 def memory_child(endpoint: str, protocol: str, spans: int) -> None:
     """In a fresh process: RSS growth over ``spans`` spans exported to ``endpoint``."""
     from otel_dynamo._config.settings import Settings
-    from otel_dynamo._providers.setup import setup_telemetry
+    from otel_dynamo._providers.setup import setup_providers
 
     environ = {"OTEL_LOGS_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}
     if endpoint != FILES:
@@ -105,7 +105,7 @@ def memory_child(endpoint: str, protocol: str, spans: int) -> None:
             "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
         }
     with tempfile.TemporaryDirectory() as output_dir:
-        telemetry = setup_telemetry(Settings(output_dir=output_dir), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=output_dir), environ=environ)
         measure_spans(telemetry, spans)
         telemetry.shutdown(0.5)
 

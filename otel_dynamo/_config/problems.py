@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from otel_dynamo._config.settings import ConfigProblem
 
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 _warned: set[str] = set()
 _lock = threading.Lock()
 
@@ -20,4 +20,4 @@ def warn_problems(problems: Iterable[ConfigProblem]) -> None:
             first = problem.message not in _warned
             _warned.add(problem.message)
         if first:
-            _LOGGER.warning(problem.message)
+            _log.warning(problem.message)

@@ -18,7 +18,7 @@ from typing import Any
 
 Callback = Callable[[ModuleType], None]
 
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _pending: dict[str, list[Callback]] = {}
 
@@ -45,7 +45,7 @@ def _call(callback: Callback, module: ModuleType) -> None:
     try:
         callback(module)
     except Exception:
-        _LOGGER.warning(
+        _log.warning(
             "otel_dynamo: hook after importing %s failed", module.__name__, exc_info=True
         )
 

@@ -28,7 +28,7 @@ DYNAMO_MODULE = "torch._dynamo"
 DEFAULT_BACKEND = "inductor"
 TWIN_PREFIX = "otel_"
 
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 _lock = threading.RLock()
 
 
@@ -101,7 +101,7 @@ def _with_traced_backend(
     except InvalidBackend:
         raise  # the user's own mistake: torch would raise the same a moment later
     except Exception:
-        _LOGGER.warning("otel_dynamo: could not trace backend %r", backend, exc_info=True)
+        _log.warning("otel_dynamo: could not trace backend %r", backend, exc_info=True)
         return args, kwargs
     if args:
         return (traced, *args[1:]), kwargs

@@ -8,10 +8,10 @@ import threading
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._enablement import import_hooks
 from otel_dynamo._providers.choice import ProviderSource
-from otel_dynamo._sources.torch_export import EXPORT_MODULE, ExportInstrumentation
+from otel_dynamo._sources.torch_export import TORCH_EXPORT_MODULE, TorchExportInstrumentation
 
 _lock = threading.RLock()
-_current: ExportInstrumentation | None = None
+_current: TorchExportInstrumentation | None = None
 
 
 def install(*, providers: ProviderSource, settings: Settings) -> None:
@@ -19,8 +19,8 @@ def install(*, providers: ProviderSource, settings: Settings) -> None:
     global _current
     with _lock:
         uninstall()
-        _current = ExportInstrumentation(providers=providers, settings=settings)
-        import_hooks.when_imported(EXPORT_MODULE, _current.patch)
+        _current = TorchExportInstrumentation(providers=providers, settings=settings)
+        import_hooks.when_imported(TORCH_EXPORT_MODULE, _current.patch)
 
 
 def uninstall() -> None:
@@ -28,7 +28,7 @@ def uninstall() -> None:
     global _current
     with _lock:
         if _current is not None:
-            import_hooks.cancel(EXPORT_MODULE, _current.patch)
+            import_hooks.cancel(TORCH_EXPORT_MODULE, _current.patch)
             _current.unpatch()
         _current = None
 

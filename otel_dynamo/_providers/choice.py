@@ -15,7 +15,7 @@ from collections.abc import Callable
 from opentelemetry import _logs, metrics, trace
 
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.telemetry import Telemetry
+from otel_dynamo._providers.process_providers import ProcessProviders
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Providers:
 ProviderSource = Callable[[], Providers]
 
 _lock = threading.RLock()
-_own: Telemetry | None = None
+_own: ProcessProviders | None = None
 
 
 def globally_configured() -> bool:
@@ -68,7 +68,7 @@ def environment_source(settings: Settings) -> ProviderSource:
     def resolve() -> Providers:
         if globally_configured():
             return global_providers()
-        telemetry = own_telemetry(settings)
+        telemetry = own_providers(settings)
         return Providers(
             telemetry.tracer_provider, telemetry.meter_provider, telemetry.logger_provider
         )
@@ -76,16 +76,16 @@ def environment_source(settings: Settings) -> ProviderSource:
     return resolve
 
 
-def own_telemetry(settings: Settings) -> Telemetry:
+def own_providers(settings: Settings) -> ProcessProviders:
     """otel_dynamo's own providers, set up from the environment on first use."""
     global _own
     with _lock:
         if _own is None:
-            from otel_dynamo._providers.setup import setup_telemetry
+            from otel_dynamo._providers.setup import setup_providers
 
-            _own = setup_telemetry(settings)
+            _own = setup_providers(settings)
         return _own
 
 
-def own_telemetry_if_built() -> Telemetry | None:
+def own_providers_if_built() -> ProcessProviders | None:
     return _own

@@ -20,7 +20,7 @@ LOGGER_NAME = "otel_dynamo"
 QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
 """Loggers whose records are diverted while our exporters run."""
 
-_LOGGER = logging.getLogger(LOGGER_NAME)
+_log = logging.getLogger(__name__)
 _local = threading.local()
 RecordSink = Callable[[logging.LogRecord], None]
 
@@ -54,9 +54,9 @@ class ExportHealth:
         with self._lock:
             first, self._warned = not self._warned, True
         if first:
-            _LOGGER.warning(message)
+            _log.warning(message)
         else:
-            _LOGGER.debug(message)
+            _log.debug(message)
 
     def sdk_record(self, signal: str) -> RecordSink:
         """A sink for SDK records logged outside an export (e.g. "Queue full")."""
@@ -66,7 +66,7 @@ class ExportHealth:
             if record.levelno >= logging.WARNING and message.startswith("Queue full"):
                 self.dropped(signal, "the export queue is full (exporter too slow or down)")
             else:
-                _LOGGER.debug("%s (from %s)", message, record.name)
+                _log.debug("%s (from %s)", message, record.name)
 
         return sink
 
@@ -120,6 +120,6 @@ def record_collector(messages: list[str]) -> RecordSink:
         message = record.getMessage()
         if record.levelno >= logging.WARNING:
             messages.append(message)
-        _LOGGER.debug("%s (from %s)", message, record.name)
+        _log.debug("%s (from %s)", message, record.name)
 
     return sink

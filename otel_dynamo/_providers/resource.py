@@ -40,7 +40,7 @@ _INT_ATTRIBUTES = (
     (ENV_GROUP_RANK, names.RESOURCE_NODE_RANK),
 )
 
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 
 
 def build_resource(environ: Mapping[str, str] | None = None) -> Resource:
@@ -82,7 +82,7 @@ def parse_resource_attributes(raw: str) -> dict[str, str]:
         if sep and key.strip():
             attributes[key.strip()] = unquote(value.strip())
         elif item.strip():
-            _LOGGER.debug("ignoring malformed %s item %r", ENV_RESOURCE_ATTRIBUTES, item)
+            _log.debug("ignoring malformed %s item %r", ENV_RESOURCE_ATTRIBUTES, item)
     return attributes
 
 
@@ -92,5 +92,5 @@ def _int_or_none(raw: str | None, variable: str) -> int | None:
     try:
         return int(raw.strip())
     except ValueError:
-        _LOGGER.debug("ignoring %s=%r: not an integer", variable, raw)
+        _log.debug("ignoring %s=%r: not an integer", variable, raw)
         return None

@@ -7,7 +7,7 @@ instead of writing through the parent's, whose locks may have been held at the f
 Metrics are not exported from a forked child at all: its meter state is a copy of the
 parent's cumulative counts, and exporting it would count the parent's work twice.
 
-At shutdown, :meth:`Guard.close` shortens the real exporter's timeout to what is left
+At shutdown, :meth:`SafeExport.close` shortens the real exporter's timeout to what is left
 of the shutdown budget, so its retry loop gives up instead of sleeping through a
 backoff, and a signal already known to be failing is not retried at all.
 """
@@ -45,10 +45,10 @@ _GENERIC_REASONS = (
     "Exporter already shutdown",
 )
 
-_guards: weakref.WeakSet[Guard] = weakref.WeakSet()
+_safe_exports: weakref.WeakSet[SafeExport] = weakref.WeakSet()
 
 
-class Guard:
+class SafeExport:
     """One real exporter, built lazily per process, called with SDK logging diverted."""
 
     def __init__(
@@ -72,7 +72,7 @@ class Guard:
         self._closing = False
         self._close_deadline = 0.0
         self._inherited: list[Any] = []
-        _guards.add(self)
+        _safe_exports.add(self)
         if eager:
             self.inner()
 
@@ -172,53 +172,53 @@ def failure_reason(messages: Sequence[str]) -> str:
 
 
 def _after_fork_in_child() -> None:
-    for guard in list(_guards):
-        guard.after_fork_in_child()
+    for safe_export in list(_safe_exports):
+        safe_export.after_fork_in_child()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-class GuardedSpanExporter(SpanExporter):
-    def __init__(self, guard: Guard) -> None:
-        self.guard = guard
+class SafeSpanExporter(SpanExporter):
+    def __init__(self, safe_export: SafeExport) -> None:
+        self.safe_export = safe_export
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        ok = self.guard.run(lambda e: e.export(spans), _is(SpanExportResult.SUCCESS))
+        ok = self.safe_export.run(lambda e: e.export(spans), _is(SpanExportResult.SUCCESS))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
-        self.guard.shutdown()
+        self.safe_export.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
 
 
-class GuardedLogExporter(LogRecordExporter):
-    def __init__(self, guard: Guard) -> None:
-        self.guard = guard
+class SafeLogExporter(LogRecordExporter):
+    def __init__(self, safe_export: SafeExport) -> None:
+        self.safe_export = safe_export
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        ok = self.guard.run(lambda e: e.export(batch), _is(LogRecordExportResult.SUCCESS))
+        ok = self.safe_export.run(lambda e: e.export(batch), _is(LogRecordExportResult.SUCCESS))
         return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
 
     def shutdown(self) -> None:
-        self.guard.shutdown()
+        self.safe_export.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
 
 
-class GuardedMetricExporter(MetricExporter):
+class SafeMetricExporter(MetricExporter):
     """Takes temporality and aggregation preferences from the real exporter (built now)."""
 
-    def __init__(self, guard: Guard) -> None:
-        inner = guard.inner()
+    def __init__(self, safe_export: SafeExport) -> None:
+        inner = safe_export.inner()
         super().__init__(
             preferred_temporality=inner._preferred_temporality,
             preferred_aggregation=inner._preferred_aggregation,
         )
-        self.guard = guard
+        self.safe_export = safe_export
 
     def export(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
@@ -226,11 +226,11 @@ class GuardedMetricExporter(MetricExporter):
         def call(exporter: Any) -> Any:
             return exporter.export(metrics_data, timeout_millis=timeout_millis)
 
-        ok = self.guard.run(call, _is(MetricExportResult.SUCCESS))
+        ok = self.safe_export.run(call, _is(MetricExportResult.SUCCESS))
         return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        self.guard.shutdown()
+        self.safe_export.shutdown()
 
     def force_flush(self, timeout_millis: float = 10_000) -> bool:
         return True

@@ -1,7 +1,7 @@
 """Build the tracer, logger and meter providers of this process from configuration.
 
-``setup_telemetry(settings)`` reads the standard OTEL_* variables (see
-:mod:`otel_dynamo._config.otel_env`) and our Settings, and returns a :class:`Telemetry`:
+``setup_providers(settings)`` reads the standard OTEL_* variables (see
+:mod:`otel_dynamo._config.otel_env`) and our Settings, and returns a :class:`ProcessProviders`:
 
 * no exporter and no endpoint configured: OTLP/JSON Lines files under
   ``settings.output_dir`` (one per process and signal);
@@ -56,30 +56,32 @@ from otel_dynamo._providers.export_health import ExportHealth
 from otel_dynamo._providers.exporters import local_factory, otlp_factory
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
 from otel_dynamo._providers.ids import IsolatedRandomIdGenerator
+from otel_dynamo._providers.process_providers import ProcessProviders, run_parallel
 from otel_dynamo._providers.prometheus import INSTALL_HINT, PrometheusEndpoint, start_prometheus
 from otel_dynamo._providers.resource import PROCESS_PID, build_resource
 from otel_dynamo._providers.safe_exporters import (
-    Guard,
-    GuardedLogExporter,
-    GuardedMetricExporter,
-    GuardedSpanExporter,
+    SafeExport,
+    SafeLogExporter,
+    SafeMetricExporter,
+    SafeSpanExporter,
 )
-from otel_dynamo._providers.telemetry import Telemetry, run_parallel
 
-__all__ = ["Telemetry", "setup_telemetry"]
+__all__ = ["ProcessProviders", "setup_providers"]
 
 
-def setup_telemetry(settings: Settings, *, environ: Mapping[str, str] | None = None) -> Telemetry:
+def setup_providers(
+    settings: Settings, *, environ: Mapping[str, str] | None = None
+) -> ProcessProviders:
     """Providers and exporters for this process, as configured; registered for exit.
 
     Never raises for bad configuration unless ``settings.strict`` (then ConfigError);
-    problems are warned once each and listed in ``Telemetry.problems``.
+    problems are warned once each and listed in ``ProcessProviders.problems``.
     """
     env = os.environ if environ is None else environ
     otel = read_otel_env(env)
     if otel.disabled:
         warn_problems(otel.problems)
-        return Telemetry.noop(problems=otel.problems)
+        return ProcessProviders.noop(problems=otel.problems)
     plans, dir_problems = _check_output_dir(otel.plans, settings)
     prometheus, prometheus_problems = _start_prometheus(settings)
     problems = (*otel.problems, *dir_problems, *prometheus_problems)
@@ -145,13 +147,13 @@ class _Builder:
         self._resource = resource
         self._health = ExportHealth()
         self._files = ProcessFiles(settings.output_dir)
-        self._guards: list[Guard] = []
+        self._safe_exports: list[SafeExport] = []
         self._processors: dict[int, list[Any]] = {}
         self._shutdown_ms = settings.shutdown_timeout_seconds * 1000
 
     def build(
         self, prometheus: PrometheusEndpoint | None, problems: tuple[ConfigProblem, ...]
-    ) -> Telemetry:
+    ) -> ProcessProviders:
         tracer_provider = self._tracer_provider()
         logger_provider = self._logger_provider()
         meter_provider = self._meter_provider([prometheus.reader] if prometheus else [])
@@ -161,7 +163,7 @@ class _Builder:
         if prometheus is not None:
             parts.append(lambda _budget: prometheus.stop())
         uses_files = any(EXPORTER_FILE in plan.exporters for plan in self._plans.values())
-        return Telemetry(
+        return ProcessProviders(
             tracer_provider=tracer_provider,
             logger_provider=logger_provider,
             meter_provider=meter_provider,
@@ -170,20 +172,20 @@ class _Builder:
             prometheus_url=prometheus.url if prometheus else None,
             shutdown_timeout_s=self._settings.shutdown_timeout_seconds,
             parts=parts,
-            guards=self._guards,
+            safe_exports=self._safe_exports,
             health=self._health,
         )
 
-    def _guards_for(self, signal: str) -> list[Guard]:
+    def _safe_exports_for(self, signal: str) -> list[SafeExport]:
         plan = self._plans[signal]
-        guards = []
+        safe_exports = []
         for kind in plan.exporters:
             if kind == EXPORTER_OTLP and plan.otlp is not None:
                 factory, target = otlp_factory(signal, plan.otlp)
             else:
                 factory, target = local_factory(kind, signal, self._files)
             metrics_only = signal == SIGNAL_METRICS
-            guard = Guard(
+            safe_export = SafeExport(
                 factory,
                 signal=signal,
                 target=target,
@@ -191,13 +193,13 @@ class _Builder:
                 eager=metrics_only,
                 export_in_child=not metrics_only,
             )
-            guards.append(guard)
-        self._guards.extend(guards)
-        return guards
+            safe_exports.append(safe_export)
+        self._safe_exports.extend(safe_exports)
+        return safe_exports
 
     def _tracer_provider(self) -> trace.TracerProvider:
-        guards = self._guards_for(SIGNAL_TRACES)
-        if not guards:
+        safe_exports = self._safe_exports_for(SIGNAL_TRACES)
+        if not safe_exports:
             return trace.NoOpTracerProvider()
         provider = TracerProvider(
             sampler=self._otel.sampler,
@@ -205,9 +207,9 @@ class _Builder:
             shutdown_on_exit=False,
             id_generator=IsolatedRandomIdGenerator(),
         )
-        for guard in guards:
+        for safe_export in safe_exports:
             processor = BoundedBatchSpanProcessor(
-                GuardedSpanExporter(guard),
+                SafeSpanExporter(safe_export),
                 self._otel.batch[SIGNAL_TRACES],
                 on_sdk_record=self._health.sdk_record(SIGNAL_TRACES),
                 shutdown_millis=self._shutdown_ms,
@@ -217,13 +219,13 @@ class _Builder:
         return provider
 
     def _logger_provider(self) -> ApiLoggerProvider:
-        guards = self._guards_for(SIGNAL_LOGS)
-        if not guards:
+        safe_exports = self._safe_exports_for(SIGNAL_LOGS)
+        if not safe_exports:
             return NoOpLoggerProvider()
         provider = LoggerProvider(resource=self._resource, shutdown_on_exit=False)
-        for guard in guards:
+        for safe_export in safe_exports:
             processor = BoundedBatchLogRecordProcessor(
-                GuardedLogExporter(guard),
+                SafeLogExporter(safe_export),
                 self._otel.batch[SIGNAL_LOGS],
                 on_sdk_record=self._health.sdk_record(SIGNAL_LOGS),
                 shutdown_millis=self._shutdown_ms,
@@ -235,11 +237,11 @@ class _Builder:
     def _meter_provider(self, extra_readers: list[MetricReader]) -> metrics.MeterProvider:
         readers: list[MetricReader] = [
             PeriodicExportingMetricReader(
-                GuardedMetricExporter(guard),
+                SafeMetricExporter(safe_export),
                 export_interval_millis=self._otel.metric_interval_ms,
                 export_timeout_millis=self._otel.metric_timeout_ms,
             )
-            for guard in self._guards_for(SIGNAL_METRICS)
+            for safe_export in self._safe_exports_for(SIGNAL_METRICS)
         ]
         readers.extend(extra_readers)
         if not readers:

@@ -16,7 +16,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 T = TypeVar("T")
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _reported = False
 
@@ -35,7 +35,7 @@ def report_internal_error(what: str) -> None:
     with _lock:
         first, _reported = not _reported, True
     level = logging.WARNING if first else logging.DEBUG
-    _LOGGER.log(level, "otel_dynamo: %s (ignored; the job is not affected)", what, exc_info=True)
+    _log.log(level, "otel_dynamo: %s (ignored; the job is not affected)", what, exc_info=True)
 
 
 def safely(what: str, fn: Callable[[], T]) -> T | None:
@@ -55,7 +55,7 @@ def end_span(span: Span, end_time: int | None = None) -> None:
         report_internal_error("a span processor failed at span end")
 
 
-class GuardedTracer(trace.Tracer):
+class SafeTracer(trace.Tracer):
     """A tracer whose ``start_span`` never raises: a failing processor gives a no-op span."""
 
     def __init__(self, tracer: trace.Tracer) -> None:

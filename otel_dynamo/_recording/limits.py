@@ -44,10 +44,9 @@ class Limits:
         return [*kept, f"{ELLIPSIS} {len(items) - len(kept)} more"]
 
     def break_attributes(self, event: GraphBreakReported) -> dict[str, Any]:
-        attributes: dict[str, Any] = {
-            names.ATTR_GRAPH_BREAK_REASON: self.text(event.reason),
-            names.ATTR_GRAPH_BREAK_KIND: self.text(event.kind),
-        }
+        attributes: dict[str, Any] = {names.ATTR_GRAPH_BREAK_REASON: self.text(event.reason)}
+        if event.kind:  # a graph's own break reason (gm.compile_subgraph_reason) has no kind
+            attributes[names.ATTR_GRAPH_BREAK_KIND] = self.text(event.kind)
         if self.capture_stacks:
             attributes[names.ATTR_GRAPH_BREAK_USER_STACK] = self.strings(event.user_stack)
         return attributes

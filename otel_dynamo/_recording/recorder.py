@@ -38,7 +38,7 @@ from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 
 MAX_OPEN_FRAMES = 256
 """Frames whose end we never saw are dropped past this many, oldest first."""

@@ -20,7 +20,7 @@ from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._providers.choice import Providers, ProviderSource
 from otel_dynamo._providers.ids import isolate_ids
 from otel_dynamo._providers.resource import detected_attributes
-from otel_dynamo._recording.boundary import GuardedTracer
+from otel_dynamo._recording.boundary import SafeTracer
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.log_events import CompileEvents
 from otel_dynamo._recording.metrics import CompileMetrics
@@ -46,7 +46,7 @@ def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
     isolate_ids(provider)
     tracer = provider.get_tracer(names.INSTRUMENTATION_NAME, __version__)
     isolate_ids(tracer)  # a tracer cached before our provider change keeps its own generator
-    return GuardedTracer(tracer)
+    return SafeTracer(tracer)
 
 
 class RecorderSource:

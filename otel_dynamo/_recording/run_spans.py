@@ -30,7 +30,7 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, TraceFlags, T
 from opentelemetry.trace.status import Status, StatusCode
 
 from otel_dynamo import names
-from otel_dynamo._recording.boundary import GuardedTracer, report_internal_error
+from otel_dynamo._recording.boundary import SafeTracer, report_internal_error
 
 _UNSET_STATUS = Status(StatusCode.UNSET)
 _PROBE_CONTEXT = SpanContext(trace_id=1, span_id=1, is_remote=False)
@@ -225,7 +225,7 @@ class LeanRunSpans:
 
 def _started(span: _RunSpan) -> Span:
     """The span, started; a span processor failing at its start gives a no-op span, as
-    with :class:`GuardedTracer` (not a reason to leave the lean path)."""
+    with :class:`SafeTracer` (not a reason to leave the lean path)."""
     try:
         span.start()
     except Exception:
@@ -237,11 +237,11 @@ def _started(span: _RunSpan) -> Span:
 def run_spans_for(tracer: trace.Tracer) -> RunSpans:
     """Lean run spans where the tracer allows them, else the tracer's ``start_span``.
 
-    ``tracer`` may be a :class:`GuardedTracer`: the lean path checks the tracer it
+    ``tracer`` may be a :class:`SafeTracer`: the lean path checks the tracer it
     guards, and falls back to the guarded one.
     """
     standard = StandardRunSpans(tracer)
-    inner = tracer.inner if isinstance(tracer, GuardedTracer) else tracer
+    inner = tracer.inner if isinstance(tracer, SafeTracer) else tracer
     try:
         if _sdk_tracer(inner):
             lean = LeanRunSpans(inner, fallback=standard)

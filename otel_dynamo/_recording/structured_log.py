@@ -63,7 +63,7 @@ _SEVERITY = {
 _LEVEL_NUMBERS = {level: getattr(logging, level.upper()) for level in LOG_LEVELS}
 _METHOD_LEVELS = {"warn": "warning", "exception": "error", "critical": "error", "msg": "info"}
 
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 
 
 # --- processors ------------------------------------------------------------------------
@@ -330,6 +330,6 @@ class _ErrorReporter:
         self._reported = False
 
     def report(self, event: str, error: BaseException) -> None:
-        log = _LOGGER.debug if self._reported else _LOGGER.warning
+        log = _log.debug if self._reported else _log.warning
         self._reported = True
         log("otel_dynamo: could not record event %r: %s: %s", event, type(error).__name__, error)

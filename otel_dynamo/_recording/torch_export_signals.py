@@ -32,7 +32,7 @@ _EVENTS = {
 _LIST_VALUED = (list, tuple)
 
 
-class ExportEvents:
+class TorchExportEvents:
     """One log event per export call, in the trace context of its span."""
 
     def __init__(self, events: EventLogger | None) -> None:
@@ -56,7 +56,7 @@ class ExportEvents:
             self._events.emit(_EVENTS[operation, exc is None], level=level, exc=exc, **fields)
 
 
-class ExportMetrics:
+class TorchExportMetrics:
     """torch.export.exports (counter) and torch.export.duration (histogram)."""
 
     def __init__(self, meter_provider: metrics.MeterProvider) -> None:
@@ -75,14 +75,17 @@ class ExportMetrics:
 
 
 _lock = threading.Lock()
-_metrics: dict[int, tuple[metrics.MeterProvider, ExportMetrics]] = {}
+_metrics: dict[int, tuple[metrics.MeterProvider, TorchExportMetrics]] = {}
 
 
-def export_metrics(meter_provider: metrics.MeterProvider) -> ExportMetrics:
-    """The ExportMetrics of this meter provider (created at the first call)."""
+def torch_export_metrics(meter_provider: metrics.MeterProvider) -> TorchExportMetrics:
+    """The TorchExportMetrics of this meter provider (created at the first call)."""
     with _lock:
         # The cache holds the provider it was built for, so its id cannot be reused.
         held = _metrics.get(id(meter_provider))
         if held is None:
-            held = _metrics[id(meter_provider)] = (meter_provider, ExportMetrics(meter_provider))
+            held = _metrics[id(meter_provider)] = (
+                meter_provider,
+                TorchExportMetrics(meter_provider),
+            )
         return held[1]

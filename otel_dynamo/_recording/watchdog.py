@@ -31,7 +31,7 @@ ELAPSED_DECIMALS = 3
 IDLE_WAIT_S = 30.0
 """Longest sleep of the thread, so an abandoned watchdog can be garbage collected."""
 
-_LOGGER = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 Describe = Callable[[], Mapping[str, Any]]
 
 
@@ -128,7 +128,7 @@ class Watchdog:
             with trace.use_span(entry.span, end_on_exit=False):
                 self._events.emit(names.LOG_STILL_COMPILING, level="warning", **fields)
         except Exception as error:  # the watchdog must never die or raise
-            _LOGGER.debug("otel_dynamo: still-compiling event failed: %s", error)
+            _log.debug("otel_dynamo: still-compiling event failed: %s", error)
 
     def _after_fork_in_child(self) -> None:
         self._reset()

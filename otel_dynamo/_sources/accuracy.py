@@ -23,7 +23,7 @@ from otel_dynamo._sources import faults
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 TINY = 1e-12
 """Floor of the reference magnitude in the relative error (an all-zero reference)."""
 

@@ -27,7 +27,7 @@ from otel_dynamo._sources.runs import RunProxy
 if TYPE_CHECKING:  # backend imports this module
     from otel_dynamo._sources.backend import GraphCompile
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 
 _current: contextvars.ContextVar[GraphCompile | None] = contextvars.ContextVar(
     "otel_dynamo_graph", default=None

@@ -31,7 +31,7 @@ from otel_dynamo._sources.runs import wrap_unboxed_run
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REPRO_FAULT_KINDS = {
@@ -213,13 +213,14 @@ class TracedBackend:
     ) -> dict[str, Any]:
         limits = recorder.limits
         recorder.metrics.graph_compiled(self.backend)
+        graph_break = graph_facts.graph_break(gm, compile_id or "")
         return {
             names.ATTR_BACKEND: self.backend,
             names.ATTR_COMPILE_ID: compile_id or "",
             names.ATTR_GRAPH_INDEX: recorder.note_graph(compile_id, self.backend),
             **graph_facts.graph_attributes(gm, top=limits.top_ops, max_items=limits.list_length),
             **graph_facts.input_attributes(example_inputs, max_items=limits.list_length),
-            **graph_facts.break_attributes(gm, capture_stacks=limits.capture_stacks),
+            **(limits.break_attributes(graph_break) if graph_break else {}),
         }
 
     def _compile(

@@ -27,7 +27,7 @@ from otel_dynamo._recording.events import (
 )
 from otel_dynamo._recording.sinks import StreamSink
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 
 _STACK_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
 _GUARD_LINE = re.compile(r"^[|\s]*\+- (?P<guard>[A-Z][A-Z0-9_]+: .+)$")

@@ -30,7 +30,7 @@ from otel_dynamo._recording.boundary import end_span
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 RUNTIME_MESSAGE = "ReluRuntimeError"
 """The message of torch's runtime fault, kept for every target."""
 RAISING_AT_COMPILE = (spec_module.KIND_COMPILE, spec_module.KIND_NON_LEAF_COMPILE)

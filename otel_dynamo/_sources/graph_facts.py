@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.events import GraphBreakReported
 from otel_dynamo._recording.limits import ELLIPSIS
 
 # Dynamo's compilation metrics count these node kinds as its graph_op_count.
@@ -90,18 +91,16 @@ def graph_attributes(gm: Any, *, top: int, max_items: int) -> dict[str, Any]:
     }
 
 
-def break_attributes(gm: Any, *, capture_stacks: bool) -> dict[str, Any]:
-    """Why Dynamo ended this graph, when it ended in a graph break."""
+def graph_break(gm: Any, compile_id: str) -> GraphBreakReported | None:
+    """Why Dynamo ended this graph, when it ended in a graph break (its user stack
+    innermost last); the recorder caps it like every other break."""
     reason = getattr(gm, "compile_subgraph_reason", None)
     if reason is None or not getattr(reason, "graph_break", False):
-        return {}
-    attributes: dict[str, Any] = {names.ATTR_GRAPH_BREAK_REASON: str(reason.reason)}
-    if capture_stacks:
-        attributes[names.ATTR_GRAPH_BREAK_USER_STACK] = [
-            f"{frame.filename}:{frame.lineno} in {frame.name}"
-            for frame in (reason.user_stack or ())
-        ]
-    return attributes
+        return None
+    stack = tuple(
+        f"{frame.filename}:{frame.lineno} in {frame.name}" for frame in (reason.user_stack or ())
+    )
+    return GraphBreakReported(compile_id, str(reason.reason), "", stack, skipped_frame=False)
 
 
 def node_count(gm: Any) -> int:

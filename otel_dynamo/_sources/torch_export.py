@@ -30,7 +30,7 @@ from otel_dynamo._recording.boundary import class_name
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.recorders import make_recorder, sinks_for
 from otel_dynamo._recording.run_state import RunState
-from otel_dynamo._recording.torch_export_signals import ExportEvents, export_metrics
+from otel_dynamo._recording.torch_export_signals import TorchExportEvents, torch_export_metrics
 from otel_dynamo._sources import routing, taps
 from otel_dynamo._sources.runs import wrap_unboxed_run
 from otel_dynamo._sources.torch_export_facts import (
@@ -42,11 +42,11 @@ from otel_dynamo._sources.torch_export_facts import (
     table_attributes,
 )
 
-EXPORT_MODULE = "torch.export"
+TORCH_EXPORT_MODULE = "torch.export"
 ORIGIN_ATTRIBUTE = "_otel_dynamo_origin"
 """Set on each ExportedProgram made under instrumentation: the span that made it."""
 
-_log = logging.getLogger("otel_dynamo")
+_log = logging.getLogger(__name__)
 _lock = threading.RLock()
 _inside = threading.local()
 T = TypeVar("T")
@@ -83,7 +83,7 @@ def origin_of(program: Any) -> Origin:
     return found if isinstance(found, Origin) else Origin(None, None)
 
 
-class ExportRecorder:
+class TorchExportRecorder:
     """Spans, log events and metrics of export calls, for one set of providers."""
 
     def __init__(self, *, providers: Providers, settings: Settings) -> None:
@@ -97,8 +97,8 @@ class ExportRecorder:
             metrics=sinks.metrics,
         )
         self.tracer = self.runs.tracer
-        self.events = ExportEvents(getattr(sinks.events, "logger", None))
-        self.metrics = export_metrics(providers.meter_provider)
+        self.events = TorchExportEvents(getattr(sinks.events, "logger", None))
+        self.metrics = torch_export_metrics(providers.meter_provider)
 
     def call(
         self,
@@ -216,24 +216,24 @@ _SPAN_NAMES = {
 }
 
 
-class ExportInstrumentation:
+class TorchExportInstrumentation:
     """The patched torch.export attributes and where their telemetry goes."""
 
     def __init__(self, *, providers: ProviderSource, settings: Settings) -> None:
         self._providers = providers
         self._settings = settings
-        self._recorder: ExportRecorder | None = None
+        self._recorder: TorchExportRecorder | None = None
         self._provider: object = None
         self.patched: list[tuple[Any, str, Any]] = []
 
-    def recorder(self) -> ExportRecorder | None:
+    def recorder(self) -> TorchExportRecorder | None:
         """The recorder for the providers in force now (a new tracer provider, a new one)."""
         return _safely(self._resolve)
 
-    def _resolve(self) -> ExportRecorder:
+    def _resolve(self) -> TorchExportRecorder:
         providers = self._providers()
         if self._recorder is None or providers.tracer_provider is not self._provider:
-            self._recorder = ExportRecorder(providers=providers, settings=self._settings)
+            self._recorder = TorchExportRecorder(providers=providers, settings=self._settings)
             self._provider = providers.tracer_provider
         return self._recorder
 
@@ -262,7 +262,7 @@ class ExportInstrumentation:
             self.patched.clear()
 
 
-def _traced_export(original: Callable[..., Any], state: ExportInstrumentation) -> Any:
+def _traced_export(original: Callable[..., Any], state: TorchExportInstrumentation) -> Any:
     @functools.wraps(original)
     def export(*args: Any, **kwargs: Any) -> Any:
         recorder = state.recorder()
@@ -288,7 +288,7 @@ def _traced_export(original: Callable[..., Any], state: ExportInstrumentation) -
     return export
 
 
-def _traced_decompositions(original: Callable[..., Any], state: ExportInstrumentation) -> Any:
+def _traced_decompositions(original: Callable[..., Any], state: TorchExportInstrumentation) -> Any:
     @functools.wraps(original)
     def run_decompositions(self: Any, *args: Any, **kwargs: Any) -> Any:
         recorder = state.recorder()
@@ -318,7 +318,7 @@ def _traced_decompositions(original: Callable[..., Any], state: ExportInstrument
     return run_decompositions
 
 
-def _traced_module(original: Callable[..., Any], state: ExportInstrumentation) -> Any:
+def _traced_module(original: Callable[..., Any], state: TorchExportInstrumentation) -> Any:
     @functools.wraps(original)
     def module(self: Any, *args: Any, **kwargs: Any) -> Any:
         made = original(self, *args, **kwargs)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-    from otel_dynamo._providers.telemetry import Telemetry
+    from otel_dynamo._providers.process_providers import ProcessProviders
 
 DEFAULT_BACKEND = "aot_eager"
 """Compiles in about a second on two CPU cores; inductor takes several per graph."""
@@ -83,13 +83,13 @@ def default_output_dir(environ: Mapping[str, str] | None = None) -> Path:
 def run_demo(*, output_dir: Path, backend: str, steps: int) -> DemoRun:
     """Train and evaluate the demo model with telemetry to files in ``output_dir``."""
     from otel_dynamo._config.settings import load_settings
-    from otel_dynamo._providers.setup import setup_telemetry
+    from otel_dynamo._providers.setup import setup_providers
 
     started = time.perf_counter()
     environ = demo_environment(os.environ)
     settings = dataclasses.replace(load_settings(environ), output_dir=str(output_dir))
     before = set(_own_files(output_dir))
-    telemetry = setup_telemetry(settings, environ=environ)
+    telemetry = setup_providers(settings, environ=environ)
     try:
         _train_and_evaluate(backend, steps, telemetry)
     finally:
@@ -109,7 +109,7 @@ def _own_files(directory: Path) -> list[Path]:
     return sorted(directory.glob(pattern)) if directory.is_dir() else []
 
 
-def _train_and_evaluate(backend: str, steps: int, telemetry: Telemetry) -> None:
+def _train_and_evaluate(backend: str, steps: int, telemetry: ProcessProviders) -> None:
     import torch
     from torch._dynamo.exc import InvalidBackend
 

@@ -73,11 +73,11 @@ def keep_busy(telemetry, stop: threading.Event) -> None:
 
 def main() -> None:
     from otel_dynamo._config.settings import load_settings
-    from otel_dynamo._providers.setup import setup_telemetry
+    from otel_dynamo._providers.setup import setup_providers
     from otel_dynamo._recording.structured_log import EventLogger
 
     args = parse_args()
-    telemetry = setup_telemetry(load_settings())
+    telemetry = setup_providers(load_settings())
     tracer = telemetry.tracer_provider.get_tracer("fork_job")
     for index in range(PARENT_SPANS):
         with tracer.start_as_current_span("parent-op", attributes={"index": index}):

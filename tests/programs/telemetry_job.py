@@ -1,4 +1,4 @@
-"""A small job that emits spans, log events and metrics through setup_telemetry, then exits.
+"""A small job that emits spans, log events and metrics through setup_providers, then exits.
 
 Used by the collector-failure and fork tests (and bench/bench_collector.py) as a real
 child process. ``--telemetry off`` runs the same work without importing otel_dynamo,
@@ -45,10 +45,10 @@ def run_without_telemetry(args: argparse.Namespace) -> dict:
 
 def run_with_telemetry(args: argparse.Namespace) -> dict:
     from otel_dynamo._config.settings import load_settings
-    from otel_dynamo._providers.setup import setup_telemetry
+    from otel_dynamo._providers.setup import setup_providers
     from otel_dynamo._recording.structured_log import EventLogger
 
-    telemetry = setup_telemetry(load_settings())
+    telemetry = setup_providers(load_settings())
     tracer = telemetry.tracer_provider.get_tracer("telemetry_job")
     counter = telemetry.meter_provider.get_meter("telemetry_job").create_counter("job.steps")
     events = EventLogger(logger_provider=telemetry.logger_provider)

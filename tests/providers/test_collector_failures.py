@@ -1,7 +1,7 @@
 """A dead, silent or failing collector never hurts the job (real child processes).
 
 Each case runs tests/programs/telemetry_job.py, which creates spans, log events and
-metrics through setup_telemetry and exits without an explicit shutdown (the atexit
+metrics through setup_providers and exits without an explicit shutdown (the atexit
 path). The job must exit 0, print exactly one warning line, and never wait out the
 OTLP exporter's own timeout (what a blocking export or exit flush would do). What the
 collector costs in wall time and memory is measured by bench/bench_collector.py, not here.

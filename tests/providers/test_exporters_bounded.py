@@ -10,7 +10,7 @@ import pytest
 from _export_support import BlackHole, clear_otel_environ, free_port, wait_until
 
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.setup import setup_telemetry
+from otel_dynamo._providers.setup import setup_providers
 
 SLACK_S = 0.3
 """Scheduling noise allowed on top of a deadline."""
@@ -25,7 +25,7 @@ def _otel_dynamo_warnings(caplog) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "otel_dynamo" and r.levelno >= logging.WARNING
+        if r.name.startswith("otel_dynamo") and r.levelno >= logging.WARNING
     ]
 
 
@@ -45,7 +45,7 @@ def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_
             "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
             "OTEL_BSP_SCHEDULE_DELAY": "50",
         }
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         _spans(telemetry, 20)
         # wait until an export is stuck on the open connection (load can delay it)
         assert wait_until(lambda: hole.accepted, timeout=10)
@@ -67,7 +67,7 @@ def test_shutdown_against_a_closed_port_does_not_wait_for_retries(protocol, tmp_
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}/v1/traces",
         "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
     }
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
     _spans(telemetry, 20)
     started = time.monotonic()
     telemetry.shutdown(2.0)
@@ -81,7 +81,7 @@ def test_force_flush_is_bounded(tmp_path):
     """force_flush(0.3) against a black hole returns False within its timeout."""
     with BlackHole() as hole:
         environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}"}
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         _spans(telemetry, 5)
         started = time.monotonic()
         flushed = telemetry.force_flush(0.3)
@@ -100,7 +100,7 @@ def test_span_queue_never_exceeds_its_bound_and_drops_are_one_warning(tmp_path, 
             "OTEL_BSP_MAX_QUEUE_SIZE": "50",
             "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10",
         }
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         (processor,) = telemetry.tracer_provider._active_span_processor._span_processors
         queue = processor._batch_processor._queue
         sizes = []
@@ -120,7 +120,7 @@ def test_span_queue_never_exceeds_its_bound_and_drops_are_one_warning(tmp_path, 
 def test_exporter_that_cannot_be_built_never_raises(tmp_path, caplog):
     """Output directory removed after setup: the span file can't be opened; one warning."""
     out = tmp_path / "out"
-    telemetry = setup_telemetry(
+    telemetry = setup_providers(
         Settings(output_dir=str(out)), environ={"OTEL_BSP_SCHEDULE_DELAY": "50"}
     )
     shutil.rmtree(out)
@@ -134,7 +134,7 @@ def test_sdk_log_lines_do_not_reach_the_root_logger(tmp_path, caplog):
     """The SDK's own retry/failure records are diverted: none reach logging's handlers."""
     environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
     with caplog.at_level(logging.DEBUG):
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         _spans(telemetry, 5)
         telemetry.shutdown(1.0)
     sdk = [

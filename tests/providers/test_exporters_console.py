@@ -8,7 +8,7 @@ import pytest
 from _export_support import clear_otel_environ
 
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.setup import setup_telemetry
+from otel_dynamo._providers.setup import setup_providers
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +23,7 @@ def test_console_span_exporter_prints_the_span(tmp_path, capfd):
         "OTEL_LOGS_EXPORTER": "none",
         "OTEL_METRICS_EXPORTER": "none",
     }
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
     with telemetry.tracer_provider.get_tracer("test").start_as_current_span("printed"):
         pass
     telemetry.shutdown(2.0)

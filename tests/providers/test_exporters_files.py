@@ -23,7 +23,7 @@ from _export_support import (
 
 from otel_dynamo._config.settings import ConfigError, Settings
 from otel_dynamo._providers.files import safe_host_name
-from otel_dynamo._providers.setup import setup_telemetry
+from otel_dynamo._providers.setup import setup_providers
 
 FILE_NAME = re.compile(r"^(traces|logs|metrics)-(.+)-(\d+)-(\d{8}T\d{6}Z)\.jsonl$")
 
@@ -56,7 +56,7 @@ def _emit_all(telemetry):
 def test_files_are_written_per_signal_with_unique_names(tmp_path, telemetries):
     """Three files, <signal>-<host>-<pid>-<UTC start>.jsonl, in a created directory."""
     out = tmp_path / "new" / "dir"
-    telemetry = setup_telemetry(Settings(output_dir=str(out)), environ={})
+    telemetry = setup_providers(Settings(output_dir=str(out)), environ={})
     telemetries.append(telemetry)
     _emit_all(telemetry)
     assert telemetry.shutdown(2.0) is True
@@ -70,7 +70,7 @@ def test_files_are_written_per_signal_with_unique_names(tmp_path, telemetries):
 
 def test_span_file_has_parent_child_structure_and_attributes(tmp_path, telemetries):
     """Spans parse back with hex ids, parent links and typed attributes."""
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ={})
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     parent = _emit_all(telemetry)
     telemetry.shutdown(2.0)
@@ -83,7 +83,7 @@ def test_span_file_has_parent_child_structure_and_attributes(tmp_path, telemetri
 
 def test_each_line_is_one_export_request(tmp_path, telemetries):
     """Every line is an OTLP export request object (resourceSpans at the top)."""
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ={})
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     _emit_all(telemetry)
     telemetry.shutdown(2.0)
@@ -94,7 +94,7 @@ def test_each_line_is_one_export_request(tmp_path, telemetries):
 def test_resource_in_files_carries_rank_and_service(tmp_path, telemetries):
     """The file's resource has service.name and the torchrun rank attributes."""
     environ = {"RANK": "3", "WORLD_SIZE": "4", "OTEL_SERVICE_NAME": "trainer"}
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
     telemetries.append(telemetry)
     _emit_all(telemetry)
     telemetry.shutdown(2.0)
@@ -109,7 +109,7 @@ def test_resource_in_files_carries_rank_and_service(tmp_path, telemetries):
 
 def test_log_and_metric_files_parse_back(tmp_path, telemetries):
     """The log record and the counter are in their files."""
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ={})
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     _emit_all(telemetry)
     telemetry.shutdown(2.0)
@@ -122,7 +122,7 @@ def test_log_and_metric_files_parse_back(tmp_path, telemetries):
 
 def test_no_span_file_until_a_span_is_exported(tmp_path, telemetries):
     """Span and log files are created lazily: a process without spans leaves none."""
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ={})
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     telemetry.shutdown(2.0)
     assert sorted(path.name.split("-")[0] for path in tmp_path.iterdir()) == ["metrics"]
@@ -134,7 +134,7 @@ def test_unwritable_output_dir_is_a_problem_and_files_are_off(tmp_path, telemetr
     blocker.write_text("")
     bad = str(blocker / "sub")
     with caplog.at_level(logging.WARNING, logger="otel_dynamo"):
-        telemetry = setup_telemetry(Settings(output_dir=bad), environ={})
+        telemetry = setup_providers(Settings(output_dir=bad), environ={})
     telemetries.append(telemetry)
     _emit_all(telemetry)
     assert [(p.variable, p.value) for p in telemetry.problems] == [("OTEL_DYNAMO_OUTPUT_DIR", bad)]
@@ -150,7 +150,7 @@ def test_unwritable_output_dir_raises_in_strict_mode(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     with pytest.raises(ConfigError, match="OTEL_DYNAMO_OUTPUT_DIR"):
-        setup_telemetry(Settings(output_dir=str(blocker / "sub"), strict=True), environ={})
+        setup_providers(Settings(output_dir=str(blocker / "sub"), strict=True), environ={})
 
 
 def test_strict_mode_raises_for_bad_otel_variable(tmp_path):
@@ -160,12 +160,12 @@ def test_strict_mode_raises_for_bad_otel_variable(tmp_path):
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
     }
     with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_PROTOCOL='http/json'"):
-        setup_telemetry(Settings(output_dir=str(tmp_path), strict=True), environ=environ)
+        setup_providers(Settings(output_dir=str(tmp_path), strict=True), environ=environ)
 
 
 def test_sdk_disabled_gives_noop_providers(tmp_path):
     """OTEL_SDK_DISABLED=true: no-op providers and no files."""
-    telemetry = setup_telemetry(
+    telemetry = setup_providers(
         Settings(output_dir=str(tmp_path)), environ={"OTEL_SDK_DISABLED": "true"}
     )
     _emit_all(telemetry)
@@ -182,7 +182,7 @@ def test_sdk_disabled_gives_noop_providers(tmp_path):
 
 def test_sampler_always_off_exports_no_spans(tmp_path, telemetries):
     """OTEL_TRACES_SAMPLER=always_off is honoured: no spans reach the file."""
-    telemetry = setup_telemetry(
+    telemetry = setup_providers(
         Settings(output_dir=str(tmp_path)), environ={"OTEL_TRACES_SAMPLER": "always_off"}
     )
     telemetries.append(telemetry)
@@ -193,7 +193,7 @@ def test_sampler_always_off_exports_no_spans(tmp_path, telemetries):
 
 def test_providers_use_the_isolated_id_generator(tmp_path, telemetries):
     """The tracer provider we build draws ids from IsolatedRandomIdGenerator."""
-    telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ={})
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     assert type(telemetry.tracer_provider.id_generator).__name__ == "IsolatedRandomIdGenerator"
 

@@ -94,13 +94,13 @@ def test_inherited_unflushed_file_data_is_not_written_by_the_child(tmp_path):
     from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 
     from otel_dynamo._providers.export_health import ExportHealth
-    from otel_dynamo._providers.safe_exporters import Guard
+    from otel_dynamo._providers.safe_exporters import SafeExport
 
     path = tmp_path / "traces.jsonl"
-    guard = Guard(
+    safe_export = SafeExport(
         lambda: FileSpanExporter(path), signal="traces", target="t", health=ExportHealth()
     )
-    stream = guard.inner()._exporter._stream
+    stream = safe_export.inner()._exporter._stream
     stream.write("half-written line")  # buffered, not flushed, when the fork happens
     pid = os.fork()
     if pid == 0:

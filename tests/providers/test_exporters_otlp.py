@@ -15,7 +15,7 @@ from _export_support import (
 )
 
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.setup import setup_telemetry
+from otel_dynamo._providers.setup import setup_providers
 
 PROTOCOLS = {"grpc": grpc_sink, "http/protobuf": http_sink}
 
@@ -52,7 +52,7 @@ def _exported(protocol: str, tmp_path, **extra: str):
     (receiver, the parent span, whether shutdown finished in time)."""
     port = free_port()
     with PROTOCOLS[protocol](port) as sink:
-        telemetry = setup_telemetry(
+        telemetry = setup_providers(
             Settings(output_dir=str(tmp_path)), environ=_environ(protocol, port, **extra)
         )
         parent = _emit_all(telemetry)
@@ -115,7 +115,7 @@ def test_spans_are_exported_while_the_job_runs(tmp_path):
     port = free_port()
     environ = _environ("grpc", port, OTEL_BSP_SCHEDULE_DELAY="100")
     with grpc_sink(port) as sink:
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         _emit_all(telemetry)
         assert wait_until(lambda: len(sink.spans()) == 2, timeout=5.0)
         telemetry.shutdown(2.0)
@@ -126,7 +126,7 @@ def test_per_signal_routing_keeps_other_signals_on_files(tmp_path):
     port = free_port()
     environ = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}"}
     with grpc_sink(port) as sink:
-        telemetry = setup_telemetry(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         _emit_all(telemetry)
         telemetry.shutdown(5.0)
         assert (len(sink.spans()), sink.log_records(), sink.metric_names()) == (2, [], set())

@@ -21,7 +21,7 @@ from _export_support import (
 )
 
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.setup import setup_telemetry
+from otel_dynamo._providers.setup import setup_providers
 
 pytestmark = [
     pytest.mark.slow,
@@ -47,7 +47,7 @@ def phoenix(tmp_path_factory):
 
 def _send_frame_trace(environ: dict[str, str], tmp_path) -> str:
     """A frame span with a graph child, as otel_dynamo shapes them; returns the trace id."""
-    telemetry = setup_telemetry(
+    telemetry = setup_providers(
         Settings(output_dir=str(tmp_path)), environ={**ONLY_TRACES, **environ}
     )
     tracer = telemetry.tracer_provider.get_tracer("otel_dynamo")

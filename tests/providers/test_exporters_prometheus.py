@@ -10,7 +10,7 @@ import pytest
 from _export_support import clear_otel_environ, free_port
 
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.setup import setup_telemetry
+from otel_dynamo._providers.setup import setup_providers
 
 NO_EXPORT = {
     "OTEL_TRACES_EXPORTER": "none",
@@ -33,7 +33,7 @@ def test_counter_is_served_in_prometheus_format(tmp_path):
     """A counter shows up as <name>_total with its attributes as labels."""
     port = free_port()
     settings = Settings(output_dir=str(tmp_path), prometheus_port=port)
-    telemetry = setup_telemetry(settings, environ=NO_EXPORT)
+    telemetry = setup_providers(settings, environ=NO_EXPORT)
     try:
         counter = telemetry.meter_provider.get_meter("test").create_counter(
             "torch.compile.compiles"
@@ -51,10 +51,10 @@ def test_counter_is_served_in_prometheus_format(tmp_path):
 
 
 def test_endpoint_url_is_reported_and_answers(tmp_path):
-    """Telemetry.prometheus_url names the endpoint on 127.0.0.1; it answers 200, text format."""
+    """ProcessProviders.prometheus_url names the endpoint on 127.0.0.1; it answers 200, text."""
     port = free_port()
     settings = Settings(output_dir=str(tmp_path), prometheus_port=port)
-    telemetry = setup_telemetry(settings, environ=NO_EXPORT)
+    telemetry = setup_providers(settings, environ=NO_EXPORT)
     try:
         assert telemetry.prometheus_url == f"http://127.0.0.1:{port}/metrics"
         with urllib.request.urlopen(telemetry.prometheus_url, timeout=5) as response:
@@ -67,7 +67,7 @@ def test_endpoint_url_is_reported_and_answers(tmp_path):
 def test_shutdown_stops_serving(tmp_path):
     """After shutdown the port no longer accepts connections."""
     port = free_port()
-    telemetry = setup_telemetry(
+    telemetry = setup_providers(
         Settings(output_dir=str(tmp_path), prometheus_port=port), environ=NO_EXPORT
     )
     assert telemetry.shutdown(3.0) is True
@@ -82,7 +82,7 @@ def test_port_in_use_is_a_problem_and_metrics_still_work(tmp_path, caplog):
         busy.listen(1)
         port = busy.getsockname()[1]
         with caplog.at_level(logging.WARNING, logger="otel_dynamo"):
-            telemetry = setup_telemetry(
+            telemetry = setup_providers(
                 Settings(output_dir=str(tmp_path), prometheus_port=port), environ={}
             )
         telemetry.shutdown(2.0)

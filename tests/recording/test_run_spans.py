@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_dynamo import names
-from otel_dynamo._recording.boundary import GuardedTracer
+from otel_dynamo._recording.boundary import SafeTracer
 from otel_dynamo._recording.run_spans import LeanRunSpans, StandardRunSpans, run_spans_for
 
 GRAPH_ATTRIBUTES = {
@@ -57,10 +57,10 @@ def without_ids(exported: Any) -> dict[str, Any]:
 
 
 def test_sdk_tracer_with_sdk_sampler_gets_lean_run_spans() -> None:
-    """An SDK tracer with the default sampler (also behind GuardedTracer) is served lean."""
+    """An SDK tracer with the default sampler (also behind SafeTracer) is served lean."""
     tracer, _ = traced_setup()
     assert isinstance(run_spans_for(tracer), LeanRunSpans)
-    assert isinstance(run_spans_for(GuardedTracer(tracer)), LeanRunSpans)
+    assert isinstance(run_spans_for(SafeTracer(tracer)), LeanRunSpans)
 
 
 def test_lean_span_exports_what_start_span_exports() -> None:
@@ -272,7 +272,7 @@ class FailingStartProcessor(SpanProcessor):
 def test_a_processor_failing_at_start_gives_a_no_op_span() -> None:
     """A span processor raising in on_start is reported; the run gets a no-op span."""
     tracer, exporter = traced_setup()
-    lean = LeanRunSpans(tracer, fallback=StandardRunSpans(GuardedTracer(tracer)))
+    lean = LeanRunSpans(tracer, fallback=StandardRunSpans(SafeTracer(tracer)))
     parts = lean.parts(names.SPAN_RUN_FORWARD, GRAPH_ATTRIBUTES, compile_link(tracer))
     tracer.span_processor.add_span_processor(FailingStartProcessor())
     assert lean.start(parts, 0) is trace.INVALID_SPAN

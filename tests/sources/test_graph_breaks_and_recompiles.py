@@ -133,3 +133,21 @@ def test_shape_recompile_carries_size_guard(provider, exporter):
     assert len(frames) == 2
     reason = frames[1].attributes[names.ATTR_RECOMPILE_REASON]
     assert "size mismatch" in reason and "tensor 'x'" in reason
+
+
+def test_a_graphs_own_break_reason_is_capped_like_every_break(provider, exporter):
+    """max_attribute_length caps the break reason on the graph span as on the frame's
+    break events: one capping rule for every break."""
+    backend = otel_dynamo.traced("eager", tracer_provider=provider, max_attribute_length=12)
+    torch.compile(print_in_middle, backend=backend)(torch.ones(4))
+    spans = exporter.get_finished_spans()
+    (broken,) = [
+        g for g in named(spans, names.SPAN_GRAPH) if names.ATTR_GRAPH_BREAK_REASON in g.attributes
+    ]
+    reasons = [broken.attributes[names.ATTR_GRAPH_BREAK_REASON]]
+    reasons += [
+        e.attributes[names.ATTR_GRAPH_BREAK_REASON]
+        for e in _break_events(named(spans, names.SPAN_FRAME))
+    ]
+    assert all(len(reason) == 12 and reason.endswith("…") for reason in reasons), reasons
+    assert names.ATTR_GRAPH_BREAK_KIND not in broken.attributes

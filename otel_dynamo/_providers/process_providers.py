@@ -1,4 +1,4 @@
-"""What :func:`setup_telemetry` hands back: providers, problems, a bounded shutdown.
+"""What :func:`setup_providers` hands back: providers, problems, a bounded shutdown.
 
 ``shutdown(timeout_s)`` returns within ``timeout_s`` (plus scheduling noise) whatever
 the collector does: each part (traces, logs, metrics, Prometheus) shuts down in its own
@@ -20,14 +20,14 @@ from opentelemetry._logs import LoggerProvider, NoOpLoggerProvider
 
 from otel_dynamo._config.settings import DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ConfigProblem
 from otel_dynamo._providers.export_health import ExportHealth, quiet, record_collector
-from otel_dynamo._providers.safe_exporters import Guard
+from otel_dynamo._providers.safe_exporters import SafeExport
 
 FLUSH_TIMEOUT_SECONDS = 5.0
 Part = Callable[[float], Any]
 """Shuts one piece down within the given seconds."""
 
 
-class Telemetry:
+class ProcessProviders:
     """The tracer, logger and meter providers of this process and how to stop them."""
 
     def __init__(
@@ -41,7 +41,7 @@ class Telemetry:
         prometheus_url: str | None = None,
         shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS,
         parts: Iterable[Part] = (),
-        guards: Iterable[Guard] = (),
+        safe_exports: Iterable[SafeExport] = (),
         health: ExportHealth | None = None,
     ) -> None:
         self.tracer_provider = tracer_provider
@@ -52,13 +52,13 @@ class Telemetry:
         self.prometheus_url = prometheus_url
         self.shutdown_timeout_s = shutdown_timeout_s
         self._parts = tuple(parts)
-        self._guards = tuple(guards)
+        self._safe_exports = tuple(safe_exports)
         self._health = health or ExportHealth()
         self._lock = threading.Lock()
         self._is_shut_down = False
 
     @classmethod
-    def noop(cls, *, problems: Sequence[ConfigProblem] = ()) -> Telemetry:
+    def noop(cls, *, problems: Sequence[ConfigProblem] = ()) -> ProcessProviders:
         return cls(
             tracer_provider=trace.NoOpTracerProvider(),
             logger_provider=NoOpLoggerProvider(),
@@ -83,15 +83,17 @@ class Telemetry:
             self._is_shut_down = True
         atexit.unregister(self._at_exit)
         budget = self.shutdown_timeout_s if timeout_s is None else max(0.0, timeout_s)
-        for guard in self._guards:
-            guard.close(budget)
+        for safe_export in self._safe_exports:
+            safe_export.close(budget)
         finished = run_parallel([_with_budget(part, budget) for part in self._parts], budget)
         if not finished:
             self._health.warn_once(self._timed_out_message(budget))
         return finished
 
     def _timed_out_message(self, budget: float) -> str:
-        targets = sorted({f"{guard.signal} to {guard.target}" for guard in self._guards})
+        targets = sorted(
+            {f"{safe_export.signal} to {safe_export.target}" for safe_export in self._safe_exports}
+        )
         return (
             f"otel_dynamo: telemetry shutdown did not finish within {budget:g} s; what was "
             f"still unsent was dropped (exporting {', '.join(targets) or 'nothing'}). Raise "
