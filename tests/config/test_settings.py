@@ -1,0 +1,74 @@
+"""Configuration: the run-span policy, messages for bad values, and the README's tables."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from otel_dynamo._config import settings as config
+from otel_dynamo._config.run_span_policy import NEVER, RunSpanPolicy
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("raw", "recorded"),
+    [
+        ("all", [1, 2, 3, 4, 5, 6, 7, 8, 9]),
+        ("off", []),
+        ("first:2", [1, 2]),
+        ("auto", [1, 2, 3, 4, 8]),
+    ],
+)
+def test_run_span_policy_chooses_runs(raw, recorded):
+    """Each policy records exactly the runs its documentation promises (first 9 runs)."""
+    policy, chosen, index = RunSpanPolicy.parse(raw), [], 0
+    next_run = policy.first_recorded()
+    while next_run <= 9 and next_run != NEVER:
+        chosen.append(next_run)
+        index = next_run
+        next_run = policy.next_recorded(index)
+    assert chosen == recorded
+
+
+def test_bad_variable_value_becomes_one_clear_problem():
+    """OTEL_DYNAMO_RUN_SPANS=sometimes: message names variable, value and accepted values."""
+    settings = config.load_settings({"OTEL_DYNAMO_RUN_SPANS": "sometimes"})
+    (problem,) = settings.problems
+    assert problem.message == (
+        "otel_dynamo: OTEL_DYNAMO_RUN_SPANS='sometimes' is not valid; accepted: "
+        f"{RunSpanPolicy.ACCEPTED}; using the default"
+    )
+    assert settings.run_spans == RunSpanPolicy.auto(config.DEFAULT_AUTO_FIRST_RUNS)
+
+
+def test_strict_mode_turns_a_bad_value_into_an_error():
+    """OTEL_DYNAMO_STRICT=true raises ConfigError at start instead of warning."""
+    with pytest.raises(config.ConfigError, match="OTEL_DYNAMO_RUN_SPANS='sometimes'"):
+        config.load_settings({"OTEL_DYNAMO_RUN_SPANS": "sometimes", "OTEL_DYNAMO_STRICT": "true"})
+
+
+def test_every_environment_variable_is_documented_in_the_readme():
+    """Every OTEL_DYNAMO_* variable the config reads has a row in the README."""
+    readme = (ROOT / "README.md").read_text()
+    missing = [v.env for v in config.VARIABLES if f"`{v.env}`" not in readme]
+    assert not missing, missing
+
+
+def test_every_standard_variable_read_is_in_the_configuration_table():
+    """Each standard OTEL_* variable otel_dynamo reads has a row in the README's table."""
+    from otel_dynamo._config import otel_env
+    from otel_dynamo._providers import resource
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Configuration") : readme.index("## Names")]
+    read = {
+        value
+        for module in (otel_env, resource)
+        for key, value in vars(module).items()
+        if key.startswith("ENV_") and isinstance(value, str) and value.startswith("OTEL_")
+    }
+    read |= set(otel_env.ENV_EXPORTER.values())
+    read |= {otel_env.otlp_variable(suffix) for suffix in ("ENDPOINT", "PROTOCOL", "HEADERS")}
+    assert read and sorted(v for v in read if f"`{v}`" not in table) == []
