@@ -45,9 +45,7 @@ def _call(callback: Callback, module: ModuleType) -> None:
     try:
         callback(module)
     except Exception:
-        _log.warning(
-            "otel_dynamo: hook after importing %s failed", module.__name__, exc_info=True
-        )
+        _log.warning("otel_dynamo: hook after importing %s failed", module.__name__, exc_info=True)
 
 
 def _ensure_finder() -> None:

@@ -24,8 +24,8 @@ from otel_dynamo import names
 from otel_dynamo._sources import graph_facts
 from otel_dynamo._sources.runs import RunProxy
 
-if TYPE_CHECKING:  # backend imports this module
-    from otel_dynamo._sources.backend import GraphCompile
+if TYPE_CHECKING:  # for annotations only
+    from otel_dynamo._sources.graph_compile import GraphCompile
 
 _log = logging.getLogger(__name__)
 

@@ -1,0 +1,117 @@
+"""One backend call on one graph: the state AOT hooks, run wrappers, faults, accuracy
+checks and repro scripts of that graph report to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, SpanContext
+
+from otel_dynamo import names
+from otel_dynamo._config.fault_spec import (
+    KIND_ACCURACY,
+    KIND_COMPILE,
+    KIND_NON_LEAF_COMPILE,
+    KIND_RUNTIME,
+    FaultSpec,
+)
+from otel_dynamo._config.settings import ACCURACY_OFF
+from otel_dynamo._recording.boundary import safely
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.run_state import RunState
+from otel_dynamo._sources import repro
+
+if TYPE_CHECKING:
+    from torch.fx import GraphModule
+
+T = TypeVar("T")
+
+REPRO_FAULT_KINDS = {
+    "compile": (KIND_COMPILE, KIND_NON_LEAF_COMPILE),
+    "run": (KIND_RUNTIME,),
+    "accuracy": (KIND_ACCURACY,),
+}
+"""Which injected faults a repro script of a failure at each stage re-injects."""
+
+
+class GraphCompile:
+    """One backend call on one graph: what AOT hooks and run wrappers report to."""
+
+    def __init__(self, recorder: Recorder, *, compile_id: str | None, backend: str) -> None:
+        self.recorder = recorder
+        self.compile_id = compile_id or ""
+        self.backend = backend
+        self.context: Context | None = None  # the graph span's, for spans of its AOT steps
+        self.link: SpanContext | None = None  # the graph span's, for links from run spans
+        self.run_kind: str | None = None
+        self.graph_name: str | None = None
+        self.faults: list[FaultSpec] = []
+        self.original: GraphModule | None = None
+        """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
+        self.graph_index: int = 0
+
+    def enter(self, span: Span) -> None:
+        self.context = trace.set_span_in_context(span)
+        self.link = span.get_span_context()
+
+    def safely(self, fn: Callable[[], T]) -> T | None:
+        """Run a piece of instrumentation; on error log it (once) and go on without it."""
+        return safely("instrumentation error", fn)
+
+    def inner_compiled(self, kind: str, graph_name: str | None) -> None:
+        if kind != names.RUN_KIND_BACKWARD:
+            self.run_kind, self.graph_name = kind, graph_name
+
+    def write_repro(
+        self, stage: str, args: Any, span: Span | None, *, check_accuracy: bool = False
+    ) -> None:
+        """A repro script for a failure at ``stage``, if configured; its path on ``span``."""
+        settings = self.recorder.settings
+        if not settings.repro_dir or stage not in settings.repro_on or self.original is None:
+            return
+        self.safely(lambda: self._write_repro(stage, args, span, check_accuracy))
+
+    def _write_repro(self, stage: str, args: Any, span: Span | None, check_accuracy: bool) -> None:
+        reinjected = [f for f in self.faults if f.kind in REPRO_FAULT_KINDS[stage]]
+        text = repro.repro_text(
+            self.original,
+            args,
+            backend=self.backend,
+            faults=reinjected,
+            check_accuracy=check_accuracy,
+        )
+        stem = repro.stem(stage, self.compile_id, self.graph_index)
+        path = repro.write_script(str(self.recorder.settings.repro_dir), stem, text)
+        if span is not None:
+            span.set_attribute(names.ATTR_REPRO_PATH, path)
+        fields = {
+            names.ATTR_REPRO_PATH: path,
+            names.ATTR_STAGE: stage,
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_GRAPH_INDEX: self.graph_index,
+        }
+        self.recorder.events.repro_written(span, **fields)
+
+    def run_state(self, kind: str, graph_name: str | None) -> RunState:
+        attributes: dict[str, Any] = {
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_RUN_KIND: kind,
+        }
+        if graph_name:
+            attributes[names.ATTR_AOT_GRAPH_NAME] = graph_name
+        state = RunState(
+            kind=kind,
+            policy=self.recorder.settings.run_spans,
+            attributes=attributes,
+            link=self.link,
+        )
+        self.recorder.metrics.track_run(state)
+        checked = self.original is not None and self.recorder.settings.accuracy != ACCURACY_OFF
+        if checked or any(fault.kind == KIND_RUNTIME for fault in self.faults):
+            state.next_recorded = 1  # the first run carries the check / the fault: record it
+        return state
