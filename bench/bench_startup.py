@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from otel_dynamo.cli.run_command import PTH_NAME, installed_startup_hook
+from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 
 HEAVY = ("torch", "opentelemetry", "structlog")
 LINE_REPEATS = 20_000

@@ -4,7 +4,7 @@ It has a deliberate graph break (a print inside forward), a shape recompile (the
 shrinks halfway through training) and a grad-mode and a dtype recompile (evaluation
 without grad, then in float64). Telemetry goes to OTLP/JSON Lines files under
 ./otel-dynamo/ (no server needed); the script then prints the report of what was
-recorded and writes it as an HTML page. The model and loop are in otel_dynamo/_demo.py.
+recorded and writes it as an HTML page. The model and loop are in otel_dynamo/cli/demo_training.py.
 
     python examples/train_traced.py [--backend aot_eager] [--steps 4] [--out ./otel-dynamo]
 """

@@ -1,5 +1,6 @@
 """Process-wide instrumentation: every torch.compile traced, whatever backend it chose,
-and torch.export (``otel_dynamo._enablement.torch_export``) with the same providers and settings.
+and torch.export (``otel_dynamo._enablement.torch_export_switch``) with the same providers
+and settings.
 
 ``torch.compile`` (and ``nn.Module.compile``, which calls it) hands its backend to
 ``torch._dynamo.optimize``; instrumenting replaces that function with one that wraps
@@ -21,7 +22,7 @@ from opentelemetry import _logs, metrics, trace
 from otel_dynamo._config.options import apply_options
 from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import Settings, load_settings
-from otel_dynamo._enablement import import_hooks, torch_export
+from otel_dynamo._enablement import import_hooks, torch_export_switch
 from otel_dynamo._providers.choice import ProviderSource, environment_source, explicit_source
 
 DYNAMO_MODULE = "torch._dynamo"
@@ -58,7 +59,7 @@ class _Instrumentation:
     def traced(self, backend: Any) -> Any:
         """``backend`` wrapped (once per backend name), or unchanged if already traced."""
         from otel_dynamo._enablement.traced import backend_with
-        from otel_dynamo._sources.backend import TracedBackend
+        from otel_dynamo._sources.traced_backend import TracedBackend
 
         if is_traced(backend, TracedBackend):
             return backend
@@ -126,7 +127,7 @@ def instrument(
             _current.unpatch()
         _current = _Instrumentation(settings, providers)
         import_hooks.when_imported(DYNAMO_MODULE, _current.patch)
-        torch_export.install(providers=providers, settings=settings)
+        torch_export_switch.install(providers=providers, settings=settings)
 
 
 def uninstrument() -> None:
@@ -139,7 +140,7 @@ def uninstrument() -> None:
         if _current is not None:
             _current.unpatch()
         _current = None
-        torch_export.uninstall()
+        torch_export_switch.uninstall()
 
 
 def instrument_export(
@@ -154,12 +155,12 @@ def instrument_export(
     settings = apply_options(settings or load_settings(), options)
     warn_problems(settings.problems)
     providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
-    torch_export.install(providers=providers, settings=settings)
+    torch_export_switch.install(providers=providers, settings=settings)
 
 
 def uninstrument_export() -> None:
     """Put torch.export's original function and methods back."""
-    torch_export.uninstall()
+    torch_export_switch.uninstall()
 
 
 def _provider_source(

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from otel_dynamo._config.settings import ConfigError, Settings, load_settings
 from otel_dynamo._enablement import import_hooks
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PTH_NAME = "otel_dynamo.pth"
+"""The one line installed into site-packages that imports this module when enabled."""
 STRICT_EXIT_STATUS = 2
 _started = False
 
@@ -106,3 +112,12 @@ def _instrument(settings: Settings) -> None:
 
     if not is_instrumented():  # an explicit instrument() call came first: keep it
         instrument(settings=settings)
+
+
+def installed_startup_hook() -> Path | None:
+    """Where ``otel_dynamo.pth`` is installed (a site-packages directory), if anywhere."""
+    import site  # only when asked: this module loads at interpreter start
+    from pathlib import Path
+
+    folders = [*site.getsitepackages(), site.getusersitepackages()]
+    return next((Path(f) / PTH_NAME for f in folders if (Path(f) / PTH_NAME).is_file()), None)

@@ -10,8 +10,8 @@ from opentelemetry import _logs, metrics, trace
 from otel_dynamo._config.options import apply_options
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._providers.choice import ProviderSource, environment_source, explicit_source
-from otel_dynamo._recording.recorders import RecorderSource
-from otel_dynamo._sources.backend import TracedBackend, backend_name
+from otel_dynamo._recording.recorder_factory import RecorderSource
+from otel_dynamo._sources.traced_backend import TracedBackend, backend_name
 
 
 def traced_backend(

@@ -68,10 +68,8 @@ def environment_source(settings: Settings) -> ProviderSource:
     def resolve() -> Providers:
         if globally_configured():
             return global_providers()
-        telemetry = own_providers(settings)
-        return Providers(
-            telemetry.tracer_provider, telemetry.meter_provider, telemetry.logger_provider
-        )
+        own = own_providers(settings)
+        return Providers(own.tracer_provider, own.meter_provider, own.logger_provider)
 
     return resolve
 

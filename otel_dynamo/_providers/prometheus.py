@@ -1,6 +1,6 @@
 """An optional Prometheus scrape endpoint (``/metrics``) for the meter provider.
 
-Uses its own ``CollectorRegistry``, so several telemetry setups in one process (tests)
+Uses its own ``CollectorRegistry``, so several ProcessProviders in one process (tests)
 never collide in prometheus_client's global registry.
 """
 

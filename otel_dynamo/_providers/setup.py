@@ -90,9 +90,9 @@ def setup_providers(
             prometheus.stop()
         raise ConfigError(problems[0].message)
     warn_problems(problems)
-    telemetry = _Builder(settings, otel, plans, build_resource(env)).build(prometheus, problems)
-    telemetry.register_at_exit()
-    return telemetry
+    providers = _Builder(settings, otel, plans, build_resource(env)).build(prometheus, problems)
+    providers.register_at_exit()
+    return providers
 
 
 def _check_output_dir(

@@ -10,8 +10,8 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
-from otel_dynamo._recording.events import GraphBreakReported, PhaseBoundary
 from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.stream_events import GraphBreakReported, PhaseBoundary
 
 _COMPILE_ID_PREFIX = re.compile(r"^\s*\d+/\d+: ")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._recording.events import GraphBreakReported
+from otel_dynamo._recording.stream_events import GraphBreakReported
 
 ELLIPSIS = "…"
 

@@ -16,9 +16,9 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
-from otel_dynamo._recording.events import GraphBreakReported
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.stream_events import GraphBreakReported
 from otel_dynamo._recording.structured_log import EventLogger
 from otel_dynamo._recording.watchdog import Watchdog
 

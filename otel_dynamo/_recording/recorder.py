@@ -1,7 +1,7 @@
 """The recorder: per-compile-id state turned into spans, log events and metric updates.
 
 It knows OpenTelemetry, not torch internals: sources hand it plain events
-(``otel_dynamo._recording.events``) and ask it for span contexts to parent their own spans.
+(``otel_dynamo._recording.stream_events``) and ask it for span contexts to parent their own spans.
 """
 
 from __future__ import annotations
@@ -19,14 +19,6 @@ from opentelemetry.trace import Span, Status, StatusCode
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.boundary import class_name, end_span
-from otel_dynamo._recording.events import (
-    FrameEnded,
-    FrameStarted,
-    GraphBreakReported,
-    GuardsReported,
-    PhaseBoundary,
-    RecompileReported,
-)
 from otel_dynamo._recording.frame_state import (
     FrameState,
     frame_attributes,
@@ -37,6 +29,14 @@ from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
+from otel_dynamo._recording.stream_events import (
+    FrameEnded,
+    FrameStarted,
+    GraphBreakReported,
+    GuardsReported,
+    PhaseBoundary,
+    RecompileReported,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ class Recorder:
         current itself (attaching a context costs on every recorded run); what annotates
         the run finds it as ``run.current_span``.
         """
-        span = self.start_run_span(run)  # the guarded tracer never raises
+        span = self.start_run_span(run)  # the SafeTracer never raises
         run.current_span = span  # for checks that annotate this run (accuracy, faults)
         try:
             return call()

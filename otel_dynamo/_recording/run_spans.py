@@ -238,7 +238,7 @@ def run_spans_for(tracer: trace.Tracer) -> RunSpans:
     """Lean run spans where the tracer allows them, else the tracer's ``start_span``.
 
     ``tracer`` may be a :class:`SafeTracer`: the lean path checks the tracer it
-    guards, and falls back to the guarded one.
+    wraps, and falls back to the SafeTracer itself.
     """
     standard = StandardRunSpans(tracer)
     inner = tracer.inner if isinstance(tracer, SafeTracer) else tracer

@@ -12,7 +12,9 @@ from typing import Any, Protocol
 
 from opentelemetry.trace import Span
 
-from otel_dynamo._recording.events import (
+from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.run_state import RunState
+from otel_dynamo._recording.stream_events import (
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -20,8 +22,6 @@ from otel_dynamo._recording.events import (
     PhaseBoundary,
     RecompileReported,
 )
-from otel_dynamo._recording.frame_state import FrameState
-from otel_dynamo._recording.run_state import RunState
 
 
 class StreamSink(Protocol):

@@ -109,7 +109,7 @@ def exception_fields(exc: BaseException) -> dict[str, str]:
     }
 
 
-class ExportAsLogRecord:
+class EmitAsLogRecord:
     """Emit the event as an OpenTelemetry log record in the caller's context."""
 
     def __init__(self, logger: Logger | None) -> None:
@@ -318,7 +318,7 @@ def _processors(otel_logger: Logger | None, *, render: bool) -> list[Any]:
         add_timestamp,
         add_trace_context,
         add_exception,
-        ExportAsLogRecord(otel_logger),
+        EmitAsLogRecord(otel_logger),
         *final,
     ]
 

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from otel_dynamo._recording.events import (
+from otel_dynamo._recording.sinks import StreamSink
+from otel_dynamo._recording.stream_events import (
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -25,7 +26,6 @@ from otel_dynamo._recording.events import (
     PhaseBoundary,
     RecompileReported,
 )
-from otel_dynamo._recording.sinks import StreamSink
 
 _log = logging.getLogger(__name__)
 

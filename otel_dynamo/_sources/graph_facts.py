@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo._recording.events import GraphBreakReported
 from otel_dynamo._recording.limits import ELLIPSIS
+from otel_dynamo._recording.stream_events import GraphBreakReported
 
 # Dynamo's compilation metrics count these node kinds as its graph_op_count.
 DYNAMO_OP_KINDS = frozenset({"call_function", "call_method", "call_module"})

@@ -74,7 +74,7 @@ class Route:
 _route: contextvars.ContextVar[Route | None] = contextvars.ContextVar(
     "otel_dynamo_route", default=None
 )
-_export_owner: contextvars.ContextVar[Owner | None] = contextvars.ContextVar(
+_torch_export_owner: contextvars.ContextVar[Owner | None] = contextvars.ContextVar(
     "otel_dynamo_export_owner", default=None
 )
 
@@ -89,7 +89,7 @@ def current_sink() -> StreamSink | None:
     route = _route.get()
     if route is not None:
         return route.sink()
-    export_owner = _export_owner.get()
+    export_owner = _torch_export_owner.get()
     return None if export_owner is None else export_owner()
 
 
@@ -112,17 +112,17 @@ def owner_of(compiler: object) -> Owner | None:
 def frames_owned_by(owner: Owner) -> Iterator[None]:
     """Frames Dynamo compiles with a backend no traced backend wraps, in this block and
     on this thread, report to ``owner`` (strict torch.export)."""
-    token = _export_owner.set(owner)
+    token = _torch_export_owner.set(owner)
     try:
         yield
     finally:
-        _export_owner.reset(token)
+        _torch_export_owner.reset(token)
 
 
 def route_for(compiler: object) -> Route:
     """The route of a compile by ``compiler``: its traced owner, else an export's."""
     try:
-        owner = owner_of(compiler) or _export_owner.get()
+        owner = owner_of(compiler) or _torch_export_owner.get()
     except Exception:
         report_internal_error("could not tell which backend compiles a frame")
         owner = None

@@ -28,7 +28,7 @@ from otel_dynamo._config.settings import Settings
 from otel_dynamo._providers.choice import Providers, ProviderSource
 from otel_dynamo._recording.boundary import class_name
 from otel_dynamo._recording.limits import Limits
-from otel_dynamo._recording.recorders import make_recorder, sinks_for
+from otel_dynamo._recording.recorder_factory import make_recorder, sinks_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.torch_export_signals import TorchExportEvents, torch_export_metrics
 from otel_dynamo._sources import routing, taps

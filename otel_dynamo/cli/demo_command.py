@@ -11,7 +11,7 @@ from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, PROG, at_least, erro
 from otel_dynamo.cli.report_command import print_report, write_html
 
 if TYPE_CHECKING:
-    from otel_dynamo.cli.demo import DemoRun
+    from otel_dynamo.cli.demo_training import DemoRun
 
 
 DEMO_HELP = (
@@ -21,7 +21,7 @@ DEMO_HELP = (
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from otel_dynamo.cli import demo
+    from otel_dynamo.cli import demo_training
     from otel_dynamo.report import DEFAULT_ROW_LIMIT
 
     parser.add_argument(
@@ -33,24 +33,30 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        default=demo.DEFAULT_BACKEND,
-        help=f"the Dynamo backend to trace (default {demo.DEFAULT_BACKEND}; inductor is slower)",
+        default=demo_training.DEFAULT_BACKEND,
+        help=(
+            f"the Dynamo backend to trace (default {demo_training.DEFAULT_BACKEND}; "
+            "inductor is slower)"
+        ),
     )
     parser.add_argument(
         "--steps",
-        type=at_least(demo.MIN_STEPS),
-        default=demo.DEFAULT_STEPS,
+        type=at_least(demo_training.MIN_STEPS),
+        default=demo_training.DEFAULT_STEPS,
         metavar="N",
-        help=f"training steps (default {demo.DEFAULT_STEPS}, at least {demo.MIN_STEPS})",
+        help=(
+            f"training steps (default {demo_training.DEFAULT_STEPS}, "
+            f"at least {demo_training.MIN_STEPS})"
+        ),
     )
     parser.set_defaults(json=False, color="auto", limit=DEFAULT_ROW_LIMIT)
 
 
 def run_demo(args: argparse.Namespace) -> int:
     from otel_dynamo._providers.files import prepare_directory
-    from otel_dynamo.cli import demo
+    from otel_dynamo.cli import demo_training
 
-    out = args.out if args.out is not None else demo.default_output_dir()
+    out = args.out if args.out is not None else demo_training.default_output_dir()
     reason = prepare_directory(out)
     if reason is not None:
         error(f"{out}: cannot write telemetry there: {reason}")
@@ -61,8 +67,8 @@ def run_demo(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     try:
-        run = demo.run_demo(output_dir=out, backend=args.backend, steps=args.steps)
-    except demo.DemoError as problem:
+        run = demo_training.run_demo(output_dir=out, backend=args.backend, steps=args.steps)
+    except demo_training.DemoError as problem:
         error(str(problem))
         return EXIT_FAILED
     return _show_demo(run, args)
@@ -71,7 +77,7 @@ def run_demo(args: argparse.Namespace) -> int:
 def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
     """Report the demo's own files in the terminal and as an HTML page next to them."""
     from otel_dynamo import report
-    from otel_dynamo.cli import demo
+    from otel_dynamo.cli import demo_training
 
     telemetry = report.load_telemetry(run.files)
     for problem in telemetry.problems:
@@ -80,7 +86,7 @@ def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
         error(f"the demo recorded no telemetry in {run.output_dir}")
         return EXIT_FAILED
     summary = report.summarize(telemetry)
-    html = run.output_dir / demo.HTML_NAME
+    html = run.output_dir / demo_training.HTML_NAME
     if not write_html(html, report.render_html(telemetry, summary)):
         return EXIT_FAILED
     print_report(summary, args, sys.stdout)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import site
 import subprocess
 import sys
 import time
@@ -18,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_ENABLED, ENV_OUTPUT_DIR
+from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 
-PTH_NAME = "otel_dynamo.pth"
 EXIT_NO_COMMAND = 2
 EXIT_NOT_FOUND = 127
 
@@ -53,12 +52,6 @@ def traced_environment(environ: Mapping[str, str], *, out: str | None) -> dict[s
     if out:
         env[ENV_OUTPUT_DIR] = out
     return env
-
-
-def installed_startup_hook() -> Path | None:
-    """Where ``otel_dynamo.pth`` is installed (a site-packages directory), if anywhere."""
-    folders = [*site.getsitepackages(), site.getusersitepackages()]
-    return next((Path(f) / PTH_NAME for f in folders if (Path(f) / PTH_NAME).is_file()), None)
 
 
 def _exec(command: list[str], env: dict[str, str]) -> int:

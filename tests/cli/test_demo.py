@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from otel_dynamo import names, report
-from otel_dynamo.cli import demo as demo_command
+from otel_dynamo.cli import demo_training as demo_command
 from otel_dynamo.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

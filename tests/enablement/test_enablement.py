@@ -117,7 +117,7 @@ def test_interpreter_start_imports_neither_torch_nor_opentelemetry(tmp_path, ena
 
 def test_startup_hook_is_installed_in_site_packages():
     """otel_dynamo.pth is where site processes it (the package install put it there)."""
-    from otel_dynamo.cli.run_command import PTH_NAME, installed_startup_hook
+    from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 
     hook = installed_startup_hook()
     assert hook is not None and hook.name == PTH_NAME

@@ -1,4 +1,5 @@
-"""``otel-dynamo demo``: a small, real training loop under torch.compile, then its report.
+"""The demo's model and training job (``otel-dynamo demo``): a small, real training loop under
+torch.compile, traced, then its report.
 
 The model has what the report is for: a deliberate graph break (a ``print`` in
 ``forward``), a dynamic-shape recompile (the batch shrinks halfway through training)
@@ -89,11 +90,11 @@ def run_demo(*, output_dir: Path, backend: str, steps: int) -> DemoRun:
     environ = demo_environment(os.environ)
     settings = dataclasses.replace(load_settings(environ), output_dir=str(output_dir))
     before = set(_own_files(output_dir))
-    telemetry = setup_providers(settings, environ=environ)
+    providers = setup_providers(settings, environ=environ)
     try:
-        _train_and_evaluate(backend, steps, telemetry)
+        _train_and_evaluate(backend, steps, providers)
     finally:
-        telemetry.shutdown(SHUTDOWN_SECONDS)
+        providers.shutdown(SHUTDOWN_SECONDS)
     # An empty file (a signal nothing was recorded for) is no input problem: leave it out.
     files = tuple(
         path for path in _own_files(output_dir) if path not in before and path.stat().st_size
@@ -109,7 +110,7 @@ def _own_files(directory: Path) -> list[Path]:
     return sorted(directory.glob(pattern)) if directory.is_dir() else []
 
 
-def _train_and_evaluate(backend: str, steps: int, telemetry: ProcessProviders) -> None:
+def _train_and_evaluate(backend: str, steps: int, providers: ProcessProviders) -> None:
     import torch
     from torch._dynamo.exc import InvalidBackend
 
@@ -118,9 +119,9 @@ def _train_and_evaluate(backend: str, steps: int, telemetry: ProcessProviders) -
     try:
         traced = otel_dynamo.traced(
             backend,
-            tracer_provider=telemetry.tracer_provider,
-            meter_provider=telemetry.meter_provider,
-            logger_provider=telemetry.logger_provider,
+            tracer_provider=providers.tracer_provider,
+            meter_provider=providers.meter_provider,
+            logger_provider=providers.logger_provider,
         )
     except InvalidBackend as error:
         raise DemoError(f"--backend {backend!r}: {error}") from None
