@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
 from otel_dynamo._recording.limits import Limits
-from otel_dynamo._recording.stream_events import GraphBreakReported, PhaseBoundary
-
-_COMPILE_ID_PREFIX = re.compile(r"^\s*\d+/\d+: ")
-
-# CompilationMetrics fields copied onto the frame span when Dynamo reports them.
-CACHE_COUNTERS = {
-    "aotautograd_local_cache_hit_count": names.ATTR_CACHE_AOT_HITS,
-    "aotautograd_local_cache_miss_count": names.ATTR_CACHE_AOT_MISSES,
-    "inductor_fx_local_cache_hit_count": names.ATTR_CACHE_FX_HITS,
-    "inductor_fx_local_cache_miss_count": names.ATTR_CACHE_FX_MISSES,
-}
+from otel_dynamo._recording.stream_events import FrameEnded, GraphBreakReported, PhaseBoundary
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,63 +55,60 @@ def nest_phases(phases: list[Phase]) -> Iterator[tuple[int, int | None, Phase]]:
         stack.append((index, phase))
 
 
-def recompile_reason(frame: FrameState, metrics: Mapping[str, Any]) -> str | None:
-    """The failed guard, without Dynamo's "0/0: " prefix."""
-    raw = metrics.get("recompile_reason") or "\n".join(frame.recompile_reasons)
-    if not raw:
-        return None
-    return _COMPILE_ID_PREFIX.sub("", str(raw).strip().split("\n", 1)[0])
+def recompile_reason(frame: FrameState, ended: FrameEnded) -> str | None:
+    """The failed guard: from the compile's metrics, else its first recompile reason."""
+    if ended.recompile_reason:
+        return ended.recompile_reason
+    return frame.recompile_reasons[0].split("\n", 1)[0] if frame.recompile_reasons else None
 
 
-def frame_outcome(frame: FrameState, metrics: Mapping[str, Any]) -> str:
+def frame_outcome(frame: FrameState, ended: FrameEnded) -> str:
     if any(brk.skipped_frame for brk in frame.breaks):
         return names.OUTCOME_SKIPPED
-    if metrics.get("fail_type"):
+    if ended.fail_type:
         return names.OUTCOME_FAILURE
-    if frame.graph_count == 0 and not metrics.get("graph_node_count"):
+    if frame.graph_count == 0 and not ended.graph_node_count:
         return names.OUTCOME_NO_GRAPH
     return names.OUTCOME_SUCCESS
 
 
-def _code_attributes(metrics: Mapping[str, Any]) -> dict[str, Any]:
+def _code_attributes(ended: FrameEnded) -> dict[str, Any]:
     pairs = {
-        names.ATTR_CODE_FUNCTION: metrics.get("co_name"),
-        names.ATTR_CODE_FILE: metrics.get("co_filename"),
-        names.ATTR_CODE_LINE: metrics.get("co_firstlineno"),
+        names.ATTR_CODE_FUNCTION: ended.function,
+        names.ATTR_CODE_FILE: ended.file,
+        names.ATTR_CODE_LINE: ended.line,
     }
     return {key: value for key, value in pairs.items() if value is not None}
 
 
 def _optional_attributes(
-    frame: FrameState, metrics: Mapping[str, Any], limits: Limits
+    frame: FrameState, ended: FrameEnded, limits: Limits
 ) -> Iterator[tuple[str, Any]]:
-    reason = recompile_reason(frame, metrics)
+    reason = recompile_reason(frame, ended)
     if reason:
         yield names.ATTR_RECOMPILE_REASON, limits.text(reason)
     if frame.guards:
         yield names.ATTR_GUARDS, limits.strings(frame.guards)
-    if metrics.get("restart_reasons"):
-        yield names.ATTR_FRAME_RESTART_REASONS, limits.strings(metrics["restart_reasons"])
-    if metrics.get("fail_reason"):
-        yield names.ATTR_FRAME_FAIL_REASON, limits.text(metrics["fail_reason"])
+    if ended.restart_reasons:
+        yield names.ATTR_FRAME_RESTART_REASONS, limits.strings(ended.restart_reasons)
+    if ended.fail_reason:
+        yield names.ATTR_FRAME_FAIL_REASON, limits.text(ended.fail_reason)
     if frame.backends:
         yield names.ATTR_BACKEND, ",".join(sorted(frame.backends))
-    for field, key in CACHE_COUNTERS.items():
-        if isinstance(metrics.get(field), int):
-            yield key, metrics[field]
+    yield from ended.cache_counts.items()
 
 
 def frame_attributes(
-    frame: FrameState, metrics: Mapping[str, Any], outcome: str, limits: Limits
+    frame: FrameState, ended: FrameEnded, outcome: str, limits: Limits
 ) -> dict[str, Any]:
     attributes: dict[str, Any] = {
-        **_code_attributes(metrics),
+        **_code_attributes(ended),
         names.ATTR_FRAME_OUTCOME: outcome,
         names.ATTR_FRAME_GRAPH_COUNT: frame.graph_count,
-        names.ATTR_GUARD_COUNT: int(metrics.get("guard_count") or 0),
+        names.ATTR_GUARD_COUNT: ended.guard_count,
         names.ATTR_GRAPH_BREAK_COUNT: len(frame.breaks),
         names.ATTR_GRAPH_BREAK_REASONS: limits.strings(brk.reason for brk in frame.breaks),
-        names.ATTR_FRAME_CACHE_SIZE: int(metrics.get("cache_size") or 0),
+        names.ATTR_FRAME_CACHE_SIZE: ended.cache_size,
     }
-    attributes.update(_optional_attributes(frame, metrics, limits))
+    attributes.update(_optional_attributes(frame, ended, limits))
     return attributes

@@ -43,8 +43,6 @@ _log = logging.getLogger(__name__)
 MAX_OPEN_FRAMES = 256
 """Frames whose end we never saw are dropped past this many, oldest first."""
 
-OUTER_PHASE = "dynamo"  # Dynamo's outermost timed event: the frame span itself stands for it
-
 
 def first_line(exc: BaseException, limit: int) -> str:
     text = str(exc).strip().split("\n", 1)[0]
@@ -113,30 +111,25 @@ class Recorder:
         self._frame(event.compile_id).guards = event.guards
 
     def phase(self, event: PhaseBoundary) -> None:
-        if event.name != OUTER_PHASE:
-            self._frame(event.compile_id).phase(event)
+        self._frame(event.compile_id).phase(event)
 
     def frame_ended(self, event: FrameEnded) -> None:
         frame = self._frames.pop(event.compile_id, None) or FrameState(event.compile_id)
         if frame.span is None:
-            start_us = event.metrics.get("start_time_us")
-            self._start_frame_span(frame, int(start_us * 1000) if start_us else event.time_ns)
+            self._start_frame_span(frame, event.start_ns or event.time_ns)
         self._finish_frame(frame, event)
 
     def _finish_frame(self, frame: FrameState, event: FrameEnded) -> None:
         span = frame.span
         assert span is not None
-        outcome = frame_outcome(frame, event.metrics)
-        attributes = frame_attributes(frame, event.metrics, outcome, self.limits)
+        outcome = frame_outcome(frame, event)
+        attributes = frame_attributes(frame, event, outcome, self.limits)
         if self.backend and names.ATTR_BACKEND not in attributes:
             attributes[names.ATTR_BACKEND] = self.backend
         span.set_attributes(attributes)
-        fail_type = event.metrics.get("fail_type")
-        if fail_type and outcome == names.OUTCOME_FAILURE:
-            span.set_status(
-                Status(StatusCode.ERROR, self.limits.text(event.metrics.get("fail_reason")))
-            )
-            span.set_attribute(names.ATTR_ERROR_TYPE, str(fail_type))
+        if event.fail_type and outcome == names.OUTCOME_FAILURE:
+            span.set_status(Status(StatusCode.ERROR, self.limits.text(event.fail_reason)))
+            span.set_attribute(names.ATTR_ERROR_TYPE, event.fail_type)
         for brk in frame.breaks:
             span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
         self._emit_phases(frame)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,11 +20,26 @@ class FrameStarted:
 
 @dataclasses.dataclass(frozen=True)
 class FrameEnded:
-    """Dynamo finished a frame compile; ``metrics`` is its CompilationMetrics as a dict."""
+    """Dynamo finished a frame compile: what its compilation metrics say, in plain fields."""
 
     compile_id: str
     time_ns: int
-    metrics: Mapping[str, Any]
+    start_ns: int | None = None
+    """When Dynamo started the frame, if it said (a frame with no start event)."""
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    guard_count: int = 0
+    cache_size: int = 0
+    """Cache entries the code held before this compile."""
+    graph_node_count: int = 0
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    recompile_reason: str | None = None
+    """The failed guard that caused this compile: its first line, no compile-id prefix."""
+    restart_reasons: tuple[str, ...] = ()
+    cache_counts: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """AOT Autograd and FX graph cache hits and misses, by attribute name."""
 
 
 @dataclasses.dataclass(frozen=True)

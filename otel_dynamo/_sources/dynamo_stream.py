@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from otel_dynamo import names
 from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import (
     FrameEnded,
@@ -35,6 +36,16 @@ _SKIP_MARKERS = ("which results in a skip", "Skipping the function and falling b
 _REASON_MARKER = "Graph Break Reason: "
 _EXPLANATION_MARKER = "  Explanation: "
 _TRACEBACK_MARKER = "Traceback (most recent call last):"
+_COMPILE_ID_PREFIX = re.compile(r"^\s*\d+/\d+: ")
+OUTER_PHASE = "dynamo"
+"""Dynamo's outermost timed event: the frame span itself stands for it."""
+CACHE_COUNTERS = {
+    "aotautograd_local_cache_hit_count": names.ATTR_CACHE_AOT_HITS,
+    "aotautograd_local_cache_miss_count": names.ATTR_CACHE_AOT_MISSES,
+    "inductor_fx_local_cache_hit_count": names.ATTR_CACHE_FX_HITS,
+    "inductor_fx_local_cache_miss_count": names.ATTR_CACHE_FX_MISSES,
+}
+"""CompilationMetrics counters copied onto the frame span when Dynamo reports them."""
 SKIPPED_FRAME_KIND = "skip"
 UNKNOWN_KIND = "other"
 
@@ -89,9 +100,48 @@ def parse_guards(text: str) -> tuple[str, ...]:
     return tuple(guards)
 
 
+def without_compile_id(reason: str) -> str:
+    """A recompile reason without Dynamo's "0/0: " prefix."""
+    return _COMPILE_ID_PREFIX.sub("", reason.strip())
+
+
 def parse_recompile_reasons(payload: Any) -> tuple[str, ...]:
     items = payload if isinstance(payload, list) else [payload]
-    return tuple(str(item) for item in items if item)
+    return tuple(without_compile_id(str(item)) for item in items if item)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _first_line(value: Any) -> str | None:
+    return without_compile_id(str(value)).split("\n", 1)[0] if value else None
+
+
+def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> FrameEnded:
+    """The fields we read of Dynamo's CompilationMetrics (``compilation_metrics``)."""
+    start_us = metrics.get("start_time_us")
+    line = metrics.get("co_firstlineno")
+    return FrameEnded(
+        compile_id,
+        time_ns,
+        start_ns=int(start_us * 1000) if start_us else None,
+        function=_text(metrics.get("co_name")),
+        file=_text(metrics.get("co_filename")),
+        line=line if isinstance(line, int) else None,
+        guard_count=int(metrics.get("guard_count") or 0),
+        cache_size=int(metrics.get("cache_size") or 0),
+        graph_node_count=int(metrics.get("graph_node_count") or 0),
+        fail_type=_text(metrics.get("fail_type") or None),
+        fail_reason=_text(metrics.get("fail_reason") or None),
+        recompile_reason=_first_line(metrics.get("recompile_reason")),
+        restart_reasons=tuple(str(r) for r in metrics.get("restart_reasons") or ()),
+        cache_counts={
+            key: metrics[field]
+            for field, key in CACHE_COUNTERS.items()
+            if isinstance(metrics.get(field), int)
+        },
+    )
 
 
 # --- the interceptor ---------------------------------------------------------------------
@@ -121,7 +171,7 @@ def _on_artifact(
 
 def _on_chromium(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
     event = kw["payload_fn"]()
-    if event.get("ph") not in ("B", "E"):
+    if event.get("ph") not in ("B", "E") or event.get("name") == OUTER_PHASE:
         return
     event_id = (event.get("args") or {}).get("compile_id") or compile_id
     time_ns = int(float(event["ts"]) * 1000)
@@ -131,7 +181,7 @@ def _on_chromium(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
 def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> None:
     metrics = metadata_fn()
     event_id = str(metrics.get("compile_id") or compile_id)
-    sink.frame_ended(FrameEnded(event_id, time.time_ns(), metrics))
+    sink.frame_ended(frame_ended(event_id, time.time_ns(), metrics))
 
 
 def _on_guards(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from otel_dynamo import names
 from otel_dynamo._sources import dynamo_stream
 
 BREAK_PAYLOAD = """Graph break in user code at /src/train.py:12
@@ -37,4 +38,39 @@ def test_guard_tree_lines_become_one_guard_each_without_managers():
     assert dynamo_stream.parse_guards(text) == (
         "DEFAULT_DEVICE: x == None",
         "TENSOR_MATCH: check_tensor(L['x'])",
+    )
+
+
+def test_compilation_metrics_become_plain_frame_fields():
+    """The source reads Dynamo's field names; the event carries plain, typed fields."""
+    metrics = {
+        "compile_id": "1/2",
+        "co_name": "forward",
+        "co_filename": "/src/model.py",
+        "co_firstlineno": 7,
+        "guard_count": 12,
+        "cache_size": 2,
+        "graph_node_count": 5,
+        "fail_type": None,
+        "recompile_reason": "1/1: tensor 'x' size mismatch at index 0. expected 8, actual 4\nmore",
+        "restart_reasons": ["TensorifyScalarRestartAnalysis"],
+        "start_time_us": 1_700_000_000_000_000,
+        "aotautograd_local_cache_hit_count": 1,
+        "inductor_fx_local_cache_miss_count": None,
+    }
+    ended = dynamo_stream.frame_ended("1/2", 42, metrics)
+    assert (ended.function, ended.file, ended.line) == ("forward", "/src/model.py", 7)
+    assert (ended.guard_count, ended.cache_size, ended.graph_node_count) == (12, 2, 5)
+    assert ended.fail_type is None and ended.fail_reason is None
+    assert ended.recompile_reason == "tensor 'x' size mismatch at index 0. expected 8, actual 4"
+    assert ended.restart_reasons == ("TensorifyScalarRestartAnalysis",)
+    assert ended.start_ns == 1_700_000_000_000_000_000
+    assert ended.cache_counts == {names.ATTR_CACHE_AOT_HITS: 1}
+
+
+def test_recompile_reasons_lose_dynamos_compile_id_prefix():
+    """Each reason of a recompile_reasons artifact, without the "0/0: " prefix."""
+    payload = ["0/0: tensor 'x' dtype mismatch. expected Float, actual Double", ""]
+    assert dynamo_stream.parse_recompile_reasons(payload) == (
+        "tensor 'x' dtype mismatch. expected Float, actual Double",
     )
