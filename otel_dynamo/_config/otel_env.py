@@ -18,8 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
-from opentelemetry.sdk.trace import sampling
-
 from otel_dynamo._config.settings import ConfigProblem, parse_bool
 
 T = TypeVar("T")
@@ -76,15 +74,26 @@ ACCEPTED_SAMPLERS = (
 ACCEPTED_RATIO = "a number from 0 to 1"
 TURNED_OFF = "{signals} OTLP export turned off"
 
-_SAMPLERS: dict[str, Callable[[float], sampling.Sampler]] = {
-    "always_on": lambda _: sampling.ALWAYS_ON,
-    "always_off": lambda _: sampling.ALWAYS_OFF,
-    "parentbased_always_on": lambda _: sampling.DEFAULT_ON,
-    "parentbased_always_off": lambda _: sampling.DEFAULT_OFF,
-    "traceidratio": sampling.TraceIdRatioBased,
-    "parentbased_traceidratio": sampling.ParentBasedTraceIdRatio,
-}
+SAMPLER_NAMES = frozenset(
+    {
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+    }
+)
+"""The OTEL_TRACES_SAMPLER values the SDK defines (otel_dynamo._providers builds them)."""
 _RATIO_SAMPLERS = frozenset({"traceidratio", "parentbased_traceidratio"})
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplerChoice:
+    """OTEL_TRACES_SAMPLER and, for the ratio samplers, OTEL_TRACES_SAMPLER_ARG."""
+
+    name: str
+    ratio: float = DEFAULT_SAMPLER_RATIO
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,7 +135,7 @@ class OtelEnv:
 
     disabled: bool
     plans: Mapping[str, SignalPlan]
-    sampler: sampling.Sampler
+    sampler: SamplerChoice
     batch: Mapping[str, BatchOptions]
     metric_interval_ms: float
     metric_timeout_ms: float
@@ -328,14 +337,14 @@ def _readable_file(path: str) -> bool:
 # --- traces sampler, batching ----------------------------------------------------------
 
 
-def _sampler(reader: _Reader) -> sampling.Sampler:
+def _sampler(reader: _Reader) -> SamplerChoice:
     raw = reader.raw(ENV_SAMPLER)
     name = DEFAULT_SAMPLER if raw is None else raw.strip().lower()
-    if name not in _SAMPLERS:
+    if name not in SAMPLER_NAMES:
         reader.problem(ENV_SAMPLER, raw or "", ACCEPTED_SAMPLERS, f"using {DEFAULT_SAMPLER}")
         name = DEFAULT_SAMPLER
     ratio = _ratio(reader) if name in _RATIO_SAMPLERS else DEFAULT_SAMPLER_RATIO
-    return _SAMPLERS[name](ratio)
+    return SamplerChoice(name, ratio)
 
 
 def _ratio(reader: _Reader) -> float:

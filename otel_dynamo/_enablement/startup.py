@@ -65,16 +65,9 @@ def _settings_or_exit() -> Settings | None:
 
 
 def _check_strictly(settings: Settings) -> None:
-    """Stop on any bad OTEL_* value now, or at ``import torch`` when OpenTelemetry is not
-    importable yet (its site directory is processed after ours, e.g. a user install)."""
-    try:
-        problems = _startup_problems(settings)
-    except ImportError:
-        import_hooks.when_imported(
-            "torch", lambda _module: _exit_on_problems(_startup_problems(settings))
-        )
-        return
-    _exit_on_problems(problems)
+    """Stop on any bad OTEL_* value now. Parsing them needs no OpenTelemetry, so it works
+    even where OpenTelemetry's site directory is processed after ours."""
+    _exit_on_problems(_startup_problems(settings))
 
 
 def _startup_problems(settings: Settings) -> list[str]:

@@ -65,6 +65,7 @@ from otel_dynamo._providers.safe_exporters import (
     SafeMetricExporter,
     SafeSpanExporter,
 )
+from otel_dynamo._providers.sampling import build_sampler
 
 __all__ = ["ProcessProviders", "setup_providers"]
 
@@ -202,7 +203,7 @@ class _Builder:
         if not safe_exports:
             return trace.NoOpTracerProvider()
         provider = TracerProvider(
-            sampler=self._otel.sampler,
+            sampler=build_sampler(self._otel.sampler),
             resource=self._resource,
             shutdown_on_exit=False,
             id_generator=IsolatedRandomIdGenerator(),

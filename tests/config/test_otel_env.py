@@ -8,9 +8,11 @@ from otel_dynamo._config.otel_env import (
     DEFAULT_OTLP_TIMEOUT_S,
     BatchOptions,
     OtlpTarget,
+    SamplerChoice,
     SignalPlan,
     read_otel_env,
 )
+from otel_dynamo._providers.sampling import build_sampler
 
 
 def test_nothing_configured_means_files_for_every_signal():
@@ -199,9 +201,11 @@ def test_sdk_disabled():
 
 def test_sampler_ratio_is_honoured():
     """OTEL_TRACES_SAMPLER=traceidratio with ARG 0.25 gives that sampler and rate."""
-    sampler = read_otel_env(
+    choice = read_otel_env(
         {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"}
     ).sampler
+    assert choice == SamplerChoice("traceidratio", 0.25)
+    sampler = build_sampler(choice)
     assert isinstance(sampler, sampling.TraceIdRatioBased)
     assert sampler.rate == 0.25
 
@@ -209,7 +213,7 @@ def test_sampler_ratio_is_honoured():
 def test_unknown_sampler_is_a_problem_and_default_used():
     """An unknown sampler name: problem, and parentbased_always_on is used."""
     env = read_otel_env({"OTEL_TRACES_SAMPLER": "sometimes"})
-    assert env.sampler is sampling.DEFAULT_ON
+    assert build_sampler(env.sampler) is sampling.DEFAULT_ON
     assert [(p.variable, p.consequence) for p in env.problems] == [
         ("OTEL_TRACES_SAMPLER", "using parentbased_always_on")
     ]
