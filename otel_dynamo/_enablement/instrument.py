@@ -23,7 +23,7 @@ from otel_dynamo._config.options import apply_options
 from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._enablement import import_hooks, torch_export_switch
-from otel_dynamo._providers.choice import ProviderSource, environment_source, explicit_source
+from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
 
 DYNAMO_MODULE = "torch._dynamo"
 DEFAULT_BACKEND = "inductor"
@@ -36,7 +36,7 @@ _lock = threading.RLock()
 class _Instrumentation:
     """What instrument() set up: settings, where telemetry goes, the patched module."""
 
-    def __init__(self, settings: Settings, providers: ProviderSource) -> None:
+    def __init__(self, settings: Settings, providers: ProviderLookup) -> None:
         self.settings = settings
         self.providers = providers
         self.module: ModuleType | None = None
@@ -168,14 +168,14 @@ def _provider_source(
     tracer_provider: trace.TracerProvider | None,
     meter_provider: metrics.MeterProvider | None,
     logger_provider: _logs.LoggerProvider | None,
-) -> ProviderSource:
+) -> ProviderLookup:
     if tracer_provider or meter_provider or logger_provider:
-        return explicit_source(
+        return explicit_lookup(
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             logger_provider=logger_provider,
         )
-    return environment_source(settings)
+    return environment_lookup(settings)
 
 
 def is_instrumented() -> bool:

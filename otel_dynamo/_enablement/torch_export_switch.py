@@ -7,14 +7,14 @@ import threading
 
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._enablement import import_hooks
-from otel_dynamo._providers.choice import ProviderSource
+from otel_dynamo._providers.choice import ProviderLookup
 from otel_dynamo._sources.torch_export import TORCH_EXPORT_MODULE, TorchExportInstrumentation
 
 _lock = threading.RLock()
 _current: TorchExportInstrumentation | None = None
 
 
-def install(*, providers: ProviderSource, settings: Settings) -> None:
+def install(*, providers: ProviderLookup, settings: Settings) -> None:
     """Trace torch.export from now on (at once if imported, else when it is); replaces."""
     global _current
     with _lock:

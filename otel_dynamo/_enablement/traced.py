@@ -9,8 +9,8 @@ from opentelemetry import _logs, metrics, trace
 
 from otel_dynamo._config.options import apply_options
 from otel_dynamo._config.settings import Settings, load_settings
-from otel_dynamo._providers.choice import ProviderSource, environment_source, explicit_source
-from otel_dynamo._recording.recorder_factory import RecorderSource
+from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
+from otel_dynamo._recording.recorder_factory import RecorderLookup
 from otel_dynamo._sources.traced_backend import TracedBackend, backend_name
 
 
@@ -24,7 +24,7 @@ def traced_backend(
 ) -> TracedBackend:
     """``traced()``: the given providers, the global ones for those not given."""
     settings = apply_options(load_settings(), options)
-    providers = explicit_source(
+    providers = explicit_lookup(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -35,11 +35,11 @@ def traced_backend(
 def environment_backend(backend: Any, *, settings: Settings | None = None) -> TracedBackend:
     """Twins and env-var enablement: global providers if configured, else our own."""
     settings = settings or load_settings()
-    return backend_with(backend, environment_source(settings), settings)
+    return backend_with(backend, environment_lookup(settings), settings)
 
 
 def backend_with(
-    backend: str | Callable[..., Any], providers: ProviderSource, settings: Settings
+    backend: str | Callable[..., Any], providers: ProviderLookup, settings: Settings
 ) -> TracedBackend:
-    source = RecorderSource(providers=providers, settings=settings, backend=backend_name(backend))
+    source = RecorderLookup(providers=providers, settings=settings, backend=backend_name(backend))
     return TracedBackend(backend, recorder_factory=source)

@@ -25,7 +25,7 @@ class Providers:
     logger_provider: _logs.LoggerProvider
 
 
-ProviderSource = Callable[[], Providers]
+ProviderLookup = Callable[[], Providers]
 
 _lock = threading.RLock()
 _own: ProcessProviders | None = None
@@ -43,12 +43,12 @@ def global_providers() -> Providers:
     )
 
 
-def explicit_source(
+def explicit_lookup(
     *,
     tracer_provider: trace.TracerProvider | None = None,
     meter_provider: metrics.MeterProvider | None = None,
     logger_provider: _logs.LoggerProvider | None = None,
-) -> ProviderSource:
+) -> ProviderLookup:
     """Given providers; the global ones (read at each call) for those not given."""
 
     def resolve() -> Providers:
@@ -62,7 +62,7 @@ def explicit_source(
     return resolve
 
 
-def environment_source(settings: Settings) -> ProviderSource:
+def environment_lookup(settings: Settings) -> ProviderLookup:
     """The global providers if configured, else this process's own (built once)."""
 
     def resolve() -> Providers:

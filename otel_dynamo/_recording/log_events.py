@@ -1,4 +1,4 @@
-"""The recorder's EventSink: structured log events for compiles, breaks and failures.
+"""The recorder's LogEventSink: structured log events for compiles, breaks and failures.
 
 Each event is emitted in the trace context of the span it belongs to, so its
 ``trace_id`` / ``span_id`` (JSON lines) and its OpenTelemetry log record point at
@@ -61,7 +61,7 @@ def pick(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]
     return {key: attributes[key] for key in keys if key in attributes}
 
 
-class CompileEvents:
+class CompileLogEvents:
     """Turns recorder callbacks into log events; watches running compiles."""
 
     def __init__(self, events: EventLogger, *, limits: Limits, watchdog: Watchdog) -> None:

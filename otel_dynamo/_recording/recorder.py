@@ -28,7 +28,7 @@ from otel_dynamo._recording.frame_state import (
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
 from otel_dynamo._recording.run_state import RunState
-from otel_dynamo._recording.sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
+from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.stream_events import (
     FrameEnded,
     FrameStarted,
@@ -57,7 +57,7 @@ class Recorder:
         *,
         tracer: trace.Tracer,
         settings: Settings,
-        events: EventSink = NULL_EVENTS,
+        log_events: LogEventSink = NULL_LOG_EVENTS,
         metrics: MetricsSink = NULL_METRICS,
         backend: str | None = None,
     ) -> None:
@@ -66,7 +66,7 @@ class Recorder:
         self.backend = backend
         self.settings = settings
         self.limits = Limits.from_settings(settings)
-        self.events = events
+        self.log_events = log_events
         self.metrics = metrics
         self._frames: OrderedDict[str, FrameState] = OrderedDict()
 
@@ -96,13 +96,13 @@ class Recorder:
             attributes={names.ATTR_COMPILE_ID: frame.compile_id},
         )
         frame.started_ns = start
-        self.events.frame_started(frame)
+        self.log_events.frame_started(frame)
 
     def graph_break(self, event: GraphBreakReported) -> None:
         frame = self._frame(event.compile_id)
         frame.breaks.append(event)
         self.metrics.graph_break(event.kind)
-        self.events.graph_break(event, frame.span, self.backend)
+        self.log_events.graph_break(event, frame.span, self.backend)
 
     def recompile(self, event: RecompileReported) -> None:
         self._frame(event.compile_id).recompile_reasons = event.reasons
@@ -136,7 +136,7 @@ class Recorder:
         end_span(span, event.time_ns)
         duration_s = max(event.time_ns - frame.started_ns, 0) / 1e9
         self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
-        self.events.frame_ended(frame, attributes, outcome, duration_s)
+        self.log_events.frame_ended(frame, attributes, outcome, duration_s)
 
     def _emit_phases(self, frame: FrameState) -> None:
         assert frame.span is not None
@@ -212,7 +212,7 @@ class Recorder:
             span.set_attribute(names.ATTR_ERROR_MESSAGE, first_line(exc, self.limits.text_length))
             self.metrics.failure(stage, kind)
             fields = {**(attributes or {}), names.ATTR_ERROR_TYPE: kind}
-            self.events.failure(stage, exc, span, fields)
+            self.log_events.failure(stage, exc, span, fields)
         except Exception:
             _log.warning("otel_dynamo: could not record a failure", exc_info=True)
 

@@ -17,15 +17,15 @@ from opentelemetry import trace
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings, load_settings
-from otel_dynamo._providers.choice import Providers, ProviderSource
+from otel_dynamo._providers.choice import ProviderLookup, Providers
 from otel_dynamo._providers.ids import isolate_ids
 from otel_dynamo._providers.resource import detected_attributes
 from otel_dynamo._recording.boundary import SafeTracer
 from otel_dynamo._recording.limits import Limits
-from otel_dynamo._recording.log_events import CompileEvents
+from otel_dynamo._recording.log_events import CompileLogEvents
 from otel_dynamo._recording.metrics import CompileMetrics
 from otel_dynamo._recording.recorder import Recorder
-from otel_dynamo._recording.sinks import NULL_EVENTS, NULL_METRICS, EventSink, MetricsSink
+from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.structured_log import EventLogger
 from otel_dynamo._recording.watchdog import Watchdog
 from otel_dynamo.version import __version__
@@ -33,7 +33,7 @@ from otel_dynamo.version import __version__
 
 @dataclasses.dataclass(frozen=True)
 class Sinks:
-    events: EventSink
+    log_events: LogEventSink
     metrics: MetricsSink
 
 
@@ -49,21 +49,21 @@ def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
     return SafeTracer(tracer)
 
 
-class RecorderSource:
+class RecorderLookup:
     """Builds the recorder a traced backend reports to, following its provider source.
 
     The source is read at each compile, so a global provider installed after
     ``traced()`` was called is still used; a new tracer provider means a new recorder.
     """
 
-    def __init__(self, *, providers: ProviderSource, settings: Settings, backend: str) -> None:
+    def __init__(self, *, providers: ProviderLookup, settings: Settings, backend: str) -> None:
         self._providers = providers
         self._settings = settings
         self._backend = backend
         self._recorder: Recorder | None = None
         self._provider: object = None
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> RecorderSource:
+    def __deepcopy__(self, memo: dict[int, Any]) -> RecorderLookup:
         # Dynamo's debug wrapper copies a backend's __dict__ (functools.wraps) and torch's
         # repro runner deep-copies it: the copy reports to the same recorder.
         return self
@@ -76,7 +76,7 @@ class RecorderSource:
             self._recorder = make_recorder(
                 tracer_provider=providers.tracer_provider,
                 settings=self._settings,
-                events=sinks.events,
+                log_events=sinks.log_events,
                 metrics=sinks.metrics,
                 backend=self._backend,
             )
@@ -87,14 +87,14 @@ def make_recorder(
     *,
     tracer_provider: trace.TracerProvider | None = None,
     settings: Settings | None = None,
-    events: EventSink = NULL_EVENTS,
+    log_events: LogEventSink = NULL_LOG_EVENTS,
     metrics: MetricsSink = NULL_METRICS,
     backend: str | None = None,
 ) -> Recorder:
     return Recorder(
         tracer=tracer_for(tracer_provider),
         settings=settings or load_settings(),
-        events=events,
+        log_events=log_events,
         metrics=metrics,
         backend=backend,
     )
@@ -116,12 +116,12 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
     logger = EventLogger.from_settings(
         settings, logger_provider=providers.logger_provider, **event_context(os.environ)
     )
-    events = CompileEvents(
+    log_events = CompileLogEvents(
         logger,
         limits=Limits.from_settings(settings),
         watchdog=Watchdog.from_settings(settings, logger),
     )
-    return Sinks(events=events, metrics=CompileMetrics(providers.meter_provider))
+    return Sinks(log_events=log_events, metrics=CompileMetrics(providers.meter_provider))
 
 
 def event_context(environ: Mapping[str, str]) -> dict[str, Any]:

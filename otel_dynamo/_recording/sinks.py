@@ -36,7 +36,7 @@ class StreamSink(Protocol):
     def wants_guard_text(self) -> bool: ...
 
 
-class EventSink(Protocol):
+class LogEventSink(Protocol):
     def frame_started(self, frame: FrameState) -> None: ...
     def frame_ended(
         self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
@@ -65,7 +65,7 @@ class MetricsSink(Protocol):
     def run_recorded(self, run: RunState, span: Span) -> None: ...
 
 
-class _NullEvents:
+class _NullLogEvents:
     def frame_started(self, frame: FrameState) -> None:
         pass
 
@@ -122,5 +122,5 @@ class _NullMetrics:
         pass
 
 
-NULL_EVENTS: EventSink = _NullEvents()
+NULL_LOG_EVENTS: LogEventSink = _NullLogEvents()
 NULL_METRICS: MetricsSink = _NullMetrics()

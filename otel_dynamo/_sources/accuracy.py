@@ -183,4 +183,4 @@ def _record(verdict: Verdict, state: RunState, recorder: Recorder) -> None:
     if span is not None:
         span.set_attributes(verdict.attributes)
     fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count, **verdict.attributes}
-    recorder.events.accuracy_checked(verdict.passed, span, **fields)
+    recorder.log_events.accuracy_checked(verdict.passed, span, **fields)

@@ -145,7 +145,7 @@ def record(recorder: Recorder, fault: FaultSpec, span: Span | None, fields: dict
             span.set_attribute(names.ATTR_FAULT_KIND, fault.kind)
             span.set_attribute(names.ATTR_FAULT_TARGET, fault.target)
         recorder.metrics.fault(fault.kind)
-        recorder.events.fault_injected(fault.kind, fault.target, span, **fields)
+        recorder.log_events.fault_injected(fault.kind, fault.target, span, **fields)
     except Exception:
         _log.warning("otel_dynamo: could not record an injected fault", exc_info=True)
 

@@ -94,7 +94,7 @@ class GraphCompile:
             names.ATTR_BACKEND: self.backend,
             names.ATTR_GRAPH_INDEX: self.graph_index,
         }
-        self.recorder.events.repro_written(span, **fields)
+        self.recorder.log_events.repro_written(span, **fields)
 
     def run_state(self, kind: str, graph_name: str | None) -> RunState:
         attributes: dict[str, Any] = {

@@ -25,7 +25,7 @@ from opentelemetry.trace import Span, SpanContext, Status, StatusCode
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._providers.choice import Providers, ProviderSource
+from otel_dynamo._providers.choice import ProviderLookup, Providers
 from otel_dynamo._recording.boundary import class_name
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.recorder_factory import make_recorder, sinks_for
@@ -93,11 +93,11 @@ class TorchExportRecorder:
         self.runs = make_recorder(
             tracer_provider=providers.tracer_provider,
             settings=settings,
-            events=sinks.events,
+            log_events=sinks.log_events,
             metrics=sinks.metrics,
         )
         self.tracer = self.runs.tracer
-        self.events = TorchExportEvents(getattr(sinks.events, "logger", None))
+        self.events = TorchExportEvents(getattr(sinks.log_events, "logger", None))
         self.metrics = torch_export_metrics(providers.meter_provider)
 
     def call(
@@ -219,7 +219,7 @@ _SPAN_NAMES = {
 class TorchExportInstrumentation:
     """The patched torch.export attributes and where their telemetry goes."""
 
-    def __init__(self, *, providers: ProviderSource, settings: Settings) -> None:
+    def __init__(self, *, providers: ProviderLookup, settings: Settings) -> None:
         self._providers = providers
         self._settings = settings
         self._recorder: TorchExportRecorder | None = None

@@ -113,7 +113,7 @@ class TracedBackend:
                 compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
             finally:
                 aot.deactivate(token)
-        graph.safely(lambda: recorder.events.graph_compiled(attributes, span))
+        graph.safely(lambda: recorder.log_events.graph_compiled(attributes, span))
         return graph.safely(lambda: self._wrap_runs(graph, compiled, example_inputs)) or compiled
 
     def _graph_attributes(
