@@ -75,7 +75,7 @@ _route: contextvars.ContextVar[Route | None] = contextvars.ContextVar(
     "otel_dynamo_route", default=None
 )
 _torch_export_owner: contextvars.ContextVar[Owner | None] = contextvars.ContextVar(
-    "otel_dynamo_export_owner", default=None
+    "otel_dynamo_torch_export_owner", default=None
 )
 
 
