@@ -34,10 +34,12 @@ OWNER_ATTRIBUTE = "_otel_dynamo_frame_owner"
 Dynamo's debug wrapper copies a backend's ``__dict__`` (``functools.wraps``), so the
 attribute is found on the wrapper as well as on the backend."""
 
-ORIGINAL_BACKEND = "_torchdynamo_orig_backend"
-"""How Dynamo's wrappers name what they wrap (see the note atop convert_frame.py)."""
+ORIGINAL_BACKEND_ATTRIBUTES = ("_torchdynamo_orig_backend", "_torchdynamo_orig_callable")
+"""How ``ConvertFrameAssert`` and Dynamo's other wrappers name the backend they wrap (see
+the note atop convert_frame.py): ``_torchdynamo_orig_backend`` from torch 2.9 on
+(pytorch/pytorch#156901), ``_torchdynamo_orig_callable`` on 2.8."""
 
-WRAPPED_ATTRIBUTES = (ORIGINAL_BACKEND, "compiler_fn", "func")
+WRAPPED_ATTRIBUTES = (*ORIGINAL_BACKEND_ATTRIBUTES, "compiler_fn", "func")
 """Where each wrapper between Dynamo and a backend keeps what it wraps: Dynamo's own
 wrappers; ``torch._TorchCompileWrapper``, what ``torch.compile`` makes of a callable
 backend; ``functools.partial``."""
@@ -164,7 +166,7 @@ class FrameCompilerTap:
         self._original = original
 
         def __call__(convert: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _route.set(route_for(getattr(convert, ORIGINAL_BACKEND, None)))
+            token = _route.set(route_for(self._compiler_of(convert)))
             try:
                 return original(convert, *args, **kwargs)
             finally:
@@ -173,6 +175,22 @@ class FrameCompilerTap:
         setattr(__call__, TAP_MARKER, self)
         __call__.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps
         target.__call__ = __call__  # type: ignore[method-assign]  # the tap patches torch's class
+
+    def _compiler_of(self, convert: object) -> object:
+        """The backend a ``ConvertFrameAssert`` compiles with; None, and one warning, on a
+        torch that keeps it under a name we do not know."""
+        for name in ORIGINAL_BACKEND_ATTRIBUTES:
+            compiler = getattr(convert, name, None)
+            if compiler is not None:
+                return compiler
+        if not self._warned:
+            self._warned = True
+            _log.warning(
+                "otel_dynamo: this torch's ConvertFrameAssert keeps its backend under none of "
+                "%s; frame compile spans are not recorded (graph spans still are)",
+                ", ".join(ORIGINAL_BACKEND_ATTRIBUTES),
+            )
+        return None
 
     def uninstall(self) -> None:
         target = self._target()

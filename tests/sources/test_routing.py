@@ -303,7 +303,11 @@ def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend(
     class CompileWrapper:
         compiler_fn = DebugWrapper()
 
+    class OlderConvertFrame:  # torch 2.8 names the backend _torchdynamo_orig_callable
+        _torchdynamo_orig_callable = CompileWrapper()
+
     assert routing.owner_of(CompileWrapper()) is owner
+    assert routing.owner_of(OlderConvertFrame()) is owner
     assert routing.owner_of(lambda gm, inputs: gm) is None
     assert routing.owner_of(None) is None
 
@@ -342,3 +346,15 @@ def test_a_failing_owner_leaves_the_compile_alone(provider, exporter, caplog, mo
     assert [s.name for s in spans if s.name == names.SPAN_GRAPH] == [names.SPAN_GRAPH]
     (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert "could not tell which recorder a frame compile reports to" in warning.getMessage()
+
+
+def test_a_torch_that_hides_the_frame_compiler_gets_one_warning(caplog):
+    """A ConvertFrameAssert with neither known backend attribute: no owner, one warning
+    naming what is not recorded, however many frames compile."""
+    from otel_dynamo._sources import routing
+
+    tap = routing.FrameCompilerTap()
+    caplog.set_level(logging.WARNING, logger="otel_dynamo")
+    assert [tap._compiler_of(object()) for _ in range(3)] == [None, None, None]
+    (warning,) = caplog.records
+    assert "frame compile spans are not recorded" in warning.getMessage()
