@@ -22,6 +22,8 @@ from otel_dynamo._config.otel_env import BatchOptions
 from otel_dynamo._providers.export_health import RecordSink, quiet
 
 DEFAULT_SHUTDOWN_MILLIS = 500.0
+DEFAULT_FLUSH_MILLIS = 30_000
+"""force_flush()'s deadline when none is given: the SDK's own default."""
 
 
 def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> bool:
@@ -69,12 +71,14 @@ class _Bounded:
         with quiet(self._on_sdk_record):
             self._batch_processor.shutdown(timeout_millis=millis)
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def force_flush(self, timeout_millis: int | None = None) -> bool:
+        """Flush within ``timeout_millis`` (None: the SDK's default of 30 s), never longer."""
+        millis = DEFAULT_FLUSH_MILLIS if timeout_millis is None else timeout_millis
         flush = super().force_flush  # type: ignore[misc]  # the SDK class after the mixin has it
-        return run_bounded(flush, timeout_millis / 1000, name=self._flush_thread_name)
+        return run_bounded(flush, millis / 1000, name=self._flush_thread_name)
 
 
-class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):  # type: ignore[misc]  # our force_flush needs an int; the SDK's also takes None
+class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
     _flush_thread_name = "otel_dynamo-flush-spans"
 
     def on_end(self, span: ReadableSpan) -> None:

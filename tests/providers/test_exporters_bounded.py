@@ -90,6 +90,24 @@ def test_force_flush_is_bounded(tmp_path):
     assert (flushed, elapsed < 0.3 + SLACK_S) == (False, True)
 
 
+def test_span_processor_force_flush_accepts_none_as_the_sdk_does():
+    """BoundedBatchSpanProcessor.force_flush(None), as the SDK's signature allows, flushes
+    (with the SDK's default deadline) instead of raising TypeError."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_dynamo._config.otel_env import BatchOptions
+    from otel_dynamo._providers.batch import BoundedBatchSpanProcessor
+
+    processor = BoundedBatchSpanProcessor(
+        InMemorySpanExporter(), BatchOptions(), on_sdk_record=lambda record: None
+    )
+    try:
+        assert processor.force_flush(None) is True
+        assert processor.force_flush() is True
+    finally:
+        processor.shutdown()
+
+
 def test_span_queue_never_exceeds_its_bound_and_drops_are_one_warning(tmp_path, caplog):
     """With the exporter stuck, the queue stays at OTEL_BSP_MAX_QUEUE_SIZE; one warning."""
     with BlackHole() as hole:
