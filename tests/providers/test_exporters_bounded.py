@@ -38,7 +38,10 @@ def _spans(telemetry, count: int) -> None:
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
 def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_path, caplog):
-    """A collector that accepts and never answers: shutdown(0.5) returns False in time."""
+    """A collector that accepts and never answers: shutdown(0.5) returns in time, and the
+    job is told once. Usually the export is still stuck at the deadline (False, "did not
+    finish"); with gRPC, closing the channel may cancel the stuck export first (True, the
+    export failure warning): both are bounded and both drop what was unsent."""
     with BlackHole() as hole:
         environ = {
             "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}",
@@ -53,10 +56,13 @@ def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_
         started = time.monotonic()
         finished = telemetry.shutdown(0.5)
         elapsed = time.monotonic() - started
-    assert finished is False
     assert elapsed < 0.5 + SLACK_S
     (warning,) = _otel_dynamo_warnings(caplog)
-    assert warning.startswith("otel_dynamo: telemetry shutdown did not finish within 0.5 s;")
+    if finished:
+        assert protocol == "grpc" and "StatusCode.CANCELLED" in warning, warning
+        assert warning.startswith("otel_dynamo: could not export traces to http://127.0.0.1:")
+    else:
+        assert warning.startswith("otel_dynamo: telemetry shutdown did not finish within 0.5 s;")
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
