@@ -39,10 +39,17 @@ ORIGINAL_BACKEND_ATTRIBUTES = ("_torchdynamo_orig_backend", "_torchdynamo_orig_c
 the note atop convert_frame.py): ``_torchdynamo_orig_backend`` from torch 2.9 on
 (pytorch/pytorch#156901), ``_torchdynamo_orig_callable`` on 2.8."""
 
-WRAPPED_ATTRIBUTES = (*ORIGINAL_BACKEND_ATTRIBUTES, "compiler_fn", "func")
+WRAPPED_ATTRIBUTES = (
+    *ORIGINAL_BACKEND_ATTRIBUTES,
+    "compiler_fn",
+    "func",
+    "backend_compile_fn",
+    "__self__",
+)
 """Where each wrapper between Dynamo and a backend keeps what it wraps: Dynamo's own
 wrappers; ``torch._TorchCompileWrapper``, what ``torch.compile`` makes of a callable
-backend; ``functools.partial``."""
+backend; ``functools.partial``; under DDP, Dynamo compiles with the bound method
+``DDPOptimizer.compile_fn``, whose optimizer keeps the backend as ``backend_compile_fn``."""
 
 MAX_CHAIN = 16
 """Wrappers followed down a compiler chain before giving up (a cycle would never end)."""

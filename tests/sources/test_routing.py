@@ -282,7 +282,8 @@ def test_model_and_loss_compiled_separately_under_env_enablement(tmp_path: Path)
 
 
 def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend():
-    """Dynamo's debug wrapper, torch.compile's wrapper and functools.partial are followed."""
+    """Dynamo's debug wrapper, torch.compile's wrapper, functools.partial, torch 2.8's
+    attribute name and DDP's optimizer are followed."""
     import functools
 
     from otel_dynamo._sources import routing
@@ -306,8 +307,15 @@ def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend(
     class OlderConvertFrame:  # torch 2.8 names the backend _torchdynamo_orig_callable
         _torchdynamo_orig_callable = CompileWrapper()
 
+    class DDPOptimizer:  # DDP: Dynamo compiles with this optimizer's bound compile_fn
+        backend_compile_fn = DebugWrapper()
+
+        def compile_fn(self, gm: Any, example_inputs: Any) -> Any:
+            return gm
+
     assert routing.owner_of(CompileWrapper()) is owner
     assert routing.owner_of(OlderConvertFrame()) is owner
+    assert routing.owner_of(DDPOptimizer().compile_fn) is owner
     assert routing.owner_of(lambda gm, inputs: gm) is None
     assert routing.owner_of(None) is None
 
