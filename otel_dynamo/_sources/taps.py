@@ -1,4 +1,4 @@
-"""The process-wide torch taps, in one place: installed once, reversible, reset together.
+"""The process-wide torch taps, in one place: installed once, removed together.
 
 Each tap replaces one torch function or method with a wrapper that forwards to the
 original; ``torch._dynamo.reset()`` leaves them in place.
