@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import inspect
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,6 @@ from otel_dynamo._sources.runs import RunProxy
 if TYPE_CHECKING:  # for annotations only
     from otel_dynamo._sources.graph_compile import GraphCompile
 
-_log = logging.getLogger(__name__)
 
 _current: contextvars.ContextVar[GraphCompile | None] = contextvars.ContextVar(
     "otel_dynamo_graph", default=None

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
-from otel_dynamo._config.fault_spec import (
-    KIND_RUNTIME,
-    FaultSpec,
-)
+from otel_dynamo._config.fault_spec import KIND_RUNTIME, FaultSpec
 from otel_dynamo._config.settings import ACCURACY_BACKWARD, ACCURACY_OFF
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
@@ -22,12 +18,6 @@ from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile
 from otel_dynamo._sources.routing import OWNER_ATTRIBUTE
 from otel_dynamo._sources.runs import wrap_unboxed_run
-
-if TYPE_CHECKING:
-    pass
-
-_log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
