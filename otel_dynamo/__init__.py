@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from otel_dynamo._config.settings import ConfigError
 from otel_dynamo.version import __version__
 
 if TYPE_CHECKING:
@@ -17,6 +16,8 @@ if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
+
+    from otel_dynamo._config.settings import ConfigError
 
 __all__ = [
     "ConfigError",
@@ -122,3 +123,13 @@ def uninstrument_export() -> None:
     from otel_dynamo._enablement import instrument
 
     instrument.uninstrument_export()
+
+
+def __getattr__(name: str) -> Any:
+    # ConfigError loads with the settings it describes, not at ``import otel_dynamo``
+    # (the package's import stays at the cost of its version string).
+    if name == "ConfigError":
+        from otel_dynamo._config.settings import ConfigError
+
+        return ConfigError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,30 @@
+"""The top-level package: cheap to import, and ConfigError reachable from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def test_importing_the_package_loads_only_its_version():
+    """``import otel_dynamo`` loads no other otel_dynamo module, no torch, no OpenTelemetry."""
+    code = (
+        "import json, sys, otel_dynamo; "
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.startswith(('otel_dynamo', 'torch', 'opentelemetry')))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(done.stdout) == ["otel_dynamo", "otel_dynamo.version"]
+
+
+def test_config_error_is_the_error_a_bad_option_raises():
+    """otel_dynamo.ConfigError is the class traced() raises for a bad option value."""
+    import otel_dynamo
+
+    with pytest.raises(otel_dynamo.ConfigError, match="run_spans"):
+        otel_dynamo.traced("eager", run_spans="sometimes")
