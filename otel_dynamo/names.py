@@ -11,6 +11,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     # span names
     "SPAN_FRAME",
     "SPAN_PHASE",
+    "SPAN_LAZY_BACKWARD",
     "SPAN_GRAPH",
     "SPAN_AOT_PARTITION",
     "SPAN_AOT_FORWARD",
@@ -46,6 +47,12 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_GRAPH_BREAK_USER_STACK",
     "ATTR_GRAPH_BREAK_KIND",
     "ATTR_PHASE_NAME",
+    "ATTR_TIME_PREFIX",
+    "ATTR_DISCARDED",
+    "ATTR_DISCARDED_BY",
+    "ATTR_FRAME_DISCARDED_GRAPH_COUNT",
+    "ATTR_COMPILE_KIND",
+    "ATTR_TIME_CATEGORY",
     "ATTR_BACKEND",
     "ATTR_GRAPH_INDEX",
     "ATTR_GRAPH_OP_COUNT",
@@ -101,6 +108,20 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "OUTCOME_FAILURE",
     "OUTCOME_SKIPPED",
     "OUTCOME_NO_GRAPH",
+    "COMPILE_KIND_FRAME",
+    "COMPILE_KIND_LAZY_BACKWARD",
+    "TIME_TRACING",
+    "TIME_AOT_JOINT_GRAPH",
+    "TIME_AOT_PARTITION",
+    "TIME_AOT_OTHER",
+    "TIME_BACKEND_LOWERING",
+    "TIME_BACKEND_CODEGEN",
+    "TIME_BACKEND_COMPILE",
+    "TIME_BACKEND_AUTOTUNE",
+    "TIME_BACKEND_OTHER",
+    "TIME_GUARDS",
+    "TIME_CACHE",
+    "TIME_OTHER",
     "RUN_KIND_FORWARD",
     "RUN_KIND_BACKWARD",
     "RUN_KIND_INFERENCE",
@@ -110,6 +131,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     # metrics
     "METRIC_COMPILES",
     "METRIC_COMPILE_DURATION",
+    "METRIC_COMPILE_TIME",
     "METRIC_GRAPHS",
     "METRIC_GRAPH_BREAKS",
     "METRIC_RECOMPILES",
@@ -164,6 +186,10 @@ SPAN_FRAME = "torch.compile.frame"
 
 SPAN_PHASE = "torch.compile.phase"
 """A phase of Dynamo's own compile timing (bytecode_tracing, backend_compile, ...)."""
+
+SPAN_LAZY_BACKWARD = "torch.compile.lazy_backward"
+"""A backward graph compiled lazily, at the first ``.backward()`` after its frame compiled;
+a child of that frame's span, though it starts after the frame span ends."""
 
 SPAN_GRAPH = "torch.compile.graph"
 """One call of the backend on one FX graph."""
@@ -268,6 +294,26 @@ ATTR_GRAPH_BREAK_KIND = "torch.compile.graph_break.kind"
 
 ATTR_PHASE_NAME = "torch.compile.phase.name"
 """Dynamo's own name of a compile phase (bytecode_tracing, backend_compile, ...)."""
+
+ATTR_TIME_PREFIX = "torch.compile.time."
+"""Prefix of a frame or lazy-backward span's seconds per category (``TIME_*``), e.g.
+``torch.compile.time.backend.codegen``; the categories add up to the span's duration."""
+
+ATTR_DISCARDED = "torch.compile.discarded"
+"""True on a graph or AOT span whose work Dynamo threw away by restarting the analysis."""
+
+ATTR_DISCARDED_BY = "torch.compile.discarded_by"
+"""The restart that discarded it, fully qualified (e.g.
+"torch._dynamo.exc.TensorifyScalarRestartAnalysis")."""
+
+ATTR_FRAME_DISCARDED_GRAPH_COUNT = "torch.compile.frame.discarded_graph_count"
+"""Graphs handed to the backend and then thrown away by a restart (not in graph_count)."""
+
+ATTR_COMPILE_KIND = "torch.compile.compile.kind"
+"""On compile-duration metrics: "frame" (a frame compile) or "lazy_backward"."""
+
+ATTR_TIME_CATEGORY = "torch.compile.category"
+"""On the compile-time metric: the category (``TIME_*``) the seconds were spent in."""
 
 # --- attribute keys: graph ----------------------------------------------------------
 
@@ -441,6 +487,48 @@ OUTCOME_SKIPPED = "skipped"
 OUTCOME_NO_GRAPH = "no_graph"
 """Frame compiled without producing any graph (e.g. a graph break before any op)."""
 
+COMPILE_KIND_FRAME = "frame"
+"""A frame compile (``torch.compile.compile.kind``)."""
+
+COMPILE_KIND_LAZY_BACKWARD = "lazy_backward"
+"""A backward compiled lazily at its first run (``torch.compile.compile.kind``)."""
+
+TIME_TRACING = "tracing"
+"""Dynamo tracing bytecode into a graph."""
+
+TIME_AOT_JOINT_GRAPH = "aot.joint_graph"
+"""AOT Autograd collecting metadata and tracing the joint forward-backward graph."""
+
+TIME_AOT_PARTITION = "aot.partition"
+"""AOT Autograd partitioning the joint graph into forward and backward."""
+
+TIME_AOT_OTHER = "aot.other"
+"""The rest of AOT Autograd's own time (not its inner compilers)."""
+
+TIME_BACKEND_LOWERING = "backend.lowering"
+"""Inductor's graph passes and lowering (``GraphLowering.run``)."""
+
+TIME_BACKEND_CODEGEN = "backend.codegen"
+"""Inductor's scheduling and code generation."""
+
+TIME_BACKEND_COMPILE = "backend.compile"
+"""Compiling and loading generated code (``compile_file``, ``async_compile.wait``)."""
+
+TIME_BACKEND_AUTOTUNE = "backend.autotune"
+"""Autotuning and benchmarking kernel choices."""
+
+TIME_BACKEND_OTHER = "backend.other"
+"""The rest of the backend's time (all of it for backends that time no phases)."""
+
+TIME_GUARDS = "guards"
+"""Building the frame's guards."""
+
+TIME_CACHE = "cache"
+"""Compile-cache lookups and saves (AOT Autograd, FX graph, Triton bundles)."""
+
+TIME_OTHER = "other"
+"""Time no timed phase covers (Dynamo's own bookkeeping, garbage collection)."""
+
 RUN_KIND_FORWARD = "forward"
 """Run of a compiled forward graph."""
 
@@ -471,7 +559,12 @@ METRIC_COMPILES = "torch.compile.compiles"
 """Counter of frame compiles, by torch.compile.backend and torch.compile.outcome. Unit {compile}."""
 
 METRIC_COMPILE_DURATION = "torch.compile.compile.duration"
-"""Histogram of frame compile wall time, by backend and outcome. Unit s."""
+"""Histogram of compile wall time, by backend, outcome and ``torch.compile.compile.kind``
+(frame compiles and lazy backward compiles). Unit s."""
+
+METRIC_COMPILE_TIME = "torch.compile.time"
+"""Histogram of a compile's seconds per category (``torch.compile.category``), by backend
+and ``torch.compile.compile.kind``; per compile the categories add up to its duration. Unit s."""
 
 METRIC_GRAPHS = "torch.compile.graphs"
 """Counter of graphs handed to the backend, by backend. Unit {graph}."""

@@ -9,6 +9,11 @@ from dashgen.promql import lbl
 UID = "otel-dynamo-overview"
 JOB = q.matchers(("job", "=~", "$job"))
 JOB_BACKEND = q.matchers(("job", "=~", "$job"), (lbl("ATTR_BACKEND"), "=~", "$backend"))
+JOB_BACKEND_FRAMES = q.matchers(
+    ("job", "=~", "$job"),
+    (lbl("ATTR_BACKEND"), "=~", "$backend"),
+    (lbl("ATTR_COMPILE_KIND"), "=~", "frame|"),  # "": series recorded before the label existed
+)
 LOGS = logql.stream('=~"$job"')
 
 
@@ -31,10 +36,11 @@ def _headline() -> list[object]:
 
 def _compiles() -> list[object]:
     backend, outcome = lbl("ATTR_BACKEND"), lbl("ATTR_OUTCOME")
+    category = lbl("ATTR_TIME_CATEGORY")
     per_min = q.per_minute(q.rate_sum("METRIC_COMPILES", JOB_BACKEND, backend, outcome))
     quantiles = [
         panels.prom(
-            q.quantile(p, "METRIC_COMPILE_DURATION", JOB_BACKEND),
+            q.quantile(p, "METRIC_COMPILE_DURATION", JOB_BACKEND_FRAMES),
             legend=f"p{round(p * 100)}",
             exemplar=p == 0.99,
         )
@@ -66,8 +72,21 @@ def _compiles() -> list[object]:
             "s",
             [
                 panels.prom(
-                    q.quantile(0.9, "METRIC_COMPILE_DURATION", JOB_BACKEND, backend),
+                    q.quantile(0.9, "METRIC_COMPILE_DURATION", JOB_BACKEND_FRAMES, backend),
                     legend=f"{{{{{backend}}}}}",
+                )
+            ],
+        ),
+        panels.bars(
+            "Compile time by category",
+            "Seconds spent compiling in the time range (frame and lazy backward compiles), "
+            "by where the time went: the same split as the report's phases.",
+            "s",
+            [
+                panels.prom(
+                    q.increase_sum("METRIC_COMPILE_TIME", JOB_BACKEND, category, part="sum"),
+                    legend=f"{{{{{category}}}}}",
+                    instant=True,
                 )
             ],
         ),

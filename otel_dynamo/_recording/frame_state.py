@@ -21,15 +21,12 @@ class Phase:
 
 
 @dataclasses.dataclass
-class FrameState:
+class CompileState:
+    """A compile in progress (a frame, or a lazy backward): its span and timed phases."""
+
     compile_id: str
     span: Span | None = None
     started_ns: int = 0
-    graph_count: int = 0
-    backends: set[str] = dataclasses.field(default_factory=set)
-    breaks: list[GraphBreakReported] = dataclasses.field(default_factory=list)
-    guards: tuple[str, ...] = ()
-    recompile_reasons: tuple[str, ...] = ()
     open_phases: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     closed_phases: list[Phase] = dataclasses.field(default_factory=list)
 
@@ -40,8 +37,24 @@ class FrameState:
         elif starts:
             self.closed_phases.append(Phase(event.name, starts.pop(), event.time_ns))
 
+    def timed(self, name: str, start_ns: int, end_ns: int) -> None:
+        """A phase timed by otel_dynamo itself (see phase_split's pseudo-phases)."""
+        self.closed_phases.append(Phase(name, start_ns, end_ns))
+
     def early_phase_starts(self) -> list[int]:
         return [start for starts in self.open_phases.values() for start in starts]
+
+
+@dataclasses.dataclass
+class FrameState(CompileState):
+    """A frame compile in progress: what Dynamo and the traced backend reported of it."""
+
+    graph_count: int = 0
+    discarded_graph_count: int = 0
+    backends: set[str] = dataclasses.field(default_factory=set)
+    breaks: list[GraphBreakReported] = dataclasses.field(default_factory=list)
+    guards: tuple[str, ...] = ()
+    recompile_reasons: tuple[str, ...] = ()
 
 
 def nest_phases(phases: list[Phase]) -> Iterator[tuple[int, int | None, Phase]]:
@@ -110,5 +123,7 @@ def frame_attributes(
         names.ATTR_GRAPH_BREAK_REASONS: limits.strings(brk.reason for brk in frame.breaks),
         names.ATTR_FRAME_CACHE_SIZE: ended.cache_size,
     }
+    if frame.discarded_graph_count:
+        attributes[names.ATTR_FRAME_DISCARDED_GRAPH_COUNT] = frame.discarded_graph_count
     attributes.update(_optional_attributes(frame, ended, limits))
     return attributes

@@ -27,6 +27,11 @@ COMPILE_DURATION_BUCKETS_S = (
 )  # fmt: skip
 """Compile-duration histogram boundaries: compiles of 10 ms to 10 min, about 2.5x apart."""
 
+COMPILE_TIME_BUCKETS_S = (
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+)  # fmt: skip
+"""Compile-time-per-category boundaries: a category can take a millisecond."""
+
 RUN_DURATION_BUCKETS_S = (
     1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0,
 )  # fmt: skip
@@ -51,6 +56,11 @@ class CompileMetrics:
             unit="s",
             explicit_bucket_boundaries_advisory=COMPILE_DURATION_BUCKETS_S,
         )
+        self._compile_time = meter.create_histogram(
+            names.METRIC_COMPILE_TIME,
+            unit="s",
+            explicit_bucket_boundaries_advisory=COMPILE_TIME_BUCKETS_S,
+        )
         self._graphs = meter.create_counter(names.METRIC_GRAPHS, unit="{graph}")
         self._breaks = meter.create_counter(names.METRIC_GRAPH_BREAKS, unit="{break}")
         self._recompiles = meter.create_counter(names.METRIC_RECOMPILES, unit="{recompile}")
@@ -72,16 +82,47 @@ class CompileMetrics:
     def frame_compiled(
         self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
     ) -> None:
-        labels = {
-            names.ATTR_BACKEND: str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND),
-            names.ATTR_OUTCOME: outcome,
-        }
+        backend = str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND)
+        labels = {names.ATTR_BACKEND: backend, names.ATTR_OUTCOME: outcome}
         self._compiles.add(1, labels)
+        context = _context_of(getattr(frame, "span", None))  # tolerant: a frame may be absent
         # Recorded in the frame span's context, so exemplars link the histogram to the trace.
-        self._compile_duration.record(max(duration_s, 0.0), labels, context=_context_of(frame))
+        self._compile_duration.record(
+            max(duration_s, 0.0),
+            {**labels, names.ATTR_COMPILE_KIND: names.COMPILE_KIND_FRAME},
+            context=context,
+        )
+        self._record_time_split(attributes, backend, names.COMPILE_KIND_FRAME, context)
         self._guards.record(int(attributes.get(names.ATTR_GUARD_COUNT) or 0), labels)
         if attributes.get(names.ATTR_RECOMPILE_REASON):
             self._recompiles.add(1, {names.ATTR_BACKEND: labels[names.ATTR_BACKEND]})
+
+    def lazy_backward_compiled(
+        self, span: Span, attributes: Mapping[str, Any], duration_s: float
+    ) -> None:
+        backend = str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND)
+        labels = {
+            names.ATTR_BACKEND: backend,
+            names.ATTR_OUTCOME: names.OUTCOME_SUCCESS,
+            names.ATTR_COMPILE_KIND: names.COMPILE_KIND_LAZY_BACKWARD,
+        }
+        context = _context_of(span)
+        self._compile_duration.record(max(duration_s, 0.0), labels, context=context)
+        self._record_time_split(attributes, backend, names.COMPILE_KIND_LAZY_BACKWARD, context)
+
+    def _record_time_split(
+        self, attributes: Mapping[str, Any], backend: str, kind: str, context: Context | None
+    ) -> None:
+        """One compile-time point per category the compile spent time in."""
+        prefix = names.ATTR_TIME_PREFIX
+        for key, value in attributes.items():
+            if key.startswith(prefix) and isinstance(value, (int, float)):
+                labels = {
+                    names.ATTR_TIME_CATEGORY: key[len(prefix) :],
+                    names.ATTR_BACKEND: backend,
+                    names.ATTR_COMPILE_KIND: kind,
+                }
+                self._compile_time.record(float(value), labels, context=context)
 
     def graph_compiled(self, backend: str) -> None:
         self._graphs.add(1, {names.ATTR_BACKEND: backend})
@@ -108,8 +149,7 @@ class CompileMetrics:
             )
 
 
-def _context_of(frame: FrameState) -> Context | None:
-    span: Span | None = getattr(frame, "span", None)  # tolerant: a caller may pass no frame
+def _context_of(span: Span | None) -> Context | None:
     return trace.set_span_in_context(span) if span is not None else None
 
 

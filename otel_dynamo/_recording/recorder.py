@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -20,12 +21,14 @@ from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.boundary import class_name, end_span
 from otel_dynamo._recording.frame_state import (
+    CompileState,
     FrameState,
     frame_attributes,
     frame_outcome,
     nest_phases,
 )
 from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.phase_split import split_seconds, time_attributes
 from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
@@ -34,6 +37,8 @@ from otel_dynamo._recording.stream_events import (
     FrameStarted,
     GraphBreakReported,
     GuardsReported,
+    LazyBackwardEnded,
+    LazyBackwardStarted,
     PhaseBoundary,
     RecompileReported,
 )
@@ -69,6 +74,10 @@ class Recorder:
         self.log_events = log_events
         self.metrics = metrics
         self._frames: OrderedDict[str, FrameState] = OrderedDict()
+        self._lazy_backwards: dict[str, CompileState] = {}
+        self._lazy_backends: dict[str, str | None] = {}
+        self._ended: OrderedDict[str, tuple[trace.SpanContext, str | None]] = OrderedDict()
+        """Span context and backend of recently ended frames: lazy backwards parent there."""
 
     # --- stream sink ---------------------------------------------------------------
 
@@ -111,7 +120,21 @@ class Recorder:
         self._frame(event.compile_id).guards = event.guards
 
     def phase(self, event: PhaseBoundary) -> None:
-        self._frame(event.compile_id).phase(event)
+        self._compile_in_progress(event.compile_id).phase(event)
+
+    def timed(self, compile_id: str, name: str, start_ns: int, end_ns: int) -> None:
+        """A phase a source timed itself (an AOT inner compiler call, a partition)."""
+        self._compile_in_progress(compile_id).timed(name, start_ns, end_ns)
+
+    def _compile_in_progress(self, compile_id: str) -> CompileState:
+        """The open frame of this compile id, else its lazy backward compile, else a new
+        frame (Dynamo may time a phase before it says the frame started)."""
+        frame = self._frames.get(compile_id)
+        if frame is None:
+            lazy = self._lazy_backwards.get(compile_id)
+            if lazy is not None:
+                return lazy
+        return frame or self._frame(compile_id)
 
     def frame_ended(self, event: FrameEnded) -> None:
         frame = self._frames.pop(event.compile_id, None) or FrameState(event.compile_id)
@@ -132,13 +155,61 @@ class Recorder:
             span.set_attribute(names.ATTR_ERROR_TYPE, event.fail_type)
         for brk in frame.breaks:
             span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
+        duration_ns = max(event.time_ns - frame.started_ns, 0)
+        attributes.update(time_attributes(split_seconds(frame.closed_phases, duration_ns)))
+        span.set_attributes(attributes)
         self._emit_phases(frame)
         end_span(span, event.time_ns)
-        duration_s = max(event.time_ns - frame.started_ns, 0) / 1e9
+        self._remember_ended(frame, attributes.get(names.ATTR_BACKEND))
+        duration_s = duration_ns / 1e9
         self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
         self.log_events.frame_ended(frame, attributes, outcome, duration_s)
 
-    def _emit_phases(self, frame: FrameState) -> None:
+    def _remember_ended(self, frame: FrameState, backend: Any) -> None:
+        assert frame.span is not None
+        self._ended[frame.compile_id] = (frame.span.get_span_context(), backend)
+        self._ended.move_to_end(frame.compile_id)
+        while len(self._ended) > MAX_OPEN_FRAMES:
+            self._ended.popitem(last=False)
+
+    # --- lazy backward compiles ---------------------------------------------------------
+
+    def lazy_backward_started(self, event: LazyBackwardStarted) -> None:
+        if event.compile_id in self._lazy_backwards:
+            return
+        frame_context, backend = self._ended.get(event.compile_id, (None, None))
+        attributes: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
+        if backend or self.backend:
+            attributes[names.ATTR_BACKEND] = str(backend or self.backend)
+        parent = trace.NonRecordingSpan(frame_context) if frame_context is not None else None
+        state = CompileState(event.compile_id, started_ns=event.time_ns)
+        state.span = self.tracer.start_span(
+            names.SPAN_LAZY_BACKWARD,
+            context=trace.set_span_in_context(parent) if parent is not None else None,
+            start_time=event.time_ns,
+            attributes=attributes,
+        )
+        self._lazy_backwards[event.compile_id] = state
+        self._lazy_backends[event.compile_id] = attributes.get(names.ATTR_BACKEND)
+        while len(self._lazy_backwards) > MAX_OPEN_FRAMES:
+            oldest = next(iter(self._lazy_backwards))
+            del self._lazy_backwards[oldest]
+            self._lazy_backends.pop(oldest, None)
+
+    def lazy_backward_ended(self, event: LazyBackwardEnded) -> None:
+        state = self._lazy_backwards.pop(event.compile_id, None)
+        backend = self._lazy_backends.pop(event.compile_id, None)
+        if state is None or state.span is None:
+            return
+        duration_ns = max(event.time_ns - state.started_ns, 0)
+        attributes = time_attributes(split_seconds(state.closed_phases, duration_ns))
+        state.span.set_attributes(attributes)
+        self._emit_phases(state)
+        end_span(state.span, event.time_ns)
+        labels = {**attributes, names.ATTR_BACKEND: backend}
+        self.metrics.lazy_backward_compiled(state.span, labels, duration_ns / 1e9)
+
+    def _emit_phases(self, frame: CompileState) -> None:
         assert frame.span is not None
         parents: dict[int, Span] = {}
         for index, parent_index, phase in nest_phases(frame.closed_phases):
@@ -173,6 +244,14 @@ class Recorder:
         frame.graph_count += 1
         return frame.graph_count - 1
 
+    def discard_graph(self, compile_id: str | None) -> None:
+        """A graph noted for this frame was thrown away by a Dynamo restart: uncount it
+        (the retry's graph takes its index)."""
+        frame = self._frames.get(compile_id) if compile_id else None
+        if frame is not None and frame.graph_count > 0:
+            frame.graph_count -= 1
+            frame.discarded_graph_count += 1
+
     @contextlib.contextmanager
     def compile_span(
         self,
@@ -181,8 +260,14 @@ class Recorder:
         *,
         context: otel_context.Context | None = None,
         is_control_flow: Callable[[BaseException], bool] = lambda exc: False,
+        phase: str | None = None,
     ) -> Iterator[Span]:
-        """A current span around a compile step; errors set status and re-raise unchanged."""
+        """A current span around a compile step; errors set status and re-raise unchanged.
+
+        A control-flow exception (a Dynamo restart) marks the span discarded, not failed.
+        With ``phase``, the step's interval is also a phase of its compile (phase_split).
+        """
+        start_ns = time.time_ns()
         span = self.tracer.start_span(name, context=context, attributes=attributes)
         try:
             with trace.use_span(
@@ -190,11 +275,19 @@ class Recorder:
             ):
                 yield span
         except BaseException as exc:
-            if not is_control_flow(exc):
+            if is_control_flow(exc):
+                span.set_attributes(
+                    {names.ATTR_DISCARDED: True, names.ATTR_DISCARDED_BY: class_name(exc)}
+                )
+            else:
                 self.mark_failed(span, exc, stage="compile", attributes=attributes)
             raise
         finally:
-            end_span(span)
+            end_ns = time.time_ns()
+            end_span(span, end_ns)
+            compile_id = attributes.get(names.ATTR_COMPILE_ID)
+            if phase is not None and compile_id:
+                self.timed(str(compile_id), phase, start_ns, end_ns)
 
     def mark_failed(
         self,

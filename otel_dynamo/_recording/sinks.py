@@ -19,6 +19,8 @@ from otel_dynamo._recording.stream_events import (
     FrameStarted,
     GraphBreakReported,
     GuardsReported,
+    LazyBackwardEnded,
+    LazyBackwardStarted,
     PhaseBoundary,
     RecompileReported,
 )
@@ -33,6 +35,8 @@ class StreamSink(Protocol):
     def recompile(self, event: RecompileReported) -> None: ...
     def guards(self, event: GuardsReported) -> None: ...
     def phase(self, event: PhaseBoundary) -> None: ...
+    def lazy_backward_started(self, event: LazyBackwardStarted) -> None: ...
+    def lazy_backward_ended(self, event: LazyBackwardEnded) -> None: ...
     def wants_guard_text(self) -> bool: ...
 
 
@@ -56,6 +60,9 @@ class LogEventSink(Protocol):
 class MetricsSink(Protocol):
     def frame_compiled(
         self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None: ...
+    def lazy_backward_compiled(
+        self, span: Span, attributes: Mapping[str, Any], duration_s: float
     ) -> None: ...
     def graph_compiled(self, backend: str) -> None: ...
     def graph_break(self, kind: str) -> None: ...
@@ -100,6 +107,11 @@ class _NullLogEvents:
 class _NullMetrics:
     def frame_compiled(
         self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
+    ) -> None:
+        pass
+
+    def lazy_backward_compiled(
+        self, span: Span, attributes: Mapping[str, Any], duration_s: float
     ) -> None:
         pass
 

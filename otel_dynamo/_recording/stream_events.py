@@ -77,3 +77,19 @@ class PhaseBoundary:
     name: str
     begin: bool
     time_ns: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LazyBackwardStarted:
+    """AOT Autograd began compiling a backward lazily, at its first run (after the frame)."""
+
+    compile_id: str
+    time_ns: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LazyBackwardEnded:
+    """That lazy backward compile ended."""
+
+    compile_id: str
+    time_ns: int

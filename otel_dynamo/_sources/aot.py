@@ -20,7 +20,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_PHASE
 from otel_dynamo._sources import graph_facts
+from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
 
 if TYPE_CHECKING:  # for annotations only
@@ -110,7 +112,12 @@ def wrap_partition(partition_fn: Callable[..., Any], graph: GraphCompile) -> Cal
             names.ATTR_AOT_PARTITIONER: partitioner,
         }
         joint_nodes = graph_facts.node_count(joint_module)
-        with graph.recorder.compile_span(names.SPAN_AOT_PARTITION, attributes) as span:
+        with graph.recorder.compile_span(
+            names.SPAN_AOT_PARTITION,
+            attributes,
+            is_control_flow=is_control_flow,
+            phase=PARTITION_PHASE,
+        ) as span:
             result = partition_fn(joint_module, joint_inputs, **kwargs)
             graph.safely(
                 lambda: span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
@@ -151,7 +158,13 @@ def _traced_compiler_fn(
         # The backward usually compiles lazily at the first .backward(): parent it to the
         # graph span explicitly so it stays in the forward's trace.
         context = graph.context if kind == names.RUN_KIND_BACKWARD else None
-        with graph.recorder.compile_span(_COMPILER_SPANS[kind], attributes, context=context):
+        with graph.recorder.compile_span(
+            _COMPILER_SPANS[kind],
+            attributes,
+            context=context,
+            is_control_flow=is_control_flow,
+            phase=INNER_COMPILER_PHASE,
+        ):
             compiled = inner(gm, example_inputs, *args, **kwargs)
         graph.inner_compiled(kind, graph_name)
         if kind == names.RUN_KIND_BACKWARD:

@@ -12,8 +12,11 @@ attribute swap sees them all.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import time
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +27,8 @@ from otel_dynamo._recording.stream_events import (
     FrameStarted,
     GraphBreakReported,
     GuardsReported,
+    LazyBackwardEnded,
+    LazyBackwardStarted,
     PhaseBoundary,
     RecompileReported,
 )
@@ -39,6 +44,8 @@ _TRACEBACK_MARKER = "Traceback (most recent call last):"
 _COMPILE_ID_PREFIX = re.compile(r"^\s*\d+/\d+: ")
 OUTER_PHASE = "dynamo"
 """Dynamo's outermost timed event: the frame span itself stands for it."""
+LAZY_BACKWARD_PHASE = "entire_backward_compile"
+"""AOT Autograd's timed event around a backward compiled at its first run."""
 CACHE_COUNTERS = {
     "aotautograd_local_cache_hit_count": names.ATTR_CACHE_AOT_HITS,
     "aotautograd_local_cache_miss_count": names.ATTR_CACHE_AOT_MISSES,
@@ -173,14 +180,60 @@ def _on_chromium(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
     event = kw["payload_fn"]()
     if event.get("ph") not in ("B", "E") or event.get("name") == OUTER_PHASE:
         return
-    event_id = (event.get("args") or {}).get("compile_id") or compile_id
+    event_id = str((event.get("args") or {}).get("compile_id") or compile_id)
     time_ns = int(float(event["ts"]) * 1000)
-    sink.phase(PhaseBoundary(str(event_id), str(event["name"]), event["ph"] == "B", time_ns))
+    begin = event["ph"] == "B"
+    if event.get("name") == LAZY_BACKWARD_PHASE:
+        if begin:
+            sink.lazy_backward_started(LazyBackwardStarted(event_id, time_ns))
+        else:
+            sink.lazy_backward_ended(LazyBackwardEnded(event_id, time_ns))
+        return
+    sink.phase(PhaseBoundary(event_id, str(event["name"]), begin, time_ns))
+
+
+def interrupting_exception() -> BaseException | None:
+    """A KeyboardInterrupt or SystemExit unwinding through the compile reporting its
+    metrics now: Dynamo records only an ``Exception`` as a failure (``fail_type``).
+
+    ``sys.exc_info()`` also shows an exception the user's code is handling further up
+    (a compile started inside ``except KeyboardInterrupt:``): that one's traceback starts
+    in a frame above the compile, so the first frame of this stack found in it must be
+    torch's.
+    """
+    exc = sys.exc_info()[1]
+    if exc is None or isinstance(exc, Exception):
+        return None
+    raised_through = set()
+    tb = exc.__traceback__
+    while tb is not None:
+        raised_through.add(tb.tb_frame)
+        tb = tb.tb_next
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame in raised_through:
+            return exc if frame.f_code.co_filename.startswith(_torch_dir()) else None
+        frame = frame.f_back
+    return None
+
+
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(torch.__file__) + os.sep
 
 
 def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> None:
     metrics = metadata_fn()
     event_id = str(metrics.get("compile_id") or compile_id)
+    if not metrics.get("fail_type"):
+        interrupted = interrupting_exception()
+        if interrupted is not None:
+            metrics = {
+                **metrics,
+                "fail_type": type(interrupted).__qualname__,
+                "fail_reason": str(interrupted) or type(interrupted).__qualname__,
+            }
     sink.frame_ended(frame_ended(event_id, time.time_ns(), metrics))
 
 

@@ -37,6 +37,21 @@ REPRO_FAULT_KINDS = {
 """Which injected faults a repro script of a failure at each stage re-injects."""
 
 
+def is_control_flow(exc: BaseException) -> bool:
+    """Dynamo's restart-analysis and skip-frame exceptions steer compilation; no failure."""
+    from torch._dynamo import exc as dynamo_exc
+
+    flow = tuple(
+        cls
+        for cls in (
+            getattr(dynamo_exc, "RestartAnalysis", None),
+            getattr(dynamo_exc, "SkipFrame", None),
+        )
+        if cls is not None
+    )
+    return isinstance(exc, flow)
+
+
 class GraphCompile:
     """One backend call on one graph: what AOT hooks and run wrappers report to."""
 

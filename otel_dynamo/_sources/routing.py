@@ -12,6 +12,11 @@ its own recorder, threads compiling at once keep theirs apart, and frames compil
 untraced backend are recorded nowhere. Nothing here survives the call, so
 ``torch._dynamo.reset()`` (which restarts compile ids) cannot mix compiles up.
 
+A backward graph is usually compiled lazily, at its first ``.backward()``, long after
+the frame compile returned: AOT Autograd restores the frame's ``CompileContext`` object
+for it (``saved_compile_context``), so a traced compile leaves its route on that object
+(``keep_route_for_lazy_backward``) and the lazy compile's events follow it there.
+
 Strict ``torch.export`` compiles with Dynamo's own backend: while an export call runs,
 frames that no traced backend owns belong to the export's recorder (``frames_owned_by``).
 """
@@ -55,6 +60,8 @@ MAX_CHAIN = 16
 """Wrappers followed down a compiler chain before giving up (a cycle would never end)."""
 
 TAP_MARKER = "_otel_dynamo_tap"
+SAVED_ROUTE_ATTRIBUTE = "_otel_dynamo_route"
+"""Set on Dynamo's ``CompileContext`` of a traced compile: its route, for a lazy backward."""
 
 
 Owner = Callable[[], StreamSink]
@@ -95,11 +102,29 @@ def current_sink() -> StreamSink | None:
     ``torch._dynamo.functional_export`` on torch >= 2.13, which compiles no frame through
     ``ConvertFrameAssert`` and reports only the capture's metrics and phases.
     """
-    route = _route.get()
+    route = _route.get() or _saved_route()
     if route is not None:
         return route.sink()
     export_owner = _torch_export_owner.get()
     return None if export_owner is None else export_owner()
+
+
+def _saved_route() -> Route | None:
+    """The route a traced compile left on the CompileContext in effect (a lazy backward)."""
+    from torch._guards import CompileContext
+
+    route = getattr(CompileContext.try_get(), SAVED_ROUTE_ATTRIBUTE, None)
+    return route if isinstance(route, Route) else None
+
+
+def keep_route_for_lazy_backward() -> None:
+    """Leave the route of the compile in progress on its CompileContext (see module doc)."""
+    from torch._guards import CompileContext
+
+    route = _route.get()
+    context = CompileContext.try_get()
+    if route is not None and context is not None:
+        setattr(context, SAVED_ROUTE_ATTRIBUTE, route)
 
 
 def owner_of(compiler: object) -> Owner | None:

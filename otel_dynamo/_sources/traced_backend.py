@@ -15,28 +15,13 @@ from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import accuracy, aot, faults, graph_facts, taps
 from otel_dynamo._sources.dynamo_stream import current_compile_id
-from otel_dynamo._sources.graph_compile import GraphCompile
-from otel_dynamo._sources.routing import OWNER_ATTRIBUTE
+from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
+from otel_dynamo._sources.routing import OWNER_ATTRIBUTE, keep_route_for_lazy_backward
 from otel_dynamo._sources.runs import wrap_unboxed_run
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
 FORWARDED_ATTRIBUTES = ("compiler_name", "backend_ctx_ctor")
-
-
-def is_control_flow(exc: BaseException) -> bool:
-    """Dynamo's restart-analysis and skip-frame exceptions steer compilation; no failure."""
-    from torch._dynamo import exc as dynamo_exc
-
-    flow = tuple(
-        cls
-        for cls in (
-            getattr(dynamo_exc, "RestartAnalysis", None),
-            getattr(dynamo_exc, "SkipFrame", None),
-        )
-        if cls is not None
-    )
-    return isinstance(exc, flow)
 
 
 def backend_name(backend: Any) -> str:
@@ -91,26 +76,39 @@ class TracedBackend:
             graph.safely(lambda: self._graph_attributes(recorder, gm, example_inputs, compile_id))
             or {}
         )
-        with recorder.compile_span(
-            names.SPAN_GRAPH,
-            attributes,
-            context=recorder.frame_context(compile_id),
-            is_control_flow=is_control_flow,
-        ) as span:
-            graph.enter(span)
-            token = aot.activate(graph)
-            try:
-                compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
-            finally:
-                aot.deactivate(token)
+        graph.safely(keep_route_for_lazy_backward)
+        try:
+            with recorder.compile_span(
+                names.SPAN_GRAPH,
+                attributes,
+                context=recorder.frame_context(compile_id),
+                is_control_flow=is_control_flow,
+            ) as span:
+                graph.enter(span)
+                token = aot.activate(graph)
+                try:
+                    compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
+                finally:
+                    aot.deactivate(token)
+        except BaseException as exc:
+            discarded = is_control_flow(exc)
+            graph.safely(lambda: self._settle(recorder, compile_id, discarded=discarded))
+            raise
+        graph.safely(lambda: self._settle(recorder, compile_id, discarded=False))
         graph.safely(lambda: recorder.log_events.graph_compiled(attributes, span))
         return graph.safely(lambda: self._wrap_runs(graph, compiled, example_inputs)) or compiled
+
+    def _settle(self, recorder: Recorder, compile_id: str | None, *, discarded: bool) -> None:
+        """Count the graph, or, when a Dynamo restart threw it away, uncount it."""
+        if discarded:
+            recorder.discard_graph(compile_id)
+        else:
+            recorder.metrics.graph_compiled(self.backend)
 
     def _graph_attributes(
         self, recorder: Recorder, gm: Any, example_inputs: Any, compile_id: str | None
     ) -> dict[str, Any]:
         limits = recorder.limits
-        recorder.metrics.graph_compiled(self.backend)
         graph_break = graph_facts.graph_break(gm, compile_id or "")
         return {
             names.ATTR_BACKEND: self.backend,

@@ -11,7 +11,14 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo.report._model import AttributeValue, Span
-from otel_dynamo.report._phases import dynamo_phase_seconds, phase_seconds
+from otel_dynamo.report._phases import (
+    PHASE_DETAILS,
+    dynamo_phase_seconds,
+    phase_seconds,
+    recorded_split,
+    split_details,
+    split_phases,
+)
 from otel_dynamo.report._tree import SpanTree
 from otel_dynamo.report._values import integer, seconds, strings, text
 
@@ -44,7 +51,8 @@ def compile_row(frame: Span, tree: SpanTree) -> dict[str, Any]:
     """The report's row for one frame compile (documented in the README part)."""
     attrs = frame.attributes
     below = tree.descendants(frame)
-    graphs = [span for span in below if span.name == names.SPAN_GRAPH]
+    graphs = [span for span in below if span.name == names.SPAN_GRAPH and not is_discarded(span)]
+    lazy_ns = sum(span.duration_ns for span in lazy_backwards(frame, below))
     return {
         "compile_id": text(attrs.get(names.ATTR_COMPILE_ID)),
         "function": text(attrs.get(names.ATTR_CODE_FUNCTION)),
@@ -53,7 +61,10 @@ def compile_row(frame: Span, tree: SpanTree) -> dict[str, Any]:
         "outcome": outcome(frame),
         "start_unix_nano": frame.start_ns,
         "duration_s": seconds(frame.duration_ns),
+        "lazy_backward_s": seconds(lazy_ns),
+        "compile_s": seconds(frame.duration_ns + lazy_ns),
         "graphs": _graph_count(attrs, graphs),
+        "discarded_graphs": integer(attrs.get(names.ATTR_FRAME_DISCARDED_GRAPH_COUNT)) or 0,
         "ops": sum(integer(span.attributes.get(names.ATTR_GRAPH_OP_COUNT)) or 0 for span in graphs),
         "guards": _guard_count(attrs),
         "cache_size": integer(attrs.get(names.ATTR_FRAME_CACHE_SIZE)),
@@ -62,10 +73,37 @@ def compile_row(frame: Span, tree: SpanTree) -> dict[str, Any]:
         "graph_breaks": max(
             integer(attrs.get(names.ATTR_GRAPH_BREAK_COUNT)) or 0, len(graph_breaks(frame))
         ),
-        "phases": phase_seconds(below),
+        **_phases(frame, below),
         "dynamo_phases": dynamo_phase_seconds(below),
         **error_fields(frame),
     }
+
+
+def is_discarded(span: Span) -> bool:
+    """A graph or AOT span whose work a Dynamo restart threw away."""
+    return span.attributes.get(names.ATTR_DISCARDED) is True
+
+
+def lazy_backwards(frame: Span, below: list[Span]) -> list[Span]:
+    """The frame's lazily compiled backwards: recorded spans, or else (telemetry from before
+    they were recorded) the AOT backward compiles that ran after the frame span ended."""
+    recorded = [span for span in below if span.name == names.SPAN_LAZY_BACKWARD]
+    if recorded:
+        return recorded
+    frame_end = frame.start_ns + frame.duration_ns
+    return [
+        span
+        for span in below
+        if span.name == names.SPAN_AOT_BACKWARD and span.start_ns >= frame_end
+    ]
+
+
+def _phases(frame: Span, below: list[Span]) -> dict[str, Any]:
+    compiles = [frame, *(span for span in below if span.name == names.SPAN_LAZY_BACKWARD)]
+    split = recorded_split(compiles)
+    if split is None:
+        return {"phases": phase_seconds(below), "phase_details": dict.fromkeys(PHASE_DETAILS)}
+    return {"phases": split_phases(split), "phase_details": split_details(split)}
 
 
 def outcome(frame: Span) -> str:

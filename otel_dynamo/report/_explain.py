@@ -34,6 +34,8 @@ ExplainSource: TypeAlias = str | os.PathLike[str] | Telemetry | Iterable[Any]
 """A telemetry file or directory, loaded telemetry, or an iterable of paths or SDK spans."""
 
 NO_REASON = "(no reason recorded)"
+LAZY_BACKWARD_PHASE = "entire_backward_compile"
+"""Dynamo's phase name for a backward compiled at its first run."""
 _LEFT_OUT = "…"  # a capped list's last item ("… 3 more"): not an op
 
 
@@ -119,7 +121,9 @@ def explain(source: ExplainSource) -> ExplainSummary:
         key=lambda span: (span.start_ns, _compiles.compile_id_sort_key(_compile_id(span))),
     )
     rows = [_compiles.compile_row(frame, tree) for frame in frames]
-    graphs = [span for span in spans if span.name == names.SPAN_GRAPH]
+    graphs = [
+        span for span in spans if span.name == names.SPAN_GRAPH and not _compiles.is_discarded(span)
+    ]
     breaks = tuple(brk for frame in frames for brk in _break_reasons(frame))
     return ExplainSummary(
         graph_count=len(graphs),
@@ -184,9 +188,10 @@ def _ops(graph: Span) -> tuple[str, ...]:
 
 
 def _compile_times(spans: list[Span]) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Seconds per Dynamo phase; a lazy backward compile under Dynamo's name for it."""
     times: dict[str, list[float]] = {}
     for span in spans:
-        name = phase_name(span)
+        name = LAZY_BACKWARD_PHASE if span.name == names.SPAN_LAZY_BACKWARD else phase_name(span)
         if name is not None:
             times.setdefault(name, []).append(seconds(span.duration_ns))
     return tuple((name, tuple(values)) for name, values in times.items())

@@ -1,9 +1,10 @@
-"""Compile phases: Dynamo's phase spans grouped into tracing, AOT, backend and guards.
+"""Compile phases: where a compile's time went, by category.
 
-Dynamo nests its phases (``entire_frame_compile > compile_attempt_N > bytecode_tracing,
-backend_compile > create_aot_dispatcher_function > aot_...``) and retries tracing after
-a restart, so a phase's time is the union of its spans' intervals: nested spans of the
-same phase never count twice, repeated ones add up.
+The recorder splits each frame compile and each lazy backward compile into categories
+(``torch.compile.time.<category>`` attributes, adding up to the span's duration); the
+report adds them up. Telemetry recorded before that split existed is grouped from Dynamo's
+phase spans instead: a phase's time is the union of its spans' intervals (nested spans of
+the same phase never count twice, repeated ones add up), AOT including its inner compilers.
 """
 
 from __future__ import annotations
@@ -18,8 +19,27 @@ PHASE_TRACING = "tracing"
 PHASE_AOT = "aot"
 PHASE_BACKEND = "backend"
 PHASE_GUARDS = "guards"
-PHASE_CATEGORIES = (PHASE_TRACING, PHASE_AOT, PHASE_BACKEND, PHASE_GUARDS)
-"""The phases the report shows; AOT Autograd runs inside the backend call."""
+PHASE_CACHE = "cache"
+PHASE_OTHER = "other"
+PHASE_CATEGORIES = (PHASE_TRACING, PHASE_AOT, PHASE_BACKEND, PHASE_GUARDS, PHASE_CACHE, PHASE_OTHER)
+"""The phases the report shows: exclusive, they add up to the compile time."""
+PHASE_TITLES = {
+    PHASE_TRACING: "tracing",
+    PHASE_AOT: "AOT",
+    PHASE_BACKEND: "backend",
+    PHASE_GUARDS: "guards",
+    PHASE_CACHE: "cache",
+    PHASE_OTHER: "other",
+}
+PHASE_DETAILS = (
+    names.TIME_AOT_JOINT_GRAPH,
+    names.TIME_AOT_PARTITION,
+    names.TIME_BACKEND_LOWERING,
+    names.TIME_BACKEND_CODEGEN,
+    names.TIME_BACKEND_COMPILE,
+    names.TIME_BACKEND_AUTOTUNE,
+)
+"""The parts of AOT and backend time the report names."""
 
 _CATEGORY_OF_PHASE = {
     "bytecode_tracing": PHASE_TRACING,
@@ -45,8 +65,37 @@ def phase_name(span: Span) -> str | None:
     return recorded or span.name[len(names.SPAN_PHASE) :].strip() or None
 
 
+def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
+    """Seconds per category (``names.TIME_*``) the recorder put on these compile spans,
+    summed; None when none carries a split (telemetry from before it existed)."""
+    total: dict[str, int] = {}
+    found = False
+    prefix = names.ATTR_TIME_PREFIX
+    for span in compiles:
+        for key, value in span.attributes.items():
+            if key.startswith(prefix) and isinstance(value, (int, float)):
+                found = True
+                category = key[len(prefix) :]
+                total[category] = total.get(category, 0) + round(float(value) * 1e9)
+    return {key: seconds(value) for key, value in total.items()} if found else None
+
+
+def split_phases(split: dict[str, float]) -> dict[str, float | None]:
+    """The report's phases from a recorded split: each category under its top-level part."""
+    phases: dict[str, float | None] = {}
+    for category in PHASE_CATEGORIES:
+        parts = [value for key, value in split.items() if key.split(".", 1)[0] == category]
+        phases[category] = round(sum(parts), 6) if parts else None
+    return phases
+
+
+def split_details(split: dict[str, float]) -> dict[str, float | None]:
+    return {detail: split.get(detail) for detail in PHASE_DETAILS}
+
+
 def phase_seconds(spans: Iterable[Span]) -> dict[str, float | None]:
-    """Seconds per report phase; None where the phase was not recorded."""
+    """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
+    split); None where the phase was not recorded."""
     intervals: dict[str, list[tuple[int, int]]] = {}
     aot_spans: list[tuple[int, int]] = []
     for span in spans:

@@ -16,7 +16,7 @@ from otel_dynamo.report._model import Attributes, LogRecord, Process, Span, Tele
 from otel_dynamo.report._tree import SpanTree
 from otel_dynamo.report._values import number, seconds, text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped when a key of the summary changes meaning or disappears (additions keep it)."""
 
 DEFAULT_RECOMPILE_LIMIT = 8
@@ -45,6 +45,7 @@ _TOTAL_KEYS = (
     "accuracy_failures",
     "runs",
     "compile_seconds",
+    "lazy_backward_seconds",
 )
 
 
@@ -155,7 +156,7 @@ def _process_section(
         "accuracy": _accuracy(spans, logs, tree),
         "runs": _runs(spans),
     }
-    section["totals"] = _process_totals(section)
+    section["totals"] = _process_totals(section, _lazy_backwards_outside_frames(spans, tree))
     return section
 
 
@@ -251,14 +252,17 @@ def _limit_row(rows: list[dict[str, Any]], limit: int) -> dict[str, Any]:
 
 
 def _slowest(compiles: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
-    ranked = sorted(compiles, key=lambda row: -row["duration_s"])[:count]
+    ranked = sorted(compiles, key=lambda row: -row["compile_s"])[:count]
     return [
         {
             "compile_id": row["compile_id"],
             **_location(row),
             "outcome": row["outcome"],
             "duration_s": row["duration_s"],
+            "lazy_backward_s": row["lazy_backward_s"],
+            "compile_s": row["compile_s"],
             "phases": row["phases"],
+            "phase_details": row["phase_details"],
         }
         for row in ranked
     ]
@@ -361,8 +365,16 @@ def _runs(spans: list[Span]) -> dict[str, int]:
     return counts
 
 
-def _process_totals(section: dict[str, Any]) -> dict[str, Any]:
+def _lazy_backwards_outside_frames(spans: list[Span], tree: SpanTree) -> int:
+    """Nanoseconds of lazy backward compiles whose frame compile was not recorded."""
+    lazy = (span for span in spans if span.name == names.SPAN_LAZY_BACKWARD)
+    return sum(span.duration_ns for span in lazy if tree.enclosing_frame(span) is None)
+
+
+def _process_totals(section: dict[str, Any], orphan_lazy_ns: int) -> dict[str, Any]:
     compiles = section["compiles"]
+    lazy_ns = sum(round(row["lazy_backward_s"] * 1e9) for row in compiles) + orphan_lazy_ns
+    compile_ns = sum(round(row["duration_s"] * 1e9) for row in compiles) + lazy_ns
     return {
         "frame_compiles": len(compiles),
         "graphs": sum(row["graphs"] for row in compiles),
@@ -374,11 +386,13 @@ def _process_totals(section: dict[str, Any]) -> dict[str, Any]:
         "faults": len(section["faults"]),
         "accuracy_failures": sum(1 for row in section["accuracy"] if not row["passed"]),
         "runs": sum(section["runs"].values()),
-        "compile_seconds": seconds(sum(round(row["duration_s"] * 1e9) for row in compiles)),
+        "compile_seconds": seconds(compile_ns),
+        "lazy_backward_seconds": seconds(lazy_ns),
     }
 
 
 def _sum_totals(processes: list[dict[str, Any]]) -> dict[str, Any]:
     totals = {key: sum(section["totals"][key] for section in processes) for key in _TOTAL_KEYS}
     totals["compile_seconds"] = round(totals["compile_seconds"], 6)
+    totals["lazy_backward_seconds"] = round(totals["lazy_backward_seconds"], 6)
     return totals

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from otel_dynamo.report import _format
-from otel_dynamo.report._phases import PHASE_CATEGORIES
+from otel_dynamo.report._phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report._summary import LIMIT_REACHED
 from otel_dynamo.report._table import Cell, Column, format_table, paint, truncate
 
@@ -304,23 +304,29 @@ def _slowest(section: Mapping[str, Any], view: _View) -> list[str]:
     columns = [
         Column("id"),
         Column("function", flexible=True),
-        Column("duration", right=True),
-        Column("tracing", right=True),
-        Column("AOT", right=True),
-        Column("backend", right=True),
-        Column("guards", right=True),
+        Column("compile", right=True),
+        Column("lazy bwd", right=True),
+        Column("largest parts", flexible=True),
     ]
     table = [
         [
             row["compile_id"] or "?",
             row["function"] or "?",
-            _format.duration(row["duration_s"]),
-            *(_format.duration(row["phases"][phase]) for phase in PHASE_CATEGORIES),
+            _format.duration(row["compile_s"]),
+            _format.duration(row["lazy_backward_s"] or None),
+            _largest_parts(row["phases"]),
         ]
         for row in rows
     ]
-    title = view.title("Slowest compiles (backend includes AOT)")
+    title = view.title("Slowest compiles (frame + lazy backward)")
     return [title, *view.table(columns, table)]
+
+
+def _largest_parts(phases: Mapping[str, float | None]) -> str:
+    """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
+    timed = [(value, phase) for phase, value in phases.items() if value]
+    ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
+    return " · ".join(f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked)
 
 
 def _failures(section: Mapping[str, Any], view: _View) -> list[str]:

@@ -77,7 +77,7 @@ def test_page_embeds_every_table_of_each_process(tmp_path: Path) -> None:
         ("Graph breaks", 2),
         ("Recompiles", 1),
         ("Recompile limit: code close to or at it", 0),
-        ("Slowest compiles (backend includes AOT)", 4),
+        ("Slowest compiles (frame + lazy backward; the parts add up)", 4),
         ("Failures", 1),
         ("Injected faults", 0),
         ("Accuracy checks", 0),

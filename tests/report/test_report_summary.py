@@ -59,14 +59,32 @@ def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
         "outcome": "success",
         "start_unix_nano": BASE_TIME_NS,
         "duration_s": 0.1,
+        "lazy_backward_s": 0.0,
+        "compile_s": 0.1,
         "graphs": 1,
+        "discarded_graphs": 0,
         "ops": 12,
         "guards": 8,
         "cache_size": 0,
         "is_recompile": False,
         "recompile_reason": None,
         "graph_breaks": 1,
-        "phases": {"tracing": 0.03, "aot": 0.02, "backend": 0.06, "guards": 0.005},
+        "phases": {
+            "tracing": 0.03,
+            "aot": 0.02,
+            "backend": 0.06,
+            "guards": 0.005,
+            "cache": None,
+            "other": None,
+        },
+        "phase_details": {
+            "aot.joint_graph": None,
+            "aot.partition": None,
+            "backend.lowering": None,
+            "backend.codegen": None,
+            "backend.compile": None,
+            "backend.autotune": None,
+        },
         "dynamo_phases": {
             "aot_collect_metadata": 0.01,
             "backend_compile": 0.06,
@@ -87,9 +105,49 @@ def test_ops_are_summed_over_the_graphs_of_a_frame(tmp_path: Path) -> None:
 
 
 def test_phase_time_adds_repeated_spans_but_not_nested_ones(tmp_path: Path) -> None:
-    """Two graphs' AOT phases (20 ms each, each with a nested aot_ phase) make 40 ms."""
+    """Without a recorded split, two graphs' AOT phases (20 ms each, each with a nested
+    aot_ phase) make 40 ms."""
     row = _small(tmp_path)["compiles"][1]
-    assert row["phases"] == {"tracing": 0.06, "aot": 0.04, "backend": 0.12, "guards": 0.01}
+    assert row["phases"] == {
+        "tracing": 0.06,
+        "aot": 0.04,
+        "backend": 0.12,
+        "guards": 0.01,
+        "cache": None,
+        "other": None,
+    }
+
+
+def test_recorded_time_split_gives_phases_and_details(tmp_path: Path) -> None:
+    """A frame span's torch.compile.time.* attributes are its phases: each category under
+    its top-level part, the named parts of AOT and backend as details."""
+    split = {
+        names.ATTR_TIME_PREFIX + names.TIME_TRACING: 0.03,
+        names.ATTR_TIME_PREFIX + names.TIME_AOT_JOINT_GRAPH: 0.01,
+        names.ATTR_TIME_PREFIX + names.TIME_AOT_OTHER: 0.005,
+        names.ATTR_TIME_PREFIX + names.TIME_BACKEND_CODEGEN: 0.04,
+        names.ATTR_TIME_PREFIX + names.TIME_BACKEND_OTHER: 0.01,
+        names.ATTR_TIME_PREFIX + names.TIME_OTHER: 0.005,
+    }
+    (row,) = _process(tmp_path, [FakeCompile("0/0", attributes=split)])["compiles"]
+    assert (row["phases"], row["phase_details"]) == (
+        {
+            "tracing": 0.03,
+            "aot": 0.015,
+            "backend": 0.05,
+            "guards": None,
+            "cache": None,
+            "other": 0.005,
+        },
+        {
+            "aot.joint_graph": 0.01,
+            "aot.partition": None,
+            "backend.lowering": None,
+            "backend.codegen": 0.04,
+            "backend.compile": None,
+            "backend.autotune": None,
+        },
+    )
 
 
 def test_phase_not_recorded_is_none(tmp_path: Path) -> None:
@@ -398,6 +456,7 @@ def test_process_totals(tmp_path: Path) -> None:
         "accuracy_failures": 0,
         "runs": 2,
         "compile_seconds": 0.36,
+        "lazy_backward_seconds": 0.0,
     }
 
 
@@ -406,7 +465,7 @@ def test_summary_top_level_keys_are_stable(tmp_path: Path) -> None:
     summary = _summary(write_small(tmp_path))
     assert (list(summary), summary["schema_version"], summary["recompile_limit"]) == (
         ["schema_version", "recompile_limit", "inputs", "totals", "processes", "ranks"],
-        1,
+        2,
         8,
     )
 

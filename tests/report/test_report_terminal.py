@@ -121,10 +121,13 @@ def test_recompile_row_has_reason(tmp_path: Path) -> None:
 
 
 def test_slowest_row_has_phases(tmp_path: Path) -> None:
-    """The slowest compile's row gives tracing, AOT, backend and guards time."""
+    """The slowest compile's row gives its compile time and its parts, largest first."""
     lines = _small(tmp_path)
-    start = lines.index("Slowest compiles (backend includes AOT)")
-    assert lines[start + 2] == "  0/1  forward   200.0 ms  60.0 ms  40.0 ms  120.0 ms  10.0 ms"
+    start = lines.index("Slowest compiles (frame + lazy backward)")
+    assert lines[start + 2] == (
+        "  0/1  forward   200.0 ms         -  "
+        "backend 120.0 ms · tracing 60.0 ms · AOT 40.0 ms · guards 10.0…"
+    )
 
 
 def test_failure_row_has_error(tmp_path: Path) -> None:

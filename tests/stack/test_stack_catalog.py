@@ -74,7 +74,12 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
 
     reader = InMemoryMetricReader()
     recorder = CompileMetrics(MeterProvider(metric_readers=[reader], shutdown_on_exit=False))
-    recorder.frame_compiled(None, {names.ATTR_RECOMPILE_REASON: "x"}, "success", 0.5)
+    recorder.frame_compiled(
+        None,
+        {names.ATTR_RECOMPILE_REASON: "x", names.ATTR_TIME_PREFIX + names.TIME_TRACING: 0.4},
+        "success",
+        0.5,
+    )
     recorder.graph_compiled("eager")
     recorder.graph_break("print")
     recorder.failure("run", "RuntimeError")
