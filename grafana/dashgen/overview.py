@@ -136,11 +136,7 @@ def _top_from_logs(title: str, description: str, logs: str, attr: str, label: st
         title,
         description,
         "short",
-        [
-            panels.logql(
-                logql.top_values(10, logs, attr), legend=f"{{{{{label}}}}}", instant=True
-            )
-        ],
+        [panels.logql(logql.top_values(10, logs, attr), legend=f"{{{{{label}}}}}", instant=True)],
         kind="loki",
     )
 
