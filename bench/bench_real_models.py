@@ -1,0 +1,79 @@
+"""End to end on real models: a whole compile-heavy job, traced vs plain. Prints ratios.
+
+    python bench/bench_real_models.py [--pairs 5] [--models gpt2,llama,bert,model_and_loss]
+                                      [--backend aot_eager]
+
+Each job is ``tests/programs/real_model_job.py`` run without taking ground truth (Hugging
+Face models, tiny configs built in code, random init): GPT-2 trained with a shape change,
+Llama ``generate()``, BERT at changing batch sizes, a model and its loss compiled apart.
+One pair is two fresh processes run back to back, plain then traced or traced then plain
+(alternating by pair), each with its own empty inductor cache. The traced one has
+``OTEL_DYNAMO_ENABLED=true`` and writes its telemetry files (the embedded default); the
+plain one never imports otel_dynamo. Wall time is the whole process, start-up and exit
+flush included. The ratio is the median over the pairs of traced / plain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROGRAM = Path(__file__).resolve().parents[1] / "tests" / "programs" / "real_model_job.py"
+MODELS = ("gpt2", "llama", "bert", "model_and_loss")
+
+
+def run_job(model: str, backend: str, *, traced: bool) -> float:
+    """Seconds one fresh process takes to run the job."""
+    with tempfile.TemporaryDirectory(prefix="otel-dynamo-bench-") as directory:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("OTEL_", "TORCH_TRACE", "TORCH_LOGS"))
+        }
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(directory, "inductor-cache")
+        if traced:
+            env["OTEL_DYNAMO_ENABLED"] = "true"
+            env["OTEL_DYNAMO_OUTPUT_DIR"] = os.path.join(directory, "telemetry")
+        command = [sys.executable, str(PROGRAM), model, backend, "-"]
+        start = time.perf_counter()
+        subprocess.run(command, env=env, check=True, capture_output=True, timeout=900)
+        return time.perf_counter() - start
+
+
+def ratios(model: str, backend: str, pairs: int) -> list[float]:
+    found = []
+    for pair in range(pairs):
+        if pair % 2 == 0:
+            plain = run_job(model, backend, traced=False)
+            traced = run_job(model, backend, traced=True)
+        else:
+            traced = run_job(model, backend, traced=True)
+            plain = run_job(model, backend, traced=False)
+        found.append(traced / plain)
+        print(f"  {model} pair {pair + 1}: plain {plain:.2f} s, traced {traced:.2f} s", flush=True)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", type=int, default=5, help="traced/plain pairs (default 5)")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated")
+    parser.add_argument("--backend", default="aot_eager", help="aot_eager (default), inductor")
+    args = parser.parse_args()
+    summary = []
+    for model in args.models.split(","):
+        found = ratios(model, args.backend, args.pairs)
+        summary.append((model, statistics.median(found), min(found), max(found)))
+    print(f"\n{args.backend}, median of {args.pairs} pairs (traced / plain, whole process):")
+    for model, median, low, high in summary:
+        print(f"  {model:16s} {median:.3f}x  (pairs {low:.3f}x .. {high:.3f}x)")
+
+
+if __name__ == "__main__":
+    main()
