@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
 
 import pytest
 import structlog
@@ -245,3 +247,42 @@ def test_forked_child_does_not_rewrite_the_parents_buffered_line(tmp_path):
         "parent.event",
         "child.event",
     ]
+
+
+def _record_fields(records) -> list[tuple]:
+    return [
+        (r.log_record.event_name, r.log_record.severity_number, dict(r.log_record.attributes))
+        for r in records.get_finished_logs()
+    ]
+
+
+def test_log_records_are_the_same_with_and_without_json_lines(tmp_path, logger_provider, records):
+    """With no JSON lines (the default, structlog not used) the log records carry exactly
+    what the structlog pipeline gives them: bound fields, call fields, level filtering."""
+    for log in ("off", str(tmp_path / "events.jsonl")):
+        events = EventLogger(logger_provider=logger_provider, log=log, level="info")
+        bound = events.bind(rank=3)
+        bound.emit("x.kept", level="warning", n=1, stack=["a", "b"])
+        bound.emit("x.dropped", level="debug", n=2)
+    without, with_lines = _record_fields(records)[:1], _record_fields(records)[1:]
+    assert (
+        without
+        == with_lines
+        == [("x.kept", SeverityNumber.WARN, {"rank": 3, "n": 1, "stack": ("a", "b")})]
+    )
+
+
+def test_default_job_never_imports_structlog(tmp_path):
+    """A traced job with OTEL_DYNAMO_LOG=off (the default) does not import structlog
+    (whose import pulls in rich and pygments where installed)."""
+    code = (
+        "import sys, torch; f = torch.compile(lambda x: x.sin() + 1, backend='aot_eager'); "
+        "f(torch.randn(3)); print('structlog' in sys.modules)"
+    )
+    env = {**os.environ, "OTEL_DYNAMO_ENABLED": "true", "OTEL_DYNAMO_OUTPUT_DIR": str(tmp_path)}
+    env.pop("OTEL_DYNAMO_LOG", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"
+    assert list(tmp_path.glob("logs-*.jsonl"))

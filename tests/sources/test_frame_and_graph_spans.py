@@ -21,9 +21,8 @@ def test_frame_span_carries_code_location_guards_and_compile_id(provider, export
     def double_relu(x):
         return torch.relu(x) * 2
 
-    compiled = torch.compile(
-        double_relu, backend=otel_dynamo.traced("eager", tracer_provider=provider)
-    )
+    backend = otel_dynamo.traced("eager", tracer_provider=provider, capture=("stacks", "guards"))
+    compiled = torch.compile(double_relu, backend=backend)
     compiled(torch.randn(3))
     frame = one(exporter.get_finished_spans(), names.SPAN_FRAME)
     attrs = frame.attributes
@@ -38,6 +37,17 @@ def test_frame_span_carries_code_location_guards_and_compile_id(provider, export
     assert tuple(attrs[names.ATTR_GRAPH_BREAK_REASONS]) == ()
     assert attrs[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
     assert names.ATTR_RECOMPILE_REASON not in attrs
+
+
+def test_guard_text_is_opt_in(provider, exporter):
+    """By default the frame span has its guard count, not the guard text."""
+    compiled = torch.compile(
+        lambda x: x.cos() + 1, backend=otel_dynamo.traced("eager", tracer_provider=provider)
+    )
+    compiled(torch.randn(3))
+    attrs = one(exporter.get_finished_spans(), names.SPAN_FRAME).attributes
+    assert attrs[names.ATTR_GUARD_COUNT] > 0
+    assert names.ATTR_GUARDS not in attrs
 
 
 def test_graph_span_is_child_of_frame_with_dynamo_op_count(provider, exporter):
