@@ -86,6 +86,11 @@ class CompileLogEvents:
         self._watchdog.unwatch(frame.compile_id)
         fields = {names.ATTR_COMPILE_ID: frame.compile_id, **pick(attributes, FRAME_FIELDS)}
         fields[FIELD_DURATION_S] = round(duration_s, DURATION_DECIMALS)
+        fields.update(
+            (key, value)
+            for key, value in attributes.items()
+            if key.startswith(names.ATTR_TIME_PREFIX)
+        )
         level = "error" if outcome == names.OUTCOME_FAILURE else "info"
         with in_span(frame.span):
             self._events.emit(names.LOG_FRAME_COMPILED, level=level, **fields)

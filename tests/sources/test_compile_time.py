@@ -118,3 +118,24 @@ def test_compile_time_agrees_with_dynamos_metrics(signals: Signals) -> None:
     by_category = _histogram(signals, names.METRIC_COMPILE_TIME)
     assert sum(point[1] for point in by_category) == pytest.approx(recorded, rel=1e-3)
     assert all(isinstance(point[0][names.ATTR_TIME_CATEGORY], str) for point in by_category)
+
+
+def test_report_explain_and_metrics_agree_on_compile_time(signals: Signals) -> None:
+    """The report's compile seconds, explain's phases (the lazy backward as Dynamo's
+    entire_backward_compile) and the compile-duration metric give the same numbers."""
+    from otel_dynamo import report
+    from otel_dynamo.report._sdk import spans_from_sdk
+
+    model = TwoLayer()
+    train_step(model, torch.compile(model, backend=signals.traced("aot_eager")), torch.randn(3, 4))
+    spans = signals.finished()
+    summary = report.summarize(report.Telemetry(spans=spans_from_sdk(spans)))
+    (row,) = summary["processes"][0]["compiles"]
+    lazy = one(spans, names.SPAN_LAZY_BACKWARD)
+    assert row["lazy_backward_s"] == pytest.approx(_seconds(lazy), abs=1e-6)
+    assert row["compile_s"] == pytest.approx(summary["totals"]["compile_seconds"], abs=1e-6)
+    times = dict(report.explain(spans).compile_times)
+    assert times["entire_backward_compile"] == (pytest.approx(_seconds(lazy), abs=1e-6),)
+    recorded = sum(point[1] for point in _histogram(signals, names.METRIC_COMPILE_DURATION))
+    assert recorded == pytest.approx(summary["totals"]["compile_seconds"], abs=1e-5)
+    assert sum(v for v in row["phases"].values() if v) == pytest.approx(row["compile_s"], abs=1e-5)
