@@ -16,48 +16,19 @@ records (frame starts, graph-break and recompile artifacts) and compilation metr
 
 from __future__ import annotations
 
-import collections
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 import torch
 import transformers
 
-OP_KINDS = ("call_function", "call_method", "call_module")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _counting import CountingBackend  # graphs the real backend compiled and returned
+
 VOCAB = 128
-
-
-class ReturningCounter:
-    """Counts the graphs (and their ops) the real backend compiled and returned."""
-
-    def __init__(self, backend: str) -> None:
-        from torch._dynamo.backends.registry import lookup_backend
-
-        self.inner = lookup_backend(backend)
-        self.__name__ = backend
-        for name in ("compiler_name", "backend_ctx_ctor"):
-            if hasattr(self.inner, name):
-                setattr(self, name, getattr(self.inner, name))
-        self.graphs: collections.Counter[str] = collections.Counter()
-        self.ops: collections.Counter[str] = collections.Counter()
-
-    def __call__(self, gm: torch.fx.GraphModule, example_inputs: Any, **kwargs: Any) -> Any:
-        ops = sum(node.op in OP_KINDS for node in gm.graph.nodes)
-        compiled = self.inner(gm, example_inputs, **kwargs)
-        compile_id = str(torch._guards.CompileContext.current_compile_id())
-        self.graphs[compile_id] += 1
-        self.ops[compile_id] += ops
-        return compiled
-
-    def reset(self) -> None:
-        if hasattr(self.inner, "reset"):
-            self.inner.reset()
-
-    def get_compiler_config(self) -> Any:
-        getter = getattr(self.inner, "get_compiler_config", None)
-        return getter() if getter else None
 
 
 class TraceRecords(logging.Handler):
@@ -168,12 +139,12 @@ def main(model: str, backend: str, truth_path: str) -> None:
     if truth_path == "-":
         MODELS[model](Compilers(backend, "eager"))
         return
-    counter = ReturningCounter(backend)
+    counter = CountingBackend(backend, name=backend)
     trace_log = logging.getLogger("torch.__trace")
     records = TraceRecords()
     trace_log.addHandler(records)
     trace_log.setLevel(logging.DEBUG)
-    loss_counter = ReturningCounter("eager")
+    loss_counter = CountingBackend("eager", name="eager")
     MODELS[model](Compilers(counter, loss_counter))
     trace_log.removeHandler(records)
     truth = {

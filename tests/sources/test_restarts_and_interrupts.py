@@ -4,28 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _counting import CountingBackend
 from _spans import named, one
 
 import otel_dynamo
 from otel_dynamo import names
-
-
-class ReturningBackend:
-    """Ground truth: counts the graphs the real backend compiled and returned, per compile
-    id (a call that raises a restart compiled nothing that is kept)."""
-
-    def __init__(self, backend: str) -> None:
-        from torch._dynamo.backends.registry import lookup_backend
-
-        self.inner = lookup_backend(backend)
-        self.__name__ = f"returning_{backend}"
-        self.kept: dict[str, int] = {}
-
-    def __call__(self, gm, example_inputs, **kwargs):
-        compiled = self.inner(gm, example_inputs, **kwargs)
-        compile_id = str(torch._guards.CompileContext.current_compile_id())
-        self.kept[compile_id] = self.kept.get(compile_id, 0) + 1
-        return compiled
 
 
 def _clamp(x, low):
@@ -36,7 +19,7 @@ def test_graph_discarded_by_a_restart_is_marked_and_not_counted(provider, export
     """A float scalar that stops being specialized makes AOT Autograd restart Dynamo
     (TensorifyScalarRestartAnalysis) after the backend got the graph: that graph span is
     marked discarded, and the frame counts only the graph it kept."""
-    truth = ReturningBackend("aot_eager")
+    truth = CountingBackend("aot_eager")
     compiled = torch.compile(_clamp, backend=otel_dynamo.traced(truth, tracer_provider=provider))
     compiled(torch.randn(3), 2.5)
     compiled(torch.randn(3), 3.5)
@@ -52,12 +35,12 @@ def test_graph_discarded_by_a_restart_is_marked_and_not_counted(provider, export
     ]
     discarded = [s for s in graphs if s.attributes.get(names.ATTR_DISCARDED) is True]
     kept = [s for s in graphs if names.ATTR_DISCARDED not in s.attributes]
-    assert len(discarded) == 1 and len(kept) == truth.kept["0/1"] == 1
+    assert len(discarded) == 1 and len(kept) == truth.graphs["0/1"] == 1
     assert discarded[0].attributes[names.ATTR_DISCARDED_BY] == (
         "torch._dynamo.exc.TensorifyScalarRestartAnalysis"
     )
     assert discarded[0].status.is_ok
-    assert recompile.attributes[names.ATTR_FRAME_GRAPH_COUNT] == truth.kept["0/1"]
+    assert recompile.attributes[names.ATTR_FRAME_GRAPH_COUNT] == truth.graphs["0/1"]
     assert recompile.attributes[names.ATTR_FRAME_DISCARDED_GRAPH_COUNT] == 1
     assert kept[0].attributes[names.ATTR_GRAPH_INDEX] == 0
     assert recompile.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
