@@ -272,7 +272,8 @@ ATTR_GUARD_COUNT = "torch.compile.guard.count"
 """Number of guards Dynamo installed for the frame."""
 
 ATTR_GUARDS = "torch.compile.guards"
-"""Guard descriptions (string array, length-capped)."""
+"""Guard descriptions (string array, length-capped); only with `OTEL_DYNAMO_CAPTURE`
+including `guards`."""
 
 ATTR_RECOMPILE_REASON = "torch.compile.recompile.reason"
 """On recompiles only: the guard that failed, e.g. "tensor 'x' dtype mismatch. ..."."""
