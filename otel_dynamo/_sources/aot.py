@@ -176,12 +176,15 @@ def _traced_compiler_fn(
 
 
 def wrap_compiler(inner: Any, graph: GraphCompile, kind: str) -> Any:
-    """The same compiler, reporting a span; keeps AOT's cacheable compiler type."""
-    from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
+    """The same compiler, reporting a span; keeps AOT's cacheable compiler type (defined
+    in ``torch._functorch.aot_autograd`` on 2.8, re-exported there from ``schemas`` later)."""
+    from torch._functorch import aot_autograd
 
-    if isinstance(inner, SerializableAOTDispatchCompiler):
-        return type(inner)(
-            inner.output_code_ty, _traced_compiler_fn(inner.compiler_fn, graph, kind)
+    serializable: Any = getattr(aot_autograd, "SerializableAOTDispatchCompiler", None)
+    if serializable is not None and isinstance(inner, serializable):
+        cacheable: Any = inner
+        return type(cacheable)(
+            cacheable.output_code_ty, _traced_compiler_fn(cacheable.compiler_fn, graph, kind)
         )
     traced = _traced_compiler_fn(inner, graph, kind)
     if getattr(inner, "_is_wrapped_bw_compiler", False):
@@ -209,6 +212,27 @@ def wrap_loaded_backward(spec: Any, graph: GraphCompile) -> Any:
         return spec
     # No AOT graph name: on a cache hit AOT names no graph.
     return dataclasses.replace(spec, compiled_bw_func=wrap_backward(compiled, graph, None))
+
+
+BACKWARD_ARGUMENT = "compiled_bw_func"
+"""``post_compile``'s backward before torch 2.12: its second positional argument (after
+the compiled forward); from 2.12 on it is one field of a single spec argument."""
+
+
+def with_loaded_backward(
+    args: tuple[Any, ...], kwargs: dict[str, Any], graph: GraphCompile
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``post_compile``'s arguments with the compiled backward counted, on either form."""
+    if len(args) == 1 and not kwargs:
+        return (wrap_loaded_backward(args[0], graph),), kwargs
+    if BACKWARD_ARGUMENT in kwargs:
+        compiled = kwargs[BACKWARD_ARGUMENT]
+        if compiled is not None:
+            kwargs = {**kwargs, BACKWARD_ARGUMENT: wrap_backward(compiled, graph, None)}
+        return args, kwargs
+    if len(args) >= 2 and args[1] is not None:
+        args = (args[0], wrap_backward(args[1], graph, None), *args[2:])
+    return args, kwargs
 
 
 # --- installation ---------------------------------------------------------------------------
@@ -266,11 +290,12 @@ class AotTap:
         self._original_post_compile = AOTDispatchAutograd.__dict__["post_compile"]
         original = AOTDispatchAutograd.post_compile
 
-        def post_compile(spec: Any) -> Any:
+        def post_compile(*args: Any, **kwargs: Any) -> Any:
             graph = _current.get()
             if graph is not None:
-                spec = graph.safely(lambda: wrap_loaded_backward(spec, graph)) or spec
-            return original(spec)
+                found = graph.safely(lambda: with_loaded_backward(args, kwargs, graph))
+                args, kwargs = found or (args, kwargs)
+            return original(*args, **kwargs)
 
         post_compile._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
         AOTDispatchAutograd.post_compile = staticmethod(post_compile)  # type: ignore[method-assign]  # the tap patches torch's class

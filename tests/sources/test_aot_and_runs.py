@@ -289,3 +289,37 @@ def test_eager_backend_runs_the_realized_graph_forward(provider):
     inner = captured[0].__wrapped__
     assert inner.__name__ == "forward"
     assert not inner.__self__._needs_recompile()
+
+
+@pytest.mark.parametrize("form", ["spec", "positional", "keyword"])
+def test_post_compile_backward_is_counted_in_each_calling_form(provider, form):
+    """AOTDispatchAutograd.post_compile takes one spec from torch 2.12 on, and (compiled
+    forward, compiled backward, ..., fw_metadata=...) before: the compiled backward is
+    wrapped in either form, every other argument handed over as it came."""
+    import dataclasses
+
+    from otel_dynamo._sources.aot import with_loaded_backward
+    from otel_dynamo._sources.graph_compile import GraphCompile
+
+    @dataclasses.dataclass(frozen=True)
+    class Spec:
+        compiled_fw_func: object
+        compiled_bw_func: object
+
+    graph = GraphCompile(make_recorder(tracer_provider=provider), compile_id="0/0", backend="b")
+    forward, backward, meta = object(), (lambda *args: args), object()
+    if form == "spec":
+        (spec,), kwargs = with_loaded_backward((Spec(forward, backward),), {}, graph)
+        found = spec.compiled_bw_func
+        assert (spec.compiled_fw_func, kwargs) == (forward, {})
+    elif form == "positional":
+        args, kwargs = with_loaded_backward((forward, backward, 3), {"fw_metadata": meta}, graph)
+        found = args[1]
+        assert (args[0], args[2], kwargs) == (forward, 3, {"fw_metadata": meta})
+    else:
+        args, kwargs = with_loaded_backward(
+            (), {"compiled_bw_func": backward, "fw_metadata": meta}, graph
+        )
+        found = kwargs["compiled_bw_func"]
+        assert (args, kwargs["fw_metadata"]) == ((), meta)
+    assert isinstance(found, RunProxy) and found.__wrapped__ is backward
