@@ -166,6 +166,11 @@ def main(model: str, backend: str, truth_path: str) -> None:
             for r in records.records
             if "compilation_metrics" in r
         },
+        "failed": sorted(
+            str(r["compilation_metrics"]["compile_id"])
+            for r in records.records
+            if "compilation_metrics" in r and r["compilation_metrics"].get("fail_type")
+        ),
         "compile_us": sum(
             r[name].get("duration_us") or 0
             for r in records.records
