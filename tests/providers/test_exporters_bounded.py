@@ -39,9 +39,10 @@ def _spans(telemetry, count: int) -> None:
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
 def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_path, caplog):
     """A collector that accepts and never answers: shutdown(0.5) returns in time, and the
-    job is told once. Usually the export is still stuck at the deadline (False, "did not
-    finish"); with gRPC, closing the channel may cancel the stuck export first (True, the
-    export failure warning): both are bounded and both drop what was unsent."""
+    job is told at most once. Usually the export is still stuck at the deadline (False,
+    "did not finish"); with gRPC, closing the channel may cancel the stuck export first, and
+    under load the exporter's timeout may fire first (True, the export failure warning if
+    not given before): all are bounded and all drop what was unsent."""
     with BlackHole() as hole:
         environ = {
             "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}",
@@ -57,11 +58,15 @@ def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_
         finished = telemetry.shutdown(0.5)
         elapsed = time.monotonic() - started
     assert elapsed < 0.5 + SLACK_S
-    (warning,) = _otel_dynamo_warnings(caplog)
+    warnings = _otel_dynamo_warnings(caplog)
     if finished:
-        assert protocol == "grpc" and "StatusCode.CANCELLED" in warning, warning
-        assert warning.startswith("otel_dynamo: could not export traces to http://127.0.0.1:")
+        # the stuck export ended in time: gRPC cancelled it on close, or (under load) the
+        # exporter's own timeout, cut to the budget, fired first; its failure warning is
+        # given once per process, so an earlier test may have had it
+        assert len(warnings) <= 1, warnings
+        assert all(w.startswith("otel_dynamo: could not export traces to ") for w in warnings)
     else:
+        (warning,) = warnings
         assert warning.startswith("otel_dynamo: telemetry shutdown did not finish within 0.5 s;")
 
 
