@@ -374,7 +374,8 @@ def _lazy_backwards_outside_frames(spans: list[Span], tree: SpanTree) -> int:
 def _process_totals(section: dict[str, Any], orphan_lazy_ns: int) -> dict[str, Any]:
     compiles = section["compiles"]
     lazy_ns = sum(round(row["lazy_backward_s"] * 1e9) for row in compiles) + orphan_lazy_ns
-    compile_ns = sum(round(row["duration_s"] * 1e9) for row in compiles) + lazy_ns
+    # from each row's own compile_s, so that a process's total is the sum of its rows
+    compile_ns = sum(round(row["compile_s"] * 1e9) for row in compiles) + orphan_lazy_ns
     return {
         "frame_compiles": len(compiles),
         "graphs": sum(row["graphs"] for row in compiles),

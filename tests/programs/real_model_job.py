@@ -17,7 +17,6 @@ records (frame starts, graph-break and recompile artifacts) and compilation metr
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,19 +26,9 @@ import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _counting import CountingBackend  # graphs the real backend compiled and returned
+from _dynamo_truth import dynamo_stream  # Dynamo's structured-trace records
 
 VOCAB = 128
-
-
-class TraceRecords(logging.Handler):
-    """Dynamo's structured-trace records (what TORCH_TRACE writes), with their compile id."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[dict[str, Any]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(dict(getattr(record, "metadata", {}) or {}))
 
 
 def compile_id_of(record: dict[str, Any]) -> str | None:
@@ -140,13 +129,9 @@ def main(model: str, backend: str, truth_path: str) -> None:
         MODELS[model](Compilers(backend, "eager"))
         return
     counter = CountingBackend(backend, name=backend)
-    trace_log = logging.getLogger("torch.__trace")
-    records = TraceRecords()
-    trace_log.addHandler(records)
-    trace_log.setLevel(logging.DEBUG)
     loss_counter = CountingBackend("eager", name="eager")
-    MODELS[model](Compilers(counter, loss_counter))
-    trace_log.removeHandler(records)
+    with dynamo_stream() as records:
+        MODELS[model](Compilers(counter, loss_counter))
     truth = {
         "graphs": dict(counter.graphs + loss_counter.graphs),
         "ops": dict(counter.ops + loss_counter.ops),
