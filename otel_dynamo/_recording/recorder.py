@@ -75,7 +75,6 @@ class Recorder:
         self.metrics = metrics
         self._frames: OrderedDict[str, FrameState] = OrderedDict()
         self._lazy_backwards: dict[str, CompileState] = {}
-        self._lazy_backends: dict[str, str | None] = {}
         self._ended: OrderedDict[str, tuple[trace.SpanContext, str | None]] = OrderedDict()
         """Span context and backend of recently ended frames: lazy backwards parent there."""
 
@@ -177,10 +176,11 @@ class Recorder:
     def lazy_backward_started(self, event: LazyBackwardStarted) -> None:
         if event.compile_id in self._lazy_backwards:
             return
-        frame_context, backend = self._ended.get(event.compile_id, (None, None))
+        frame_context = self._ended.get(event.compile_id, (None, None))[0]
         attributes: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
-        if backend or self.backend:
-            attributes[names.ATTR_BACKEND] = str(backend or self.backend)
+        backend = self._backend_of(event.compile_id)
+        if backend:
+            attributes[names.ATTR_BACKEND] = backend
         parent = trace.NonRecordingSpan(frame_context) if frame_context is not None else None
         state = CompileState(event.compile_id, started_ns=event.time_ns)
         state.span = self.tracer.start_span(
@@ -190,15 +190,17 @@ class Recorder:
             attributes=attributes,
         )
         self._lazy_backwards[event.compile_id] = state
-        self._lazy_backends[event.compile_id] = attributes.get(names.ATTR_BACKEND)
         while len(self._lazy_backwards) > MAX_OPEN_FRAMES:
-            oldest = next(iter(self._lazy_backwards))
-            del self._lazy_backwards[oldest]
-            self._lazy_backends.pop(oldest, None)
+            del self._lazy_backwards[next(iter(self._lazy_backwards))]
+
+    def _backend_of(self, compile_id: str) -> str | None:
+        """The backend of an ended frame's compile (for its lazy backward)."""
+        backend = self._ended.get(compile_id, (None, None))[1] or self.backend
+        return None if backend is None else str(backend)
 
     def lazy_backward_ended(self, event: LazyBackwardEnded) -> None:
         state = self._lazy_backwards.pop(event.compile_id, None)
-        backend = self._lazy_backends.pop(event.compile_id, None)
+        backend = self._backend_of(event.compile_id)
         if state is None or state.span is None:
             return
         duration_ns = max(event.time_ns - state.started_ns, 0)
@@ -267,7 +269,7 @@ class Recorder:
         A control-flow exception (a Dynamo restart) marks the span discarded, not failed.
         With ``phase``, the step's interval is also a phase of its compile (phase_split).
         """
-        start_ns = time.time_ns()
+        start_ns = time.time_ns() if phase is not None else 0
         span = self.tracer.start_span(name, context=context, attributes=attributes)
         try:
             with trace.use_span(
