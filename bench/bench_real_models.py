@@ -53,7 +53,11 @@ def run_job(model: str, backend: str, *, traced: bool) -> float:
         command = [sys.executable, str(PROGRAM), model, backend, "-"]
         start = time.perf_counter()
         subprocess.run(command, env=env, check=True, capture_output=True, timeout=900)
-        return time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        if traced and not any(Path(env["OTEL_DYNAMO_OUTPUT_DIR"]).glob("traces-*")):
+            # a broken install makes OTEL_DYNAMO_ENABLED a no-op: two plain runs, ratio 1.0
+            sys.exit(f"bench: the traced {model} job wrote no trace file; is otel_dynamo importable?")
+        return seconds
 
 
 def ratios(model: str, backend: str, pairs: int) -> list[float]:
