@@ -75,6 +75,13 @@ def recompile_reason(frame: FrameState, ended: FrameEnded) -> str | None:
     return frame.recompile_reasons[0].split("\n", 1)[0] if frame.recompile_reasons else None
 
 
+def mark_skipping_break(frame: FrameState, ended: FrameEnded) -> None:
+    """A frame Dynamo gave up on after a graph break was skipped for that break (torch
+    before 2.12 says so only here, at the frame's end)."""
+    if ended.gave_up and frame.breaks and not ended.fail_type:
+        frame.breaks[-1] = frame.breaks[-1].skipping_the_frame()
+
+
 def frame_outcome(frame: FrameState, ended: FrameEnded) -> str:
     if any(brk.skipped_frame for brk in frame.breaks):
         return names.OUTCOME_SKIPPED

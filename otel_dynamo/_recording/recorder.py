@@ -25,6 +25,7 @@ from otel_dynamo._recording.frame_state import (
     FrameState,
     frame_attributes,
     frame_outcome,
+    mark_skipping_break,
     nest_phases,
 )
 from otel_dynamo._recording.limits import Limits
@@ -144,6 +145,7 @@ class Recorder:
     def _finish_frame(self, frame: FrameState, event: FrameEnded) -> None:
         span = frame.span
         assert span is not None
+        mark_skipping_break(frame, event)
         outcome = frame_outcome(frame, event)
         attributes = frame_attributes(frame, event, outcome, self.limits)
         if self.backend and names.ATTR_BACKEND not in attributes:

@@ -40,6 +40,9 @@ class FrameEnded:
     restart_reasons: tuple[str, ...] = ()
     cache_counts: Mapping[str, int] = dataclasses.field(default_factory=dict)
     """AOT Autograd and FX graph cache hits and misses, by attribute name."""
+    gave_up: bool = False
+    """Dynamo left the frame to eager with neither a failure nor any traced output (a
+    ``SkipFrame`` that says nothing else; see ``dynamo_stream.gave_up_silently``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +54,22 @@ class GraphBreakReported:
     kind: str
     user_stack: tuple[str, ...]
     skipped_frame: bool
+
+    def skipping_the_frame(self) -> GraphBreakReported:
+        """This break as the one that made Dynamo skip its frame (learnt at the frame's end)."""
+        if self.skipped_frame:
+            return self
+        return dataclasses.replace(
+            self,
+            reason=f"{SKIPPED_FRAME_PREFIX}{self.reason}",
+            kind=SKIPPED_FRAME_KIND,
+            skipped_frame=True,
+        )
+
+
+SKIPPED_FRAME_KIND = "skip"
+"""Graph-break kind of a break that made Dynamo skip the whole frame."""
+SKIPPED_FRAME_PREFIX = "frame skipped: "
 
 
 @dataclasses.dataclass(frozen=True)

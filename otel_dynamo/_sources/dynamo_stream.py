@@ -23,6 +23,8 @@ from typing import Any
 from otel_dynamo import names
 from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import (
+    SKIPPED_FRAME_KIND,
+    SKIPPED_FRAME_PREFIX,
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -53,7 +55,6 @@ CACHE_COUNTERS = {
     "inductor_fx_local_cache_miss_count": names.ATTR_CACHE_FX_MISSES,
 }
 """CompilationMetrics counters copied onto the frame span when Dynamo reports them."""
-SKIPPED_FRAME_KIND = "skip"
 UNKNOWN_KIND = "other"
 
 
@@ -93,7 +94,7 @@ def parse_graph_break(compile_id: str, text: str) -> GraphBreakReported:
     else:
         reason = text.strip().split("\n", 1)[0]
     if skipped:
-        reason, kind = f"frame skipped: {reason}", SKIPPED_FRAME_KIND
+        reason, kind = f"{SKIPPED_FRAME_PREFIX}{reason}", SKIPPED_FRAME_KIND
     return GraphBreakReported(compile_id, reason, kind, parse_user_stack(text), skipped)
 
 
@@ -125,6 +126,20 @@ def _first_line(value: Any) -> str | None:
     return without_compile_id(str(value)).split("\n", 1)[0] if value else None
 
 
+def gave_up_silently(metrics: Mapping[str, Any]) -> bool:
+    """Dynamo skipped the frame without failing, and its metrics say nothing more.
+
+    Where torch says a frame was skipped differs by version. From 2.12 the graph-break
+    artifact of a break inside a loop says so ("... which results in a skip"). Before
+    2.12 (2.8.0 ``symbolic_convert.py:866``, 2.10.0 ``:905``) only a ``log.info`` does, and
+    the ``SkipFrame`` is caught before any output exists: the compilation metrics carry
+    no failure and no graph counts (``guard_count`` None). A frame that also reported a
+    graph break was skipped for that break; one with no break ("no content in function
+    call") has no graph, as on later torch.
+    """
+    return not metrics.get("fail_type") and metrics.get("guard_count", 0) is None
+
+
 def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> FrameEnded:
     """The fields we read of Dynamo's CompilationMetrics (``compilation_metrics``)."""
     start_us = metrics.get("start_time_us")
@@ -148,6 +163,7 @@ def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> Fr
             for field, key in CACHE_COUNTERS.items()
             if isinstance(metrics.get(field), int)
         },
+        gave_up=gave_up_silently(metrics),
     )
 
 

@@ -115,8 +115,29 @@ def error_kind(exc: BaseException) -> str | None:
     found = _EXPORT_ERROR_CODE.match(str(exc))
     if found:
         return found.group(1)  # torch._export.error.ExportError: "[ExportErrorType.X]: ..."
+    return graph_break_type(exc)  # torch._dynamo.exc.Unsupported (strict mode)
+
+
+_EXPLANATION = "  Explanation: "
+
+
+def graph_break_type(exc: BaseException) -> str | None:
+    """The graph-break type of a ``torch._dynamo.exc.Unsupported``.
+
+    torch 2.12 on states it as ``gb_type``. Before (2.8.0 ``exc.py:154``, 2.10.0) the
+    attribute is absent, but a typed break's message opens with the type, then a line
+    starting "  Explanation: " (``format_graph_break_message``); an untyped one has no
+    such line and no type.
+    """
     gb_type = getattr(exc, "gb_type", None)
-    return str(gb_type) if gb_type else None  # torch._dynamo.exc.Unsupported (strict mode)
+    if gb_type:
+        return str(gb_type)
+    from torch._dynamo.exc import Unsupported
+
+    if not isinstance(exc, Unsupported):
+        return None
+    first, _, rest = str(exc).partition("\n")
+    return first.strip() or None if rest.startswith(_EXPLANATION) else None
 
 
 def error_case(exc: BaseException) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 import pathlib
 import subprocess
@@ -21,6 +22,7 @@ from torch.export.exported_program import ExportedProgram
 
 import otel_dynamo
 from otel_dynamo import names
+from otel_dynamo._sources import torch_export_facts
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -431,3 +433,34 @@ def test_enabled_environment_instruments_export_at_torch_import():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"]
+
+
+TYPED_MESSAGE = (
+    "Data-dependent branching\n  Explanation: Detected data-dependent branching.\n"
+    "  Hint: Use `torch.cond` to express dynamic control flow.\n"
+)
+
+
+STATES_GB_TYPE = "gb_type" in inspect.signature(torch._dynamo.exc.Unsupported).parameters
+
+
+@pytest.mark.skipif(not STATES_GB_TYPE, reason="torch before 2.12 has no Unsupported.gb_type")
+def test_graph_break_type_from_gb_type_when_torch_states_it():
+    """torch 2.12+: Unsupported.gb_type is the kind, whatever the message says."""
+    exc = torch._dynamo.exc.Unsupported("anything", gb_type="Data-dependent branching")
+    assert torch_export_facts.graph_break_type(exc) == "Data-dependent branching"
+
+
+def test_graph_break_type_from_the_message_before_torch_2_12():
+    """torch 2.8-2.11 have no gb_type: the type is the message's line before 'Explanation'."""
+    exc = torch._dynamo.exc.Unsupported(TYPED_MESSAGE)
+    exc.__dict__.pop("gb_type", None)  # as torch 2.8 builds it: no attribute at all
+    assert torch_export_facts.graph_break_type(exc) == "Data-dependent branching"
+
+
+def test_untyped_or_foreign_errors_have_no_graph_break_type():
+    """An untyped Unsupported, or any other exception with the same text, has no type."""
+    untyped = torch._dynamo.exc.Unsupported("call_function UserDefinedObjectVariable")
+    untyped.__dict__.pop("gb_type", None)
+    assert torch_export_facts.graph_break_type(untyped) is None
+    assert torch_export_facts.graph_break_type(ValueError(TYPED_MESSAGE)) is None
