@@ -219,6 +219,15 @@ BACKWARD_ARGUMENT = "compiled_bw_func"
 the compiled forward); from 2.12 on it is one field of a single spec argument."""
 
 
+def check_post_compile_form(post_compile: Callable[..., Any]) -> None:
+    """Raise TypeError unless ``post_compile`` takes one spec (2.12 on) or names its
+    ``compiled_bw_func`` (before 2.12: 2.8.0 ``runtime_wrappers.py:1979``, 2.10.0 ``:2056``)."""
+    parameters = inspect.signature(post_compile).parameters
+    if BACKWARD_ARGUMENT in parameters or len(parameters) == 1:
+        return
+    raise TypeError(f"unknown AOTDispatchAutograd.post_compile{inspect.signature(post_compile)}")
+
+
 def with_loaded_backward(
     args: tuple[Any, ...], kwargs: dict[str, Any], graph: GraphCompile
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -279,13 +288,14 @@ class AotTap:
 
         aot_module_simplified._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
         common.aot_module_simplified = aot_module_simplified  # type: ignore[assignment]  # forwards any arguments
-        self._install_post_compile()
 
-    def _install_post_compile(self) -> None:
+    def install_post_compile(self) -> None:
+        """Raises (and installs nothing) if ``post_compile`` has neither known form."""
         from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
 
         if getattr(AOTDispatchAutograd.post_compile, "_otel_dynamo_tap", None) is self:
             return
+        check_post_compile_form(AOTDispatchAutograd.post_compile)
         # The staticmethod object itself, so uninstall puts back exactly what was there.
         self._original_post_compile = AOTDispatchAutograd.__dict__["post_compile"]
         original = AOTDispatchAutograd.post_compile

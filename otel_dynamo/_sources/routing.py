@@ -31,6 +31,7 @@ from typing import Any
 
 from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamSink
+from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
 
@@ -178,8 +179,9 @@ class FrameCompilerTap:
             if not self._warned:
                 self._warned = True
                 _log.warning(
-                    "otel_dynamo: this torch has no ConvertFrameAssert.__call__; frame "
-                    "compile spans are not recorded (graph spans still are)"
+                    "otel_dynamo: torch %s has no ConvertFrameAssert.__call__; frame "
+                    "compile spans are not recorded (graph spans still are)",
+                    torch_version(),
                 )
             return None
         return target
@@ -218,8 +220,9 @@ class FrameCompilerTap:
         if not self._warned:
             self._warned = True
             _log.warning(
-                "otel_dynamo: this torch's ConvertFrameAssert keeps its backend under none of "
+                "otel_dynamo: torch %s's ConvertFrameAssert keeps its backend under none of "
                 "%s; frame compile spans are not recorded (graph spans still are)",
+                torch_version(),
                 ", ".join(ORIGINAL_BACKEND_ATTRIBUTES),
             )
         return None

@@ -1,29 +1,74 @@
 """The process-wide torch taps, in one place: installed once, removed together.
 
 Each tap replaces one torch function or method with a wrapper that forwards to the
-original; ``torch._dynamo.reset()`` leaves them in place.
+original; ``torch._dynamo.reset()`` leaves them in place. A tap that does not fit the
+torch it meets (a class moved, a signature changed) stays off: one warning names the
+torch version and what is not recorded, and nothing is raised into the user's code.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 
 from otel_dynamo._sources.aot import AotTap
 from otel_dynamo._sources.dynamo_stream import StreamTap
 from otel_dynamo._sources.routing import FrameCompilerTap, current_sink
+from otel_dynamo._sources.torch_version import torch_version
 
+_log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _frames = FrameCompilerTap()
 _stream = StreamTap(current_sink)
 _aot = AotTap()
 
+_TAPS: tuple[tuple[str, Callable[[], None], str], ...] = (
+    ("frame compiler", _frames.install, "frame compile spans"),
+    (
+        "structured trace",
+        _stream.install,
+        "frame compiles, graph breaks, recompiles, guards and compile phases",
+    ),
+    (
+        "AOT Autograd",
+        _aot.install,
+        "AOT partition, forward/backward compile and backward run spans",
+    ),
+    (
+        "AOT post_compile",
+        _aot.install_post_compile,
+        "backward runs of graphs loaded from AOT Autograd's cache",
+    ),
+)
+_switched_off: set[str] = set()
+
 
 def install() -> None:
-    """Install every tap (idempotent)."""
+    """Install every tap that fits this torch (idempotent; never raises)."""
     with _lock:
-        _frames.install()
-        _stream.install()
-        _aot.install()
+        for name, install_tap, records in _TAPS:
+            if name in _switched_off:
+                continue
+            try:
+                install_tap()
+            except Exception as error:  # a torch we do not know: record less, never break
+                _switched_off.add(name)
+                _log.warning(
+                    "otel_dynamo: the %s hook does not fit torch %s (%s: %s); %s are not "
+                    "recorded",
+                    name,
+                    torch_version(),
+                    type(error).__name__,
+                    error,
+                    records,
+                )
+
+
+def switched_off() -> frozenset[str]:
+    """Names of the taps that did not fit this torch."""
+    with _lock:
+        return frozenset(_switched_off)
 
 
 def uninstall() -> None:
