@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+TORCH_FACING_FOLDERS = frozenset({"sources", "enablement", "realmodels"})
+"""Test folders whose every test compiles, exports or enables by environment: the tests
+``.ci/torch_matrix.sh`` runs on each other torch (``-m torch_facing``). A module elsewhere
+joins with ``pytestmark = pytest.mark.torch_facing``."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(str(item.fspath)).parent.name in TORCH_FACING_FOLDERS:
+            item.add_marker(pytest.mark.torch_facing)
 
 
 @pytest.fixture

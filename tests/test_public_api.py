@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.torch_facing  # entry points and backends torch looks up
+
 
 def test_importing_the_package_loads_only_its_version():
     """``import otel_dynamo`` loads no other otel_dynamo module, no torch, no OpenTelemetry."""

@@ -18,6 +18,8 @@ from otel_dynamo import names, report
 from otel_dynamo.cli import demo_training as demo_command
 from otel_dynamo.cli import main
 
+pytestmark = pytest.mark.torch_facing  # the README's first command, on every torch
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_HANG_SECONDS = 300
 """Only a hang guard: the demo takes seconds (it prints how many; README, Quick start)."""
