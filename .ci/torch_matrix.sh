@@ -19,6 +19,9 @@ NETWORK_ERRORS='ConnectionError|Max retries exceeded|Temporary failure in name r
 work="$(mktemp -d "${TMPDIR:-/tmp}/otel-dynamo-torch-matrix.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 grep -v '^torch==' constraints.txt >"$work/constraints.txt"
+# The package as users get it: a wheel, installed with whatever pip resolves beside torch.
+python3 -m pip wheel -q --no-deps -w "$work/dist" . >/dev/null
+wheel="$(ls "$work"/dist/otel_dynamo-*.whl)"
 
 declare -a summary=()
 failed=0
@@ -51,7 +54,7 @@ run_one() {  # VERSION: install, test, delete; sets the summary line
   fi
   python3 -m venv "$venv"
   if ! pip_from_pypi "$venv" "torch==$version" 2>"$log" ||
-    ! pip_from_pypi "$venv" -c "$work/constraints.txt" -e ".[test]" 2>>"$log"; then
+    ! pip_from_pypi "$venv" "$wheel" 2>>"$log"; then
     tail -n 5 "$log" >&2
     if grep -Eq "$NETWORK_ERRORS" "$log"; then
       summary+=("SKIPPED torch $version: no network for pip ($(grep -Eom1 "$NETWORK_ERRORS" "$log"))")
@@ -62,10 +65,28 @@ run_one() {  # VERSION: install, test, delete; sets the summary line
     rm -rf "$venv"
     return
   fi
-  echo "== torch $version: installed in $((SECONDS - started)) s; running -m torch_facing"
+  echo "== torch $version: installed in $((SECONDS - started)) s; as a user would"
+  if ! "$venv/bin/python" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$version')"; then
+    summary+=("FAILED  torch $version: installing otel_dynamo's wheel changed torch")
+    failed=1
+    rm -rf "$venv"
+    return
+  fi
+  if ! "$venv/bin/python" .ci/user_install_smoke.py; then
+    summary+=("FAILED  torch $version: a training compile was not recorded (user install)")
+    failed=1
+  fi
+  if ! pip_from_pypi "$venv" -c "$work/constraints.txt" -e ".[test]" 2>>"$log"; then
+    tail -n 5 "$log" >&2
+    summary+=("FAILED  torch $version: installing the test dependencies failed")
+    failed=1
+    rm -rf "$venv"
+    return
+  fi
+  echo "== torch $version: running -m torch_facing"
   if PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
     -m torch_facing tests; then
-    summary+=("passed  torch $version ($((SECONDS - started)) s with its install)")
+    summary+=("passed  torch $version: torch-facing tests ($((SECONDS - started)) s with installs)")
   else
     summary+=("FAILED  torch $version: torch-facing tests failed (see above)")
     failed=1

@@ -53,6 +53,26 @@ def test_training_step_records_partition_forward_and_backward(provider, exporter
     assert backward.start_time > graph.end_time  # compiled lazily, at the first backward
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_untraced_training_compile_beside_a_traced_one_trains_as_eager(
+    provider, exporter, backend
+):
+    """After a traced training compile, a plain one through AOT Autograd (where torch 2.8 to
+    2.11 once crashed on our post_compile) computes eager's gradients and records nothing."""
+    _train_steps(provider, 1)
+    recorded = len(exporter.get_finished_spans())
+    x = torch.randn(3, 4)
+    eager_model, compiled_model = _mlp(), _mlp()
+    eager_model(x).sum().backward()
+    compiled = torch.compile(compiled_model, backend=backend)
+    compiled(x).sum().backward()
+    for eager_param, compiled_param in zip(
+        eager_model.parameters(), compiled_model.parameters(), strict=True
+    ):
+        torch.testing.assert_close(compiled_param.grad, eager_param.grad)
+    assert len(exporter.get_finished_spans()) == recorded
+
+
 def test_runs_are_linked_to_their_compiling_span(provider, exporter):
     """run.forward / run.backward carry compile id and graph name and link to the graph span."""
     tracer = provider.get_tracer("user")
