@@ -20,7 +20,10 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/otel-dynamo-torch-matrix.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 grep -v '^torch==' constraints.txt >"$work/constraints.txt"
 # The package as users get it: a wheel, installed with whatever pip resolves beside torch.
-python3 -m pip wheel -q --no-deps -w "$work/dist" . >/dev/null
+if ! python3 -m pip wheel -q --no-deps -w "$work/dist" . >/dev/null; then
+  echo "torch matrix: could not build otel_dynamo's wheel" >&2
+  exit 1
+fi
 wheel="$(ls "$work"/dist/otel_dynamo-*.whl)"
 
 declare -a summary=()
