@@ -3,24 +3,36 @@
 It sets OTEL_DYNAMO_ENABLED=true (and OTEL_DYNAMO_OUTPUT_DIR with ``--out``) and runs
 the command; every Python process it starts, torchrun's ranks included, then traces
 its torch.compile calls through ``otel_dynamo.pth``. With ``--report`` the command runs
-as a child and the report of the files it wrote is printed when it ends.
+as a child and the report of the files it wrote is printed when it ends: signals sent to
+``otel-dynamo run`` reach the child, and it exits with the child's status (128 + N when
+signal N ended the child, as a shell reports it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import FrameType
 
 from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_ENABLED, ENV_OUTPUT_DIR
 from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 
 EXIT_NO_COMMAND = 2
 EXIT_NOT_FOUND = 127
+EXIT_SIGNALLED_BASE = 128
+"""A child ended by signal N gives exit status 128 + N, as a POSIX shell reports it."""
+FORWARDED_SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, name)
+)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,10 +78,49 @@ def _exec(command: list[str], env: dict[str, str]) -> int:
 def _run_and_report(command: list[str], env: dict[str, str]) -> int:
     started = time.time()
     try:
-        status = subprocess.call(command, env=env)
+        child = subprocess.Popen(command, env=env)
     except OSError as error:
         _say(f"cannot run {command[0]!r}: {error.strerror}")
         return EXIT_NOT_FOUND
+    with _forwarding_signals_to(child):
+        status = exit_status(child.wait())
+    _report_written(env, started)
+    return status
+
+
+def exit_status(returncode: int) -> int:
+    """The shell's status for a child's return code (``-N``: killed by signal N)."""
+    return EXIT_SIGNALLED_BASE - returncode if returncode < 0 else returncode
+
+
+@contextlib.contextmanager
+def _forwarding_signals_to(child: subprocess.Popen[bytes]) -> Iterator[None]:
+    """While the child runs, a signal sent to us is sent on to it (it decides what to do;
+    we wait for it and report). A Ctrl-C at the terminal already reached the child with
+    the whole foreground process group: that one is not sent twice."""
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and _terminal_sent_it_to_the_group():
+            return
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _terminal_sent_it_to_the_group() -> bool:
+    try:
+        return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError):
+        return False  # no terminal: the signal was sent to us alone
+
+
+def _report_written(env: Mapping[str, str], started: float) -> None:
     out = Path(env.get(ENV_OUTPUT_DIR, DEFAULT_OUTPUT_DIR))
     written = [path for path in out.glob("*.jsonl") if path.stat().st_mtime >= started - 1]
     if written:
@@ -78,7 +129,6 @@ def _run_and_report(command: list[str], env: dict[str, str]) -> int:
         report_files(sorted(written))
     else:
         _say(f"no telemetry was written to {out}")
-    return status
 
 
 def _say(message: str) -> None:

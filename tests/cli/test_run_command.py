@@ -1,0 +1,116 @@
+"""``otel-dynamo run --report``: signals reach the job, the job's status is ours.
+
+Real processes: the wrapper runs a Python child that writes its pid and then waits.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _export_support import child_environ, wait_until
+
+TIMEOUT_S = 60
+WAIT_FOR_SIGNAL = """
+import os, pathlib, signal, sys, time
+if len(sys.argv) > 2:
+    def on_term(signum, frame):
+        pathlib.Path(sys.argv[2]).write_text("handled")
+        sys.exit(7)
+    signal.signal(signal.SIGTERM, on_term)
+pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+def _start_wrapper(tmp_path: Path, *child_args: str) -> tuple[subprocess.Popen, int]:
+    pid_file = tmp_path / "child.pid"
+    wrapper = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "otel_dynamo",
+            "run",
+            "--report",
+            "--out",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            "-c",
+            WAIT_FOR_SIGNAL,
+            str(pid_file),
+            *child_args,
+        ],
+        env=child_environ(),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert wait_until(lambda: pid_file.exists() and pid_file.read_text(), timeout=TIMEOUT_S)
+    return wrapper, int(pid_file.read_text())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_to_the_wrapper_ends_the_job_and_gives_128_plus_n(tmp_path, signum):
+    """The signal is forwarded: the child dies of it (no orphan left running) and the
+    wrapper exits 128 + N, as a shell would report the child."""
+    wrapper, child = _start_wrapper(tmp_path)
+    wrapper.send_signal(signum)
+    assert wrapper.wait(timeout=TIMEOUT_S) == 128 + signum
+    assert wait_until(lambda: not _alive(child), timeout=TIMEOUT_S)
+
+
+def test_job_that_handles_the_signal_decides_the_status(tmp_path):
+    """A job with its own SIGTERM handler runs it; the wrapper exits with the job's code."""
+    marker = tmp_path / "handled"
+    wrapper, _child = _start_wrapper(tmp_path, str(marker))
+    wrapper.send_signal(signal.SIGTERM)
+    assert wrapper.wait(timeout=TIMEOUT_S) == 7
+    assert marker.read_text() == "handled"
+
+
+def test_job_killed_by_a_signal_gives_128_plus_n(tmp_path):
+    """SIGKILL to the job itself: exit 137, not Python's 256 - 9."""
+    wrapper, child = _start_wrapper(tmp_path)
+    os.kill(child, signal.SIGKILL)
+    assert wrapper.wait(timeout=TIMEOUT_S) == 128 + signal.SIGKILL
+
+
+def test_job_exit_code_is_passed_through(tmp_path):
+    """A job that exits 3 makes the wrapper exit 3, after the report."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_dynamo",
+            "run",
+            "--report",
+            "--out",
+            str(tmp_path),
+            "--",
+            sys.executable,
+            "-c",
+            "raise SystemExit(3)",
+        ],
+        env=child_environ(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 3
+    assert "no telemetry was written" in done.stderr
