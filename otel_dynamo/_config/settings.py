@@ -147,9 +147,14 @@ def _positive_int(raw: str) -> int:
     return value
 
 
+MAX_SECONDS = 86_400.0
+"""Longest duration a variable may give (one day): ``inf``, ``nan`` and ``1e400`` are not
+durations, and a thread wait of ``inf`` ends in an OverflowError at exit."""
+
+
 def _positive_float(raw: str) -> float:
     value = float(raw.strip())
-    if not value > 0:
+    if not 0 < value <= MAX_SECONDS:  # also refuses nan
         raise ValueError(raw)
     return value
 
@@ -222,10 +227,20 @@ VARIABLES: tuple[_Variable, ...] = (
     _Variable(ENV_STRICT, "strict", parse_bool, "true or false"),
     _Variable(ENV_LOG, "log", _log_target, "off, stderr, or a file path"),
     _Variable(ENV_LOG_LEVEL, "log_level", _log_level, ", ".join(LOG_LEVELS)),
-    _Variable(ENV_SLOW_COMPILE_SECONDS, "slow_compile_seconds", _positive_float, "seconds, > 0"),
+    _Variable(
+        ENV_SLOW_COMPILE_SECONDS,
+        "slow_compile_seconds",
+        _positive_float,
+        "seconds, > 0 and <= 86400",
+    ),
     _Variable(ENV_PROMETHEUS_PORT, "prometheus_port", _port, "a TCP port, 1-65535"),
     _Variable(ENV_PROMETHEUS_HOST, "prometheus_host", _log_target, "a host name or address"),
-    _Variable(ENV_SHUTDOWN_TIMEOUT, "shutdown_timeout_seconds", _positive_float, "seconds, > 0"),
+    _Variable(
+        ENV_SHUTDOWN_TIMEOUT,
+        "shutdown_timeout_seconds",
+        _positive_float,
+        "seconds, > 0 and <= 86400",
+    ),
     _Variable(ENV_FAULT, "fault", parse_faults, FAULT_ACCEPTED, explains=True),
     _Variable(ENV_ACCURACY, "accuracy", parse_accuracy, "true, false, forward or backward"),
     _Variable(ENV_REPRO_DIR, "repro_dir", _output_dir, "a writable directory path"),

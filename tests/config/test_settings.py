@@ -72,3 +72,23 @@ def test_every_standard_variable_read_is_in_the_configuration_table():
     read |= set(otel_env.ENV_EXPORTER.values())
     read |= {otel_env.otlp_variable(suffix) for suffix in ("ENDPOINT", "PROTOCOL", "HEADERS")}
     assert read and sorted(v for v in read if f"`{v}`" not in table) == []
+
+
+@pytest.mark.parametrize("raw", ["inf", "-inf", "nan", "1e400", "0", "-1", "86401"])
+def test_durations_must_be_finite_positive_and_at_most_a_day(raw):
+    """OTEL_DYNAMO_SHUTDOWN_TIMEOUT=inf (and the like) is one problem and the default,
+    not an OverflowError when the process exits."""
+    settings = config.load_settings({"OTEL_DYNAMO_SHUTDOWN_TIMEOUT": raw})
+    (problem,) = settings.problems
+    assert problem.message == (
+        f"otel_dynamo: OTEL_DYNAMO_SHUTDOWN_TIMEOUT={raw!r} is not valid; accepted: "
+        "seconds, > 0 and <= 86400; using the default"
+    )
+    assert settings.shutdown_timeout_seconds == config.DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
+
+
+def test_a_day_is_an_accepted_duration():
+    """The largest duration accepted is 86400 seconds."""
+    settings = config.load_settings({"OTEL_DYNAMO_SHUTDOWN_TIMEOUT": "86400"})
+    assert not settings.problems
+    assert settings.shutdown_timeout_seconds == 86400.0
