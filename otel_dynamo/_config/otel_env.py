@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
@@ -108,6 +109,13 @@ class OtlpTarget:
     certificate: str | None = None
     client_key: str | None = None
     client_certificate: str | None = None
+
+    def secrets(self) -> frozenset[str]:
+        """Text never to print: header values and the endpoint's user-info parts."""
+        found = {value for _key, value in self.headers if value}
+        user_info = urlsplit(self.endpoint)
+        found.update(part for part in (user_info.username, user_info.password) if part)
+        return frozenset(found)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,9 +249,19 @@ def _endpoint(reader: _Reader, signal: str, protocol: str) -> str | None:
         return _signal_url(default, signal, protocol)
     variable, url = found
     if not is_valid_url(url):
-        reader.problem(variable, url, ACCEPTED_ENDPOINT, TURNED_OFF, signal=signal)
+        reader.problem(variable, redacted_url(url), ACCEPTED_ENDPOINT, TURNED_OFF, signal=signal)
         return None
     return url.strip() if per_signal else _signal_url(url, signal, protocol)
+
+
+_USER_INFO = re.compile(r"(?<=//)[^/?#]*@")
+_QUERY_VALUE = re.compile(r"(?<=[?&;])([^=&;#]*)=[^&;#]*")
+
+
+def redacted_url(url: str) -> str:
+    """The URL to print: user-info and query values (tokens live there) replaced by
+    ``***``. Works on text that is not a valid URL too."""
+    return _QUERY_VALUE.sub(r"\1=***", _USER_INFO.sub("***@", url))
 
 
 def _signal_url(base: str, signal: str, protocol: str) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 LOGGER_NAME = "otel_dynamo"
 QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
@@ -23,15 +24,38 @@ QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
 _log = logging.getLogger(__name__)
 _local = threading.local()
 RecordSink = Callable[[logging.LogRecord], None]
+REDACTED = "***"
+_USER_INFO = re.compile(r"(?:(?<=//)|(?<![\w.%+-]))[\w.%+-]+:[^\s/@]*@(?=[\w\[])")
+"""``user:password@`` before a host, with a scheme or without (gRPC's messages drop it)."""
+
+
+class Redactor:
+    """Takes secrets out of text we print: known values (header values, the endpoint's
+    user and password), and anything shaped like ``user:password@host``."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        # Longest first, so a secret containing another is replaced whole.
+        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        text = _USER_INFO.sub(f"{REDACTED}@", text)
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+
+REDACT_SHAPES = Redactor()
+"""Redaction by shape only, where no secret values are known."""
 
 
 class ExportHealth:
     """Which signals are failing to export, and whether the one warning was given."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, redact: Callable[[str], str] = REDACT_SHAPES) -> None:
         self._failing: set[str] = set()
         self._warned = False
         self._lock = threading.Lock()
+        self.redact = redact
 
     def is_failing(self, signal: str) -> bool:
         return signal in self._failing
@@ -51,6 +75,7 @@ class ExportHealth:
         self.warn_once(f"otel_dynamo: dropping {signal}: {reason}; the job continues")
 
     def warn_once(self, message: str) -> None:
+        message = self.redact(message)
         with self._lock:
             first, self._warned = not self._warned, True
         if first:
@@ -66,7 +91,7 @@ class ExportHealth:
             if record.levelno >= logging.WARNING and message.startswith("Queue full"):
                 self.dropped(signal, "the export queue is full (exporter too slow or down)")
             else:
-                _log.debug("%s (from %s)", message, record.name)
+                _log.debug("%s (from %s)", self.redact(message), record.name)
 
         return sink
 
@@ -113,11 +138,13 @@ def install_quiet_filter() -> None:
             logger.filters.insert(0, _FILTER)  # before the SDK's DuplicateFilter
 
 
-def record_collector(messages: list[str]) -> RecordSink:
+def record_collector(
+    messages: list[str], redact: Callable[[str], str] = REDACT_SHAPES
+) -> RecordSink:
     """A sink keeping WARNING+ messages (the reason of a failed export), rest to DEBUG."""
 
     def sink(record: logging.LogRecord) -> None:
-        message = record.getMessage()
+        message = redact(record.getMessage())
         if record.levelno >= logging.WARNING:
             messages.append(message)
         _log.debug("%s (from %s)", message, record.name)

@@ -1,15 +1,22 @@
 """Factories for the real exporters: OTLP (gRPC, HTTP/protobuf), OTLP/JSON files, console.
 
 Every option is passed explicitly from the parsed plan, so the exporters do not fall
-back to reading ``os.environ`` for what we were given. Exporter modules are imported
-only for the kinds in use (an HTTP-only job never imports gRPC).
+back to reading ``os.environ`` for what we were given. Headers are the one option the
+OTLP exporters read from the environment even when given (HTTP merges
+``OTEL_EXPORTER_OTLP_*HEADERS`` into what it is passed; gRPC reads it when passed none),
+and they parse it leniently, sending what we refused and logging the raw value: the
+exporters are built with those variables out of sight. Exporter modules are imported only
+for the kinds in use (an HTTP-only job never imports gRPC).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +29,8 @@ from otel_dynamo._config.otel_env import (
     SIGNAL_METRICS,
     SIGNAL_TRACES,
     OtlpTarget,
+    otlp_variable,
+    redacted_url,
 )
 from otel_dynamo._providers.files import ProcessFiles
 
@@ -64,7 +73,7 @@ def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
     """A factory for the OTLP exporter of ``signal``, and a description of where it sends."""
     build = _grpc_exporter if target.protocol == PROTOCOL_GRPC else _http_exporter
     cls = _load((_GRPC if target.protocol == PROTOCOL_GRPC else _HTTP)[signal])
-    return partial(build, cls, target), f"{target.endpoint} (OTLP {target.protocol})"
+    return partial(build, cls, target), f"{redacted_url(target.endpoint)} (OTLP {target.protocol})"
 
 
 def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
@@ -86,7 +95,36 @@ def local_factory(kind: str, signal: str, files: ProcessFiles) -> tuple[Factory,
     raise ValueError(kind)
 
 
+HEADER_VARIABLES = tuple(
+    otlp_variable("HEADERS", signal)
+    for signal in (None, SIGNAL_TRACES, SIGNAL_METRICS, SIGNAL_LOGS)
+)
+_environ_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _header_variables_hidden() -> Iterator[None]:
+    """``os.environ`` without the OTLP header variables while an exporter is built (it
+    gets the headers we parsed, and only those)."""
+    with _environ_lock:
+        hidden = {name: os.environ.pop(name) for name in HEADER_VARIABLES if name in os.environ}
+        try:
+            yield
+        finally:
+            os.environ.update(hidden)
+
+
 def _grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
+    with _header_variables_hidden():
+        return _build_grpc_exporter(cls, target)
+
+
+def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
+    with _header_variables_hidden():
+        return _build_http_exporter(cls, target)
+
+
+def _build_grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
     import grpc
 
     insecure = urlsplit(target.endpoint).scheme == "http"
@@ -118,7 +156,7 @@ def _read(path: str | None) -> bytes | None:
         return file.read()
 
 
-def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
+def _build_http_exporter(cls: Any, target: OtlpTarget) -> Any:
     from opentelemetry.exporter.otlp.proto.http import Compression
 
     compression = Compression.Gzip if target.compression == "gzip" else Compression.NoCompression

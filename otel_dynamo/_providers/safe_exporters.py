@@ -92,10 +92,11 @@ class SafeExport:
             return False  # known down: don't spend the shutdown budget on it
         reasons: list[str] = []
         try:
-            with quiet(record_collector(reasons)):
+            with quiet(record_collector(reasons, self._health.redact)):
                 ok = succeeded(call(self._ready_inner()))
         except Exception as error:
-            ok, reasons = False, [*reasons, f"{type(error).__name__}: {error}"]
+            reason = self._health.redact(f"{type(error).__name__}: {error}")
+            ok, reasons = False, [*reasons, reason]
         if ok:
             self._health.succeeded(self.signal)
         else:
@@ -119,7 +120,7 @@ class SafeExport:
         inner = self._inner
         if inner is None:
             return
-        with contextlib.suppress(Exception), quiet(record_collector([])):
+        with contextlib.suppress(Exception), quiet(record_collector([], self._health.redact)):
             inner.shutdown()
 
     def after_fork_in_child(self) -> None:

@@ -52,7 +52,7 @@ from otel_dynamo._config.settings import (
     Settings,
 )
 from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
-from otel_dynamo._providers.export_health import ExportHealth
+from otel_dynamo._providers.export_health import ExportHealth, Redactor
 from otel_dynamo._providers.exporters import local_factory, otlp_factory
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
 from otel_dynamo._providers.ids import IsolatedRandomIdGenerator
@@ -146,7 +146,8 @@ class _Builder:
         self._otel = otel
         self._plans = plans
         self._resource = resource
-        self._health = ExportHealth()
+        secrets = [plan.otlp.secrets() for plan in plans.values() if plan.otlp is not None]
+        self._health = ExportHealth(redact=Redactor(frozenset().union(*secrets)))
         self._files = ProcessFiles(settings.output_dir)
         self._safe_exports: list[SafeExport] = []
         self._processors: dict[int, list[Any]] = {}

@@ -55,8 +55,7 @@ def install() -> None:
             except Exception as error:  # a torch we do not know: record less, never break
                 _switched_off.add(name)
                 _log.warning(
-                    "otel_dynamo: the %s hook does not fit torch %s (%s: %s); %s are not "
-                    "recorded",
+                    "otel_dynamo: the %s hook does not fit torch %s (%s: %s); %s are not recorded",
                     name,
                     torch_version(),
                     type(error).__name__,

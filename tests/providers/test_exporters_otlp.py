@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 from _export_support import (
@@ -131,3 +132,45 @@ def test_per_signal_routing_keeps_other_signals_on_files(tmp_path):
         telemetry.shutdown(5.0)
         assert (len(sink.spans()), sink.log_records(), sink.metric_names()) == (2, [], set())
     assert sorted(path.name.split("-")[0] for path in tmp_path.iterdir()) == ["logs", "metrics"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_refused_headers_are_never_sent(protocol, tmp_path, monkeypatch):
+    """A malformed OTEL_EXPORTER_OTLP_HEADERS in the real environment: we refuse it, and the
+    exporter does not re-read it and send the part it could parse (the token)."""
+    malformed = "authorization=Bearer%20TOK,junk"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", malformed)
+    with _exported(protocol, tmp_path, OTEL_EXPORTER_OTLP_HEADERS=malformed) as (sink, *_):
+        sent = {signal: [dict(h) for h in sink.headers[signal]] for signal in sink.headers}
+    assert set(sent) == {"traces", "logs", "metrics"}
+    assert all("authorization" not in headers for each in sent.values() for headers in each)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_parsed_headers_are_sent_and_environment_left_as_it_was(protocol, tmp_path, monkeypatch):
+    """Valid headers in the real environment are sent once, as parsed; building the
+    exporters leaves os.environ as it found it."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=ml%20team")
+    with _exported(protocol, tmp_path, OTEL_EXPORTER_OTLP_HEADERS="x-tenant=ml%20team") as (
+        sink,
+        *_,
+    ):
+        tenants = {h.get("x-tenant") for each in sink.headers.values() for h in each}
+    assert tenants == {"ml team"}
+    assert os.environ["OTEL_EXPORTER_OTLP_HEADERS"] == "x-tenant=ml%20team"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_password_in_the_endpoint_is_never_printed(protocol, tmp_path, caplog, capfd):
+    """user:password in OTEL_EXPORTER_OTLP_ENDPOINT: the export warning for a closed port
+    names the endpoint with ***, and the password appears in no log record or output."""
+    port = free_port()
+    environ = _environ(protocol, port)
+    environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://trainer:s3cret@127.0.0.1:{port}"
+    with caplog.at_level("DEBUG"):
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+        _emit_all(telemetry)
+        telemetry.shutdown(5.0)
+    printed = caplog.text + "".join(capfd.readouterr())
+    assert "s3cret" not in printed
+    assert "***@127.0.0.1" in printed
