@@ -20,7 +20,7 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 __all__ = ["TORCH_REQUIREMENT", "TorchCompileInstrumentor"]
 
-TORCH_REQUIREMENT = "torch >= 2.8, < 2.14"
+TORCH_REQUIREMENT = "torch >= 2.8, < 2.16"
 """The torch versions this instrumentation supports (pyproject.toml states the same)."""
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
@@ -65,6 +66,10 @@ ACCEPTED_EXPORTERS = (
 ACCEPTED_PROTOCOL = "grpc or http/protobuf"
 ACCEPTED_ENDPOINT = "a URL with scheme http or https and a host, e.g. http://localhost:4317"
 ACCEPTED_HEADERS = "comma-separated key=value pairs (values URL-encoded)"
+ENV_RESOURCE_ATTRIBUTES = "OTEL_RESOURCE_ATTRIBUTES"
+ACCEPTED_RESOURCE_ATTRIBUTES = ACCEPTED_HEADERS
+MAX_MILLISECONDS = 86_400_000.0
+"""Longest interval or timeout accepted (one day): ``inf`` and ``nan`` are not durations."""
 ACCEPTED_TIMEOUT = "seconds, > 0 (the Python SDK reads OTLP timeouts in seconds)"
 ACCEPTED_COMPRESSION = "gzip or none"
 ACCEPTED_FILE = "a readable PEM file"
@@ -161,19 +166,40 @@ def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
     reader = _Reader(os.environ if environ is None else environ)
     disabled = reader.parsed(ENV_SDK_DISABLED, parse_bool, False, "true or false", "SDK stays on")
     plans = {signal: _signal_plan(reader, signal) for signal in SIGNALS}
+    sampler = _sampler(reader)
+    batch = {signal: _batch_options(reader, prefix) for signal, prefix in BATCH_PREFIX.items()}
+    interval = reader.positive(ENV_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS)
+    timeout = reader.positive(ENV_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS)
+    _check_resource_attributes(reader)
     return OtelEnv(
         disabled=disabled,
         plans=plans,
-        sampler=_sampler(reader),
-        batch={signal: _batch_options(reader, prefix) for signal, prefix in BATCH_PREFIX.items()},
-        metric_interval_ms=reader.positive(
-            ENV_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS
-        ),
-        metric_timeout_ms=reader.positive(
-            ENV_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS
-        ),
+        sampler=sampler,
+        batch=batch,
+        metric_interval_ms=interval,
+        metric_timeout_ms=timeout,
         problems=reader.problems(),
     )
+
+
+def malformed_resource_items(raw: str) -> list[str]:
+    """Items of ``key=value,...`` that are not a key=value pair (they are ignored)."""
+    return [
+        item
+        for item in raw.split(",")
+        if item.strip() and (not item.partition("=")[1] or not item.partition("=")[0].strip())
+    ]
+
+
+def _check_resource_attributes(reader: _Reader) -> None:
+    raw = reader.raw(ENV_RESOURCE_ATTRIBUTES)
+    if raw and malformed_resource_items(raw):
+        reader.problem(
+            ENV_RESOURCE_ATTRIBUTES,
+            raw,
+            ACCEPTED_RESOURCE_ATTRIBUTES,
+            "its malformed items are ignored",
+        )
 
 
 # --- signals ---------------------------------------------------------------------------
@@ -438,11 +464,11 @@ class _Reader:
     def positive(self, name: str, default: float, *, integer: bool = False) -> float:
         def parse(raw: str) -> float:
             value = int(raw) if integer else float(raw)
-            if not value > 0:
-                raise ValueError(raw)
+            if not 0 < value <= (sys.maxsize if integer else MAX_MILLISECONDS):
+                raise ValueError(raw)  # also nan
             return value
 
-        accepted = "a positive integer" if integer else "a positive number (milliseconds)"
+        accepted = "a positive integer" if integer else "milliseconds, > 0 and <= 86400000"
         return self.parsed(name, parse, default, accepted, f"using {default:g}")
 
     def problem(

@@ -73,22 +73,26 @@ def _check_strictly(settings: Settings) -> None:
 def _startup_problems(settings: Settings) -> list[str]:
     """Problems found without building exporters: OTEL_* values, the output directory."""
     from otel_dynamo._config.otel_env import EXPORTER_FILE, read_otel_env
-    from otel_dynamo._config.settings import ENV_OUTPUT_DIR, ConfigProblem
+    from otel_dynamo._config.settings import ENV_OUTPUT_DIR, ENV_REPRO_DIR, ConfigProblem
     from otel_dynamo._providers.files import prepare_directory
 
     otel = read_otel_env(os.environ)
     messages = [problem.message for problem in otel.problems]
     writes_files = any(EXPORTER_FILE in plan.exporters for plan in otel.plans.values())
-    reason = prepare_directory(settings.output_dir) if writes_files else None
-    if reason is not None:
-        problem = ConfigProblem(
-            ENV_OUTPUT_DIR,
-            settings.output_dir,
-            "a writable directory path",
-            consequence="stopping",
-            reason=reason,
-        )
-        messages.append(problem.message)
+    directories = [(ENV_OUTPUT_DIR, settings.output_dir)] if writes_files else []
+    if settings.repro_dir is not None:
+        directories.append((ENV_REPRO_DIR, settings.repro_dir))
+    for variable, directory in directories:
+        reason = prepare_directory(directory)
+        if reason is not None:
+            problem = ConfigProblem(
+                variable,
+                directory,
+                "a writable directory path",
+                consequence="stopping",
+                reason=reason,
+            )
+            messages.append(problem.message)
     return messages
 
 

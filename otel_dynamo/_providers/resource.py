@@ -19,9 +19,9 @@ from urllib.parse import unquote
 from opentelemetry.sdk.resources import Resource
 
 from otel_dynamo import names
+from otel_dynamo._config.otel_env import ENV_RESOURCE_ATTRIBUTES
 
 ENV_SERVICE_NAME = "OTEL_SERVICE_NAME"
-ENV_RESOURCE_ATTRIBUTES = "OTEL_RESOURCE_ATTRIBUTES"
 ENV_RANK = "RANK"
 ENV_LOCAL_RANK = "LOCAL_RANK"
 ENV_WORLD_SIZE = "WORLD_SIZE"
