@@ -159,6 +159,30 @@ def test_strict_mode_checks_standard_variables_at_start(tmp_path):
     assert "OTEL_EXPORTER_OTLP_ENDPOINT='not a url' is not valid" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("OTEL_DYNAMO_REPRO_DIR", "/proc/nope", "OTEL_DYNAMO_REPRO_DIR='/proc/nope' is not valid"),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "team=ml,broken",
+            "OTEL_RESOURCE_ATTRIBUTES='team=ml,broken' is not valid",
+        ),
+        ("OTEL_DYNAMO_SHUTDOWN_TIMEOUT", "inf", "OTEL_DYNAMO_SHUTDOWN_TIMEOUT='inf' is not valid"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "inf", "OTEL_METRIC_EXPORT_INTERVAL='inf' is not valid"),
+    ],
+)
+def test_strict_mode_stops_on_every_kind_of_bad_value(tmp_path, variable, value, said):
+    """An unusable repro directory, a malformed resource list, an infinite duration: each
+    stops a strict job at start (exit 2) with the message naming variable and value."""
+    done = run_job(
+        tmp_path, OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_STRICT="true", **{variable: value}
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert done.stdout == ""
+
+
 def test_unwritable_output_directory_warns_and_job_runs(tmp_path):
     """An output directory that cannot be written: one message, the job's result unharmed."""
     blocker = tmp_path / "file"
