@@ -56,7 +56,7 @@ def run_job(model: str, backend: str, *, traced: bool) -> float:
         seconds = time.perf_counter() - start
         if traced and not any(Path(env["OTEL_DYNAMO_OUTPUT_DIR"]).glob("traces-*")):
             # a broken install makes OTEL_DYNAMO_ENABLED a no-op: two plain runs, ratio 1.0
-            sys.exit(f"bench: the traced {model} job wrote no trace file; is otel_dynamo importable?")
+            sys.exit(f"bench: traced {model} job wrote no trace file; is otel_dynamo importable?")
         return seconds
 
 
