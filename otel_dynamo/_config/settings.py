@@ -39,10 +39,12 @@ ENV_REPRO_ON = "OTEL_DYNAMO_REPRO_ON"
 DEFAULT_RUN_SPANS = "auto"
 DEFAULT_AUTO_FIRST_RUNS = 3
 DEFAULT_OUTPUT_DIR = "./otel-dynamo"
-DEFAULT_CAPTURE = frozenset({"stacks"})
+DEFAULT_CAPTURE = frozenset({"stacks", "values"})
 """Guard text is opt-in: Dynamo builds the text of a frame's guard tree only when asked,
 which costs 5-20 ms per frame compile of a large model (the guard count is always there)."""
-CAPTURE_CHOICES = frozenset({"stacks", "guards"})
+CAPTURE_CHOICES = frozenset({"stacks", "values", "guards"})
+"""stacks: graph-break user stacks and the source lines Dynamo quotes in its reasons;
+values: the literal values in recompile, guard and graph-break reasons; guards: guard text."""
 DEFAULT_MAX_ATTRIBUTE_LENGTH = 512
 DEFAULT_MAX_LIST_LENGTH = 64
 DEFAULT_TOP_OPS = 10
@@ -218,7 +220,9 @@ VARIABLES: tuple[_Variable, ...] = (
     _Variable(ENV_ENABLED, "enabled", parse_bool, "true or false"),
     _Variable(ENV_RUN_SPANS, "run_spans", parse_run_spans, RunSpanPolicy.ACCEPTED),
     _Variable(ENV_OUTPUT_DIR, "output_dir", _output_dir, "a writable directory path"),
-    _Variable(ENV_CAPTURE, "capture", parse_capture, "a comma list of stacks, guards; or none"),
+    _Variable(
+        ENV_CAPTURE, "capture", parse_capture, "a comma list of stacks, values, guards; or none"
+    ),
     _Variable(
         ENV_MAX_ATTRIBUTE_LENGTH, "max_attribute_length", _positive_int, "a positive integer"
     ),

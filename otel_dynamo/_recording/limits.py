@@ -8,6 +8,7 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
+from otel_dynamo._recording.capture import captured
 from otel_dynamo._recording.stream_events import GraphBreakReported
 
 ELLIPSIS = "…"
@@ -19,6 +20,7 @@ class Limits:
     list_length: int
     capture_stacks: bool
     top_ops: int
+    capture_values: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -27,7 +29,13 @@ class Limits:
             list_length=settings.max_list_length,
             capture_stacks="stacks" in settings.capture,
             top_ops=settings.top_ops,
+            capture_values="values" in settings.capture,
         )
+
+    def reason(self, text: str) -> str:
+        """A Dynamo reason (recompile, guard, graph break) as the capture setting allows:
+        without its quoted source lines unless ``stacks``, its literals unless ``values``."""
+        return captured(text, source=self.capture_stacks, values=self.capture_values)
 
     def text(self, value: Any) -> str:
         text = "" if value is None else str(value)

@@ -7,6 +7,7 @@ It knows OpenTelemetry, not torch internals: sources hand it plain events
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -109,15 +110,18 @@ class Recorder:
 
     def graph_break(self, event: GraphBreakReported) -> None:
         frame = self._frame(event.compile_id)
+        event = dataclasses.replace(event, reason=self.limits.reason(event.reason))
         frame.breaks.append(event)
         self.metrics.graph_break(event.kind)
         self.log_events.graph_break(event, frame.span, self.backend)
 
     def recompile(self, event: RecompileReported) -> None:
-        self._frame(event.compile_id).recompile_reasons = event.reasons
+        reasons = tuple(self.limits.reason(reason) for reason in event.reasons)
+        self._frame(event.compile_id).recompile_reasons = reasons
 
     def guards(self, event: GuardsReported) -> None:
-        self._frame(event.compile_id).guards = event.guards
+        guards = tuple(self.limits.reason(guard) for guard in event.guards)
+        self._frame(event.compile_id).guards = guards
 
     def phase(self, event: PhaseBoundary) -> None:
         self._compile_in_progress(event.compile_id).phase(event)
@@ -137,6 +141,10 @@ class Recorder:
         return frame or self._frame(compile_id)
 
     def frame_ended(self, event: FrameEnded) -> None:
+        if event.recompile_reason:
+            event = dataclasses.replace(
+                event, recompile_reason=self.limits.reason(event.recompile_reason)
+            )
         frame = self._frames.pop(event.compile_id, None) or FrameState(event.compile_id)
         if frame.span is None:
             self._start_frame_span(frame, event.start_ns or event.time_ns)
