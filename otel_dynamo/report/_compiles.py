@@ -35,7 +35,9 @@ def compile_id_sort_key(compile_id: str | None) -> tuple[int, ...]:
     """Dynamo compile ids ("3/1", "!0/3/1_2") in numeric order; None last."""
     if compile_id is None:
         return (1 << 62,)
-    return tuple(int(part) for part in re.findall(r"\d+", compile_id)) or (1 << 61,)
+    # More than 18 digits is no id Dynamo makes (and int() refuses 4,300): it sorts last.
+    parts = re.findall(r"\d+", compile_id)
+    return tuple(int(part) if len(part) <= 18 else 1 << 60 for part in parts) or (1 << 61,)
 
 
 def is_recompile(frame: Span) -> bool:
@@ -44,7 +46,7 @@ def is_recompile(frame: Span) -> bool:
         return True
     compile_id = text(frame.attributes.get(names.ATTR_COMPILE_ID))
     match = re.fullmatch(r"!?(?:\d+/)?\d+/(\d+)(?:_\d+)?", compile_id or "")
-    return match is not None and int(match.group(1)) > 0
+    return match is not None and match.group(1).strip("0") != ""
 
 
 def compile_row(frame: Span, tree: SpanTree) -> dict[str, Any]:

@@ -7,6 +7,7 @@ camelCase or snake_case field names are both accepted.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
 
@@ -57,22 +58,31 @@ def signal_of(request: object) -> tuple[str, list[Any]] | None:
     return None
 
 
+INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1
+"""What an OTLP integer field can hold; anything outside is not a value (the default)."""
+
+
 def to_int(value: object, default: int = 0) -> int:
     """An OTLP int64 field, which OTLP/JSON writes as a string."""
+    found = _parse_int(value)
+    return found if found is not None and INT64_MIN <= found <= UINT64_MAX else default
+
+
+def _parse_int(value: object) -> int | None:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
         return value
-    if isinstance(value, (str, float)):
-        try:
-            return int(value)
-        except (ValueError, OverflowError):
-            pass
-        try:  # "1.7e+18": some writers format int64 fields as floats
-            return int(float(value))
-        except (ValueError, OverflowError):
-            return default
-    return default
+    if not isinstance(value, (str, float)):
+        return None
+    try:
+        return int(value)
+    except (ValueError, OverflowError):  # also more digits than int() takes
+        pass
+    try:  # "1.7e+18": some writers format int64 fields as floats
+        return int(float(value))
+    except (ValueError, OverflowError):
+        return None
 
 
 def any_value(value: object) -> AttributeValue:
@@ -261,19 +271,19 @@ def _list(message: object, camel: str, snake: str | None = None) -> list[Any]:
 
 
 def _to_float(raw: object) -> float | None:
+    """A finite double ("Infinity" and "NaN" are not values a count or a time can take)."""
     try:
-        return float(raw)  # type: ignore[arg-type]  # any object: TypeError, caught
-    except (TypeError, ValueError):
+        value = float(raw)  # type: ignore[arg-type]  # any object: TypeError, caught
+    except (TypeError, ValueError, OverflowError):
         return None
+    return value if math.isfinite(value) else None
 
 
 def _optional_int(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
+    found = _parse_int(value)
+    return found if found is not None and INT64_MIN <= found <= UINT64_MAX else None
 
 
 def _optional_str(value: object) -> str | None:

@@ -17,6 +17,8 @@ from otel_dynamo.report import _decode
 from otel_dynamo.report._model import FileStats, Problem, Process, Telemetry
 
 TELEMETRY_SUFFIXES = (".jsonl", ".json")
+UNREADABLE_RECORD = (RecursionError, ValueError, OverflowError, TypeError, AttributeError)
+"""What decoding a hostile record can raise; the line becomes a problem."""
 """Files a directory is searched for (recursively); a file named explicitly is always read."""
 
 MAX_PROBLEMS_PER_FILE = 5
@@ -150,7 +152,15 @@ class _FileReader:
         except ValueError as error:
             self._bad_line(number, _json_error_message(error))
             return
-        if not self._add_request(request):
+        except RecursionError:
+            self._bad_line(number, "JSON nested too deeply to read")
+            return
+        try:
+            added = self._add_request(request)
+        except UNREADABLE_RECORD as error:  # hostile values: this line is skipped, not the rest
+            self._bad_line(number, f"unreadable record ({type(error).__name__})")
+            return
+        if not added:
             self._bad_line(number, _not_otlp_message(request))
 
     def _add_request(self, request: object) -> bool:
@@ -199,12 +209,15 @@ class _FileReader:
             return
         try:
             request = json.loads(self._path.read_text(encoding="utf-8", errors="replace"))
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         if _decode.signal_of(request) is not None:
             self._problems.clear()
             self._stats.bad_lines = 0
-            self._add_request(request)
+            try:
+                self._add_request(request)
+            except UNREADABLE_RECORD as error:
+                self._bad_line(1, f"unreadable record ({type(error).__name__})")
 
     def _reported_problems(self) -> list[Problem]:
         if not self._problems:

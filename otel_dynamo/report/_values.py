@@ -6,6 +6,8 @@ an array was expected; the report reads them all and treats the rest as absent.
 
 from __future__ import annotations
 
+import math
+
 from otel_dynamo.report._model import AttributeValue
 
 _NS_PER_SECOND = 1e9
@@ -27,12 +29,11 @@ def integer(value: AttributeValue) -> int | None:
     """An attribute as an int; None when absent or not a number."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
     try:
-        return int(str(value))
-    except ValueError:
+        found = int(value) if isinstance(value, (int, float)) else int(str(value))
+    except (ValueError, OverflowError):  # nan, inf, too many digits, not a number
         return None
+    return found if -(1 << 63) <= found < (1 << 64) else None
 
 
 def number(value: AttributeValue) -> float | None:
@@ -40,9 +41,10 @@ def number(value: AttributeValue) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
-        return float(value)  # type: ignore[arg-type]  # a list or dict: TypeError, caught
-    except (TypeError, ValueError):
+        found = float(value)  # type: ignore[arg-type]  # a list or dict: TypeError, caught
+    except (TypeError, ValueError, OverflowError):
         return None
+    return found if math.isfinite(found) else None
 
 
 def strings(value: AttributeValue) -> list[str]:
