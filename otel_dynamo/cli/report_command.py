@@ -70,7 +70,7 @@ def run_report(args: argparse.Namespace) -> int:
     telemetry = report.load_telemetry(args.paths, progress=progress)
     progress.clear()
     for problem in telemetry.problems:
-        error(str(problem))
+        error(report.printable(str(problem)))
     if telemetry.records == 0:
         error("nothing to report: no OTLP/JSON records could be read from the given paths")
         return EXIT_FAILED

@@ -88,3 +88,24 @@ def process_heading(section: Mapping[str, Any]) -> str:
     # Without a rank the label already names the host, pid or service: not twice.
     shown = [str(part) for part in details if part and str(part) not in name]
     return " · ".join([name, *shown])
+
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control characters (C0, DEL, C1: ESC, BEL, CR...) and bidirectional overrides: a file
+must not move the cursor, set the window title or reorder what the terminal shows."""
+
+
+def printable(text: str) -> str:
+    """``text`` with each control or bidi character shown as its escape (``\\x1b``)."""
+    return _UNPRINTABLE.sub(lambda match: ascii(match.group(0))[1:-1], text)
+
+
+def printable_values(value: Any) -> Any:
+    """A summary with every string in it made ``printable`` (keys included)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, Mapping):
+        return {printable_values(key): printable_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_values(item) for item in value]
+    return value

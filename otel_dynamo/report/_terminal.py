@@ -37,7 +37,9 @@ def render_terminal(
     color: bool,
     limit: int = DEFAULT_ROW_LIMIT,
 ) -> str:
-    """The summary as text for a terminal; ``limit`` rows per table, 0 for all."""
+    """The summary as text for a terminal; ``limit`` rows per table, 0 for all. Text from
+    the files is made printable first: only our own colour codes reach the terminal."""
+    summary = _format.printable_values(summary)
     view = _View(width=width, color=color, limit=limit)
     lines = _overview(summary, view)
     if summary["ranks"]["compared"]:

@@ -7,6 +7,7 @@ still be in the report, and each bad line must be one ``file:line: why`` problem
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -75,3 +76,24 @@ def test_too_deep_json_is_one_problem_naming_file_and_line(tmp_path):
     (tmp_path / "traces-deep.jsonl").write_text(HOSTILE_LINES["deep"] + "\n")
     done = run_report_cli([str(tmp_path), "--json"])
     assert "traces-deep.jsonl:1: JSON nested too deeply to read" in done.stderr
+
+
+HOSTILE_TEXT = "fwd\x1b]0;pwned\x07\r\x1b[2K\u202eevil"
+
+
+def test_control_characters_never_reach_the_terminal_raw(tmp_path):
+    """ESC, BEL, CR and bidi overrides in a function name are shown escaped, colour off."""
+    write_traces(tmp_path / "traces.jsonl", [FakeCompile(compile_id="3/0", function=HOSTILE_TEXT)])
+    done = run_report_cli([str(tmp_path), "--color", "never"])
+    assert done.returncode == 0, done.stderr
+    assert not any(char in done.stdout for char in "\x1b\x07\r\u202e")
+    assert "fwd\\x1b]0;pwned\\x07\\r\\x1b[2K" in done.stdout  # shown, escaped
+
+
+def test_with_colour_only_our_own_colour_codes_are_written(tmp_path):
+    """--color always: every ESC in the output starts one of our SGR colour codes."""
+    write_traces(tmp_path / "traces.jsonl", [FakeCompile(compile_id="3/0", function=HOSTILE_TEXT)])
+    done = run_report_cli([str(tmp_path), "--color", "always"])
+    escapes = re.findall(r"\x1b.{0,8}", done.stdout)
+    assert escapes and all(re.match(r"\x1b\[[0-9;]*m", escape) for escape in escapes)
+    assert "\x07" not in done.stdout and "\r" not in done.stdout
