@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,10 +75,11 @@ def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
         "@DATA@": _script_json(data),
         "@SCRIPT@": SCRIPT,
     }
-    page = _PAGE
-    for placeholder, value in replacements.items():
-        page = page.replace(placeholder, value)
-    return page
+    # One pass: text that came from the files is never scanned for placeholders again.
+    return _PLACEHOLDER.sub(lambda match: replacements[match.group(0)], _PAGE)
+
+
+_PLACEHOLDER = re.compile("@(?:TITLE|STYLE|STATS|PROBLEMS|TIMELINE_HINT|DATA|SCRIPT)@")
 
 
 def _stats(summary: Mapping[str, Any]) -> str:

@@ -281,7 +281,10 @@ SCRIPT = r"""
   renderTables();
   renderLegend();
   var hash = /^#filter=(.*)$/.exec(location.hash);
-  if (hash) filter.value = decodeURIComponent(hash[1]);
+  if (hash) {
+    try { filter.value = decodeURIComponent(hash[1]); }
+    catch (malformed) { filter.value = hash[1]; }  // "%E0%A4%A": keep the page working
+  }
   applyFilter();
   body.dataset.ready = "1";
 })();

@@ -186,6 +186,27 @@ def test_input_problems_are_listed_on_the_page(tmp_path: Path) -> None:
     assert f"<li>{tmp_path}/bad.jsonl:1: truncated or corrupt JSON line" in page
 
 
+def test_placeholder_text_in_input_stays_text(tmp_path: Path) -> None:
+    """A path named "missing-@SCRIPT@.jsonl" is listed as it is; the script is in the page
+    once, not pasted into the problems list."""
+    write_small(tmp_path)
+    telemetry = load_telemetry([tmp_path, tmp_path / "missing-@SCRIPT@.jsonl"])
+    page = render_html(telemetry, summarize(telemetry))
+    assert "missing-@SCRIPT@.jsonl: " in page
+    assert page.count("function") == _page(tmp_path).count("function")
+
+
+@pytest.mark.slow
+def test_malformed_filter_in_the_url_does_not_stop_the_page(tmp_path: Path, chromium: str) -> None:
+    """#filter=%E0%A4%A (a broken escape): the timeline is still drawn and the page ready."""
+    write_job(tmp_path / "job", ranks=1, compiles_per_rank=5)
+    (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
+    url = (tmp_path / "r.html").as_uri() + "#filter=%E0%A4%A"
+    body = _body_attributes(run_chromium(chromium, tmp_path / "profile", url, "--dump-dom"))
+    assert body.get("data-ready") == "1"
+    assert int(body.get("data-timeline-bars", "0")) > 0
+
+
 @pytest.mark.slow
 def test_page_renders_timeline_and_tables_in_headless_chromium(
     tmp_path: Path, chromium: str
