@@ -78,7 +78,7 @@ def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
 
 def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
     cls = _load(_FILE[signal])
-    return (lambda: cls(files.path(signal))), str(files.directory)
+    return (lambda: cls(stream=files.open(signal))), str(files.directory)
 
 
 def console_factory(signal: str) -> tuple[Factory, str]:

@@ -25,7 +25,7 @@ from otel_dynamo._config.settings import ConfigError, Settings
 from otel_dynamo._providers.files import safe_host_name
 from otel_dynamo._providers.setup import setup_providers
 
-FILE_NAME = re.compile(r"^(traces|logs|metrics)-(.+)-(\d+)-(\d{8}T\d{6}Z)\.jsonl$")
+FILE_NAME = re.compile(r"^(traces|logs|metrics)-(.+)-(\d+)-(\d{8}T\d{6}Z)-([0-9a-f]{8})\.jsonl$")
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +54,7 @@ def _emit_all(telemetry):
 
 
 def test_files_are_written_per_signal_with_unique_names(tmp_path, telemetries):
-    """Three files, <signal>-<host>-<pid>-<UTC start>.jsonl, in a created directory."""
+    """Three files, <signal>-<host>-<pid>-<UTC start>-<token>.jsonl, in a created directory."""
     out = tmp_path / "new" / "dir"
     telemetry = setup_providers(Settings(output_dir=str(out)), environ={})
     telemetries.append(telemetry)
@@ -121,11 +121,12 @@ def test_log_and_metric_files_parse_back(tmp_path, telemetries):
 
 
 def test_no_span_file_until_a_span_is_exported(tmp_path, telemetries):
-    """Span and log files are created lazily: a process without spans leaves none."""
+    """Files are created at their first write: a process that recorded nothing leaves none
+    (the metrics exporter, built with the providers, opens no file until it has data)."""
     telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     telemetry.shutdown(2.0)
-    assert sorted(path.name.split("-")[0] for path in tmp_path.iterdir()) == ["metrics"]
+    assert sorted(path.name.split("-")[0] for path in tmp_path.iterdir()) == []
 
 
 def test_unwritable_output_dir_is_a_problem_and_files_are_off(tmp_path, telemetries, caplog):
