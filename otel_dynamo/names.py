@@ -108,6 +108,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "OUTCOME_FAILURE",
     "OUTCOME_SKIPPED",
     "OUTCOME_NO_GRAPH",
+    "OUTCOME_INTERRUPTED",
     "COMPILE_KIND_FRAME",
     "COMPILE_KIND_LAZY_BACKWARD",
     "TIME_TRACING",
@@ -487,6 +488,10 @@ OUTCOME_SKIPPED = "skipped"
 
 OUTCOME_NO_GRAPH = "no_graph"
 """Frame compiled without producing any graph (e.g. a graph break before any op)."""
+
+OUTCOME_INTERRUPTED = "interrupted"
+"""The process got SIGTERM or SIGHUP while this frame compiled: the span was ended and
+exported before the signal did what it would have done (``error.type`` is its name)."""
 
 COMPILE_KIND_FRAME = "frame"
 """A frame compile (``torch.compile.compile.kind``)."""

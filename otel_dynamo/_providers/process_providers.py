@@ -19,6 +19,7 @@ from opentelemetry import metrics, trace
 from opentelemetry._logs import LoggerProvider, NoOpLoggerProvider
 
 from otel_dynamo._config.settings import DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ConfigProblem
+from otel_dynamo._providers import signals
 from otel_dynamo._providers.export_health import ExportHealth, quiet, record_collector
 from otel_dynamo._providers.safe_exporters import SafeExport
 
@@ -67,10 +68,18 @@ class ProcessProviders:
         )
 
     def register_at_exit(self) -> None:
+        """Flush at exit, and on SIGTERM/SIGHUP, which skip ``atexit`` (see ``signals``)."""
         atexit.register(self._at_exit)
+        signals.install(self._on_signal)
 
     def _at_exit(self) -> None:
         self.shutdown(self.shutdown_timeout_s)
+
+    def _on_signal(self, ending: bool) -> None:
+        if ending:
+            self.shutdown(self.shutdown_timeout_s)
+        else:  # the handler we chain to may let the process go on
+            self.force_flush(self.shutdown_timeout_s)
 
     def shutdown(self, timeout_s: float | None = None) -> bool:
         """Flush what can be flushed and stop, never taking longer than ``timeout_s``.

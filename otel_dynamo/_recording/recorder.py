@@ -174,6 +174,25 @@ class Recorder:
         self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
         self.log_events.frame_ended(frame, attributes, outcome, duration_s)
 
+    def interrupt_open(self, signal_name: str) -> None:
+        """The process is being stopped by ``signal_name``: end every open frame and lazy
+        backward span now, outcome interrupted, so the flush that follows exports them."""
+        now = time.time_ns()
+        open_states = [*self._frames.values(), *self._lazy_backwards.values()]
+        self._frames.clear()
+        self._lazy_backwards.clear()
+        for state in open_states:
+            if state.span is None:
+                continue
+            state.span.set_attributes(
+                {
+                    names.ATTR_FRAME_OUTCOME: names.OUTCOME_INTERRUPTED,
+                    names.ATTR_ERROR_TYPE: signal_name,
+                }
+            )
+            state.span.set_status(Status(StatusCode.ERROR, f"interrupted by {signal_name}"))
+            end_span(state.span, now)
+
     def _remember_ended(self, frame: FrameState, backend: Any) -> None:
         assert frame.span is not None
         self._ended[frame.compile_id] = (frame.span.get_span_context(), backend)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from opentelemetry import trace
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings, load_settings
+from otel_dynamo._providers import signals
 from otel_dynamo._providers.choice import ProviderLookup, Providers
 from otel_dynamo._providers.ids import isolate_ids
 from otel_dynamo._providers.resource import detected_attributes
@@ -83,6 +85,17 @@ class RecorderLookup:
         return self._recorder
 
 
+_live_recorders: weakref.WeakSet[Recorder] = weakref.WeakSet()
+
+
+def _interrupt_all(signal_name: str) -> None:
+    for recorder in list(_live_recorders):
+        recorder.interrupt_open(signal_name)
+
+
+signals.on_interrupt(_interrupt_all)
+
+
 def make_recorder(
     *,
     tracer_provider: trace.TracerProvider | None = None,
@@ -91,13 +104,15 @@ def make_recorder(
     metrics: MetricsSink = NULL_METRICS,
     backend: str | None = None,
 ) -> Recorder:
-    return Recorder(
+    recorder = Recorder(
         tracer=tracer_for(tracer_provider),
         settings=settings or load_settings(),
         log_events=log_events,
         metrics=metrics,
         backend=backend,
     )
+    _live_recorders.add(recorder)  # a terminating signal ends its open frame spans
+    return recorder
 
 
 def sinks_for(settings: Settings, providers: Providers) -> Sinks:

@@ -1,0 +1,70 @@
+"""SIGTERM in the middle of a compile, in a real process enabled by environment: the
+telemetry is flushed, the open frame span ends as interrupted, the signal still ends the
+job (or the job's own handler decides)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from _export_support import (
+    child_environ,
+    json_attributes,
+    json_metric_names,
+    json_spans,
+    one_file,
+    wait_until,
+)
+
+from otel_dynamo import names
+
+JOB = Path(__file__).parents[1] / "programs" / "signalled_compile_job.py"
+TIMEOUT_S = 120
+
+
+def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out"))
+    job = subprocess.Popen(
+        [sys.executable, str(JOB), str(tmp_path / "ready"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert wait_until((tmp_path / "ready").exists, timeout=TIMEOUT_S)
+    return job
+
+
+def _frames(tmp_path: Path) -> dict[str, dict]:
+    """Frame span attributes by compile id."""
+    spans = json_spans(one_file(tmp_path / "out", "traces"))
+    found = [json_attributes(s["attributes"]) for s in spans if s["name"] == names.SPAN_FRAME]
+    return {attributes[names.ATTR_COMPILE_ID]: attributes for attributes in found}
+
+
+def test_sigterm_during_a_compile_flushes_and_still_ends_the_job(tmp_path):
+    """Killed by SIGTERM as without otel_dynamo; the compile in progress is on disk as an
+    interrupted frame span (error.type SIGTERM), beside the finished one and its metrics."""
+    job = _start(tmp_path)
+    job.send_signal(signal.SIGTERM)
+    _out, err = job.communicate(timeout=TIMEOUT_S)
+    assert job.returncode == -signal.SIGTERM, err
+    frames = _frames(tmp_path)
+    assert frames["0/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
+    assert frames["1/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_INTERRUPTED
+    assert frames["1/0"][names.ATTR_ERROR_TYPE] == "SIGTERM"
+    assert names.METRIC_COMPILES in json_metric_names(one_file(tmp_path / "out", "metrics"))
+
+
+def test_the_jobs_own_handler_still_decides(tmp_path):
+    """A job with its own SIGTERM handler: ours flushes, then runs it; the job goes on,
+    finishes its compile and exits 0, both frames successful."""
+    job = _start(tmp_path, "--own-handler")
+    job.send_signal(signal.SIGTERM)
+    out, err = job.communicate(timeout=TIMEOUT_S)
+    assert job.returncode == 0, err
+    assert out.splitlines() == ["own handler ran", "continued"]
+    outcomes = {cid: attrs[names.ATTR_FRAME_OUTCOME] for cid, attrs in _frames(tmp_path).items()}
+    assert outcomes == {"0/0": names.OUTCOME_SUCCESS, "1/0": names.OUTCOME_SUCCESS}

@@ -1,0 +1,46 @@
+"""A job whose compile is stopped by a signal: the backend sleeps until told to go on.
+
+python signalled_compile_job.py READY_FILE [--own-handler]
+
+Compiles one function with the eager backend (a finished compile, counted in the
+metrics), then another with a backend that writes READY_FILE and waits (at most 120 s). With
+``--own-handler`` the job has its own SIGTERM handler (installed before torch), which
+lets the compile finish; the job then prints "continued" and exits 0.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+stop = False
+
+
+def own_handler(signum: int, frame: object) -> None:
+    global stop
+    stop = True
+    print("own handler ran", flush=True)
+
+
+if "--own-handler" in sys.argv:
+    signal.signal(signal.SIGTERM, own_handler)
+
+import torch  # noqa: E402
+
+READY = Path(sys.argv[1])
+
+
+def slow_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
+    READY.write_text("compiling")
+    deadline = time.monotonic() + 120
+    while not stop and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return gm.forward
+
+
+torch.compile(lambda x: x.cos() * 2, backend="eager")(torch.ones(3))  # one finished compile
+compiled = torch.compile(lambda x: x.sin() + 1, backend=slow_backend)
+compiled(torch.ones(3))
+print("continued", flush=True)
