@@ -24,6 +24,9 @@ from otel_dynamo._providers.export_health import ExportHealth, quiet, record_col
 from otel_dynamo._providers.safe_exporters import SafeExport
 
 FLUSH_TIMEOUT_SECONDS = 5.0
+CHILD_FLUSH_PRIORITY = 0
+"""``multiprocessing.util.Finalize`` priority of a child's flush: 0 is the lowest that
+``Process._bootstrap`` still runs before ``os._exit`` (after the user's own, higher ones)."""
 Part = Callable[[float], Any]
 """Shuts one piece down within the given seconds."""
 
@@ -68,9 +71,21 @@ class ProcessProviders:
         )
 
     def register_at_exit(self) -> None:
-        """Flush at exit, and on SIGTERM/SIGHUP, which skip ``atexit`` (see ``signals``)."""
+        """Flush at exit, on SIGTERM/SIGHUP, which skip ``atexit`` (see ``signals``), and
+        at the end of each multiprocessing child (a DataLoader worker), which leaves with
+        ``os._exit``."""
         atexit.register(self._at_exit)
         signals.install(self._on_signal)
+        import multiprocessing.util
+
+        # Runs in the child after multiprocessing has cleared the parent's finalizers.
+        multiprocessing.util.register_after_fork(self, ProcessProviders._flush_at_child_exit)
+
+    def _flush_at_child_exit(self) -> None:
+        import multiprocessing.util
+
+        # Process._bootstrap runs these finalizers after run(), just before os._exit.
+        multiprocessing.util.Finalize(None, self._at_exit, exitpriority=CHILD_FLUSH_PRIORITY)
 
     def _at_exit(self) -> None:
         self.shutdown(self.shutdown_timeout_s)

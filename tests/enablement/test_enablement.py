@@ -270,6 +270,21 @@ def test_forked_dataloader_workers_neither_duplicate_nor_hang(tmp_path):
     assert sum(span["name"] == names.SPAN_FRAME for span in spans) >= 1
 
 
+def test_dataloader_workers_that_compile_write_their_own_telemetry(tmp_path):
+    """Workers end with os._exit, skipping atexit: each flushes first, so every worker's
+    compile is on disk, in its own file, with its own process.pid."""
+    env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path))
+    job = Path(__file__).parents[1] / "programs" / "dataloader_job.py"
+    done = run([sys.executable, str(job), "--compile-in-workers"], env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pids_with_frames = set()
+    for path in tmp_path.glob("traces-*.jsonl"):
+        for span in json_spans(path):
+            if span["name"] == names.SPAN_FRAME:
+                pids_with_frames.add(span["resource"]["process.pid"])
+    assert len(pids_with_frames) == 5  # the job, and two workers in each of two epochs
+
+
 def test_strict_mode_stops_at_start_on_an_unwritable_output_directory(tmp_path):
     """Strict: an output directory that cannot be made stops the process, naming it and why."""
     blocker = tmp_path / "file"

@@ -1,14 +1,34 @@
 """A traced training job whose DataLoader forks worker processes (never imports otel_dynamo).
 
-Prints one JSON line with the loss once both epochs are done.
+With ``--compile-in-workers`` each worker also compiles (its dataset normalizes samples
+with a compiled function). Prints one JSON line with the loss once both epochs are done.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+
+@torch.compile(backend="eager")
+def normalize(x: torch.Tensor) -> torch.Tensor:
+    return (x - x.mean()) / (x.std() + 1e-5)
+
+
+class NormalizedDataset(Dataset):
+    """Samples normalized by a compiled function: each worker compiles it."""
+
+    def __init__(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
+        self.inputs, self.targets = inputs, targets
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return normalize(self.inputs[index]), self.targets[index]
 
 
 class Regressor(torch.nn.Module):
@@ -25,7 +45,11 @@ class Regressor(torch.nn.Module):
 
 def main() -> None:
     torch.manual_seed(0)
-    data = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
+    inputs, targets = torch.randn(64, 8), torch.randn(64, 1)
+    if "--compile-in-workers" in sys.argv:
+        data: Dataset = NormalizedDataset(inputs, targets)
+    else:
+        data = TensorDataset(inputs, targets)
     loader = DataLoader(data, batch_size=16, num_workers=2, multiprocessing_context="fork")
     model = Regressor()
     model.compile(backend="aot_eager")
