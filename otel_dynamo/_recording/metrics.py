@@ -18,6 +18,7 @@ from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
+from otel_dynamo._providers.flush_soon import FlushSoon
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo.version import __version__
@@ -48,7 +49,12 @@ MAX_TRACKED_RUNS = 10_000
 class CompileMetrics:
     """Counters and histograms of compiles, graphs, breaks, recompiles, runs and failures."""
 
-    def __init__(self, meter_provider: metrics.MeterProvider) -> None:
+    def __init__(
+        self, meter_provider: metrics.MeterProvider, *, flush_soon: FlushSoon | None = None
+    ) -> None:
+        # After each frame compile (otel_dynamo's own providers only: a user's reader
+        # keeps its own schedule): a job killed before the next periodic read keeps it.
+        self._flush_soon = flush_soon
         meter = meter_provider.get_meter(names.INSTRUMENTATION_NAME, __version__)
         self._compiles = meter.create_counter(names.METRIC_COMPILES, unit="{compile}")
         self._compile_duration = meter.create_histogram(
@@ -96,6 +102,8 @@ class CompileMetrics:
         self._guards.record(int(attributes.get(names.ATTR_GUARD_COUNT) or 0), labels)
         if attributes.get(names.ATTR_RECOMPILE_REASON):
             self._recompiles.add(1, {names.ATTR_BACKEND: labels[names.ATTR_BACKEND]})
+        if self._flush_soon is not None:
+            self._flush_soon.kick()
 
     def lazy_backward_compiled(
         self, span: Span, attributes: Mapping[str, Any], duration_s: float

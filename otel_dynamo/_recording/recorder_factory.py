@@ -19,7 +19,8 @@ from opentelemetry import trace
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._providers import signals
-from otel_dynamo._providers.choice import ProviderLookup, Providers
+from otel_dynamo._providers.choice import ProviderLookup, Providers, own_providers_if_built
+from otel_dynamo._providers.flush_soon import FlushSoon
 from otel_dynamo._providers.ids import isolate_ids
 from otel_dynamo._providers.resource import detected_attributes
 from otel_dynamo._recording.boundary import SafeTracer
@@ -136,7 +137,11 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
         limits=Limits.from_settings(settings),
         watchdog=Watchdog.from_settings(settings, logger),
     )
-    return Sinks(log_events=log_events, metrics=CompileMetrics(providers.meter_provider))
+    own = own_providers_if_built()
+    is_own = own is not None and providers.meter_provider is own.meter_provider
+    flush_soon = FlushSoon(providers.meter_provider) if is_own else None
+    metrics = CompileMetrics(providers.meter_provider, flush_soon=flush_soon)
+    return Sinks(log_events=log_events, metrics=metrics)
 
 
 def event_context(environ: Mapping[str, str]) -> dict[str, Any]:

@@ -68,3 +68,19 @@ def test_the_jobs_own_handler_still_decides(tmp_path):
     assert out.splitlines() == ["own handler ran", "continued"]
     outcomes = {cid: attrs[names.ATTR_FRAME_OUTCOME] for cid, attrs in _frames(tmp_path).items()}
     assert outcomes == {"0/0": names.OUTCOME_SUCCESS, "1/0": names.OUTCOME_SUCCESS}
+
+
+def test_metrics_reach_disk_after_each_frame_compile(tmp_path):
+    """With the default 60 s metric interval, a finished compile's metrics are on disk
+    within seconds, before the job ends: even SIGKILL (no flush possible) keeps them."""
+    job = _start(tmp_path)
+    try:
+
+        def compiles_exported() -> bool:
+            found = list((tmp_path / "out").glob("metrics-*.jsonl"))
+            return bool(found) and names.METRIC_COMPILES in json_metric_names(found[0])
+
+        assert wait_until(compiles_exported, timeout=30)
+    finally:
+        job.kill()
+        job.communicate(timeout=TIMEOUT_S)
