@@ -10,7 +10,12 @@ from opentelemetry.trace import Span
 
 from otel_dynamo import names
 from otel_dynamo._recording.limits import Limits
-from otel_dynamo._recording.stream_events import FrameEnded, GraphBreakReported, PhaseBoundary
+from otel_dynamo._recording.stream_events import (
+    CodeLocation,
+    FrameEnded,
+    GraphBreakReported,
+    PhaseBoundary,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +60,17 @@ class FrameState(CompileState):
     breaks: list[GraphBreakReported] = dataclasses.field(default_factory=list)
     guards: tuple[str, ...] = ()
     recompile_reasons: tuple[str, ...] = ()
+    code: CodeLocation | None = None
+
+    def code_attributes(self) -> dict[str, Any]:
+        """``code.*`` of the function, as known when the compile started."""
+        if self.code is None:
+            return {}
+        return {
+            names.ATTR_CODE_FUNCTION: self.code.function,
+            names.ATTR_CODE_FILE: self.code.file,
+            names.ATTR_CODE_LINE: self.code.line,
+        }
 
 
 def nest_phases(phases: list[Phase]) -> Iterator[tuple[int, int | None, Phase]]:

@@ -75,10 +75,8 @@ class CompileLogEvents:
         return self._events
 
     def frame_started(self, frame: FrameState) -> None:
-        compile_id = frame.compile_id
-        self._watchdog.watch(
-            compile_id, lambda: {names.ATTR_COMPILE_ID: compile_id}, span=frame.span
-        )
+        described = {names.ATTR_COMPILE_ID: frame.compile_id, **frame.code_attributes()}
+        self._watchdog.watch(frame.compile_id, lambda: dict(described), span=frame.span)
 
     def frame_ended(
         self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float

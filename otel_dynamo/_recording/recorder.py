@@ -95,6 +95,7 @@ class Recorder:
 
     def frame_started(self, event: FrameStarted) -> None:
         frame = self._frame(event.compile_id)
+        frame.code = frame.code or event.code
         if frame.span is None:
             self._start_frame_span(frame, event.time_ns)
 
@@ -103,7 +104,7 @@ class Recorder:
         frame.span = self.tracer.start_span(
             names.SPAN_FRAME,
             start_time=start,
-            attributes={names.ATTR_COMPILE_ID: frame.compile_id},
+            attributes={names.ATTR_COMPILE_ID: frame.compile_id, **frame.code_attributes()},
         )
         frame.started_ns = start
         self.log_events.frame_started(frame)

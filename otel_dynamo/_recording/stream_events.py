@@ -16,6 +16,18 @@ class FrameStarted:
 
     compile_id: str
     time_ns: int
+    code: CodeLocation | None = None
+    """The function being compiled, known from the start (so a compile that never ends
+    still says which)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeLocation:
+    """A function's name, file and first line."""
+
+    function: str
+    file: str
+    line: int
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,6 +25,7 @@ from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import (
     SKIPPED_FRAME_KIND,
     SKIPPED_FRAME_PREFIX,
+    CodeLocation,
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -258,8 +259,15 @@ def _on_guards(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
         sink.guards(GuardsReported(compile_id, parse_guards(str(kw["payload_fn"]()))))
 
 
-def dispatch(sink: StreamSink, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
-    """Turn one trace_structured call into an event for the sink (or ignore it)."""
+def dispatch(
+    sink: StreamSink,
+    name: str,
+    metadata_fn: MetadataFn,
+    kw: dict[str, Any],
+    code: CodeLocation | None = None,
+) -> None:
+    """Turn one trace_structured call into an event for the sink (or ignore it); ``code``
+    is the function whose frame compile is in progress, if the frame tap knows it."""
     if name == "chromium_event":
         _on_chromium(sink, current_compile_id() or "", kw)
         return
@@ -267,7 +275,7 @@ def dispatch(sink: StreamSink, name: str, metadata_fn: MetadataFn, kw: dict[str,
     if compile_id is None and name != "compilation_metrics":
         return
     if name == "dynamo_start":
-        sink.frame_started(FrameStarted(compile_id or "", time.time_ns()))
+        sink.frame_started(FrameStarted(compile_id or "", time.time_ns(), code))
     elif name == "artifact":
         _on_artifact(sink, compile_id or "", metadata_fn, kw)
     elif name == "compilation_metrics":
@@ -284,8 +292,13 @@ _WANTED = frozenset(
 class StreamTap:
     """Installs itself as ``torch._logging.trace_structured`` and forwards to the original."""
 
-    def __init__(self, get_sink: Callable[[], StreamSink | None]) -> None:
+    def __init__(
+        self,
+        get_sink: Callable[[], StreamSink | None],
+        get_code: Callable[[], CodeLocation | None] = lambda: None,
+    ) -> None:
         self._get_sink = get_sink
+        self._get_code = get_code
         self._original: Callable[..., None] | None = None
         self._failed_once = False
 
@@ -325,7 +338,8 @@ class StreamTap:
         if sink is None:
             return
         try:
-            dispatch(sink, name, metadata_fn, kw)
+            code = self._get_code() if name == "dynamo_start" else None
+            dispatch(sink, name, metadata_fn, kw, code)
         except Exception:  # telemetry must never break a compile
             if not self._failed_once:
                 self._failed_once = True

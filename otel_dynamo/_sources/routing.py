@@ -31,6 +31,7 @@ from typing import Any
 
 from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamSink
+from otel_dynamo._recording.stream_events import CodeLocation
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
@@ -72,11 +73,12 @@ Owner = Callable[[], StreamSink]
 class Route:
     """One frame compile in progress: its owner, asked for the recorder on first use."""
 
-    __slots__ = ("_owner", "_sink")
+    __slots__ = ("_owner", "_sink", "code")
 
-    def __init__(self, owner: Owner | None) -> None:
+    def __init__(self, owner: Owner | None, code: CodeLocation | None = None) -> None:
         self._owner = owner
         self._sink: StreamSink | None = None
+        self.code = code
 
     def sink(self) -> StreamSink | None:
         if self._sink is None and self._owner is not None:
@@ -108,6 +110,20 @@ def current_sink() -> StreamSink | None:
         return route.sink()
     export_owner = _torch_export_owner.get()
     return None if export_owner is None else export_owner()
+
+
+def current_code() -> CodeLocation | None:
+    """The function whose frame compile is in progress on this thread, if known."""
+    route = _route.get()
+    return None if route is None else route.code
+
+
+def code_of(frame: object) -> CodeLocation | None:
+    """Name, file and first line of the code a Dynamo frame runs (None if it has none)."""
+    code = getattr(frame, "f_code", None)
+    if code is None:
+        return None
+    return CodeLocation(code.co_name, code.co_filename, code.co_firstlineno)
 
 
 def _saved_route() -> Route | None:
@@ -154,14 +170,15 @@ def frames_owned_by(owner: Owner) -> Iterator[None]:
         _torch_export_owner.reset(token)
 
 
-def route_for(compiler: object) -> Route:
+def route_for(compiler: object, frame: object = None) -> Route:
     """The route of a compile by ``compiler``: its traced owner, else an export's."""
     try:
         owner = owner_of(compiler) or _torch_export_owner.get()
+        code = code_of(frame) if owner is not None else None
     except Exception:
         report_internal_error("could not tell which backend compiles a frame")
-        owner = None
-    return Route(owner)
+        owner, code = None, None
+    return Route(owner, code)
 
 
 class FrameCompilerTap:
@@ -200,7 +217,8 @@ class FrameCompilerTap:
         self._original = original
 
         def __call__(convert: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _route.set(route_for(self._compiler_of(convert)))
+            frame = args[0] if args else kwargs.get("frame")
+            token = _route.set(route_for(self._compiler_of(convert), frame))
             try:
                 return original(convert, *args, **kwargs)
             finally:

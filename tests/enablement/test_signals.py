@@ -55,6 +55,8 @@ def test_sigterm_during_a_compile_flushes_and_still_ends_the_job(tmp_path):
     assert frames["0/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
     assert frames["1/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_INTERRUPTED
     assert frames["1/0"][names.ATTR_ERROR_TYPE] == "SIGTERM"
+    assert frames["1/0"][names.ATTR_CODE_FUNCTION] == "<lambda>"  # known from the start
+    assert frames["1/0"][names.ATTR_CODE_FILE] == str(JOB)
     assert names.METRIC_COMPILES in json_metric_names(one_file(tmp_path / "out", "metrics"))
 
 
