@@ -88,6 +88,7 @@ def process_tables(section: Mapping[str, Any]) -> list[Table]:
         _near_limit(section),
         _slowest(section),
         _failures(section),
+        _unfinished(section),
         _faults(section),
         _accuracy(section),
     ]
@@ -207,6 +208,20 @@ def _failures(section: Mapping[str, Any]) -> Table:
         for row in section["failures"]
     ]
     return _table("Failures", columns, rows)
+
+
+def _unfinished(section: Mapping[str, Any]) -> Table:
+    columns = ["id", "function", "location", "running for"]
+    rows = [
+        [
+            [row["compile_id"], "bad"],
+            row["function"] or "?",
+            _format.location(row["file"], row["line"]),
+            "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
+        ]
+        for row in section["unfinished"]
+    ]
+    return _table("Compiles that never finished", columns, rows)
 
 
 def _faults(section: Mapping[str, Any]) -> Table:

@@ -44,6 +44,7 @@ _TOTAL_KEYS = (
     "faults",
     "accuracy_failures",
     "runs",
+    "unfinished_compiles",
     "compile_seconds",
     "lazy_backward_seconds",
 )
@@ -155,6 +156,7 @@ def _process_section(
         "faults": _faults(spans, logs, tree),
         "accuracy": _accuracy(spans, logs, tree),
         "runs": _runs(spans),
+        "unfinished": _unfinished(logs, {row["compile_id"] for row in compiles}),
     }
     section["totals"] = _process_totals(section, _lazy_backwards_outside_frames(spans, tree))
     return section
@@ -356,6 +358,36 @@ def _accuracy(spans: list[Span], logs: list[LogRecord], tree: SpanTree) -> list[
     return list(rows.values())
 
 
+def _unfinished(logs: list[LogRecord], ended: set[str | None]) -> list[dict[str, Any]]:
+    """Compiles a still_compiling event announced and no frame span ever closed (the
+    process was killed, hung, or died mid-compile): the latest word on each."""
+    latest: dict[str, LogRecord] = {}
+    for record in logs:
+        compile_id = text(record.attributes.get(names.ATTR_COMPILE_ID))
+        if record.event_name != names.LOG_STILL_COMPILING or compile_id is None:
+            continue
+        if compile_id in ended:
+            continue
+        held = latest.get(compile_id)
+        if held is None or record.time_ns >= held.time_ns:
+            latest[compile_id] = record
+    rows = [_unfinished_row(compile_id, record) for compile_id, record in latest.items()]
+    return sorted(rows, key=lambda row: _compiles.compile_id_sort_key(row["compile_id"]))
+
+
+def _unfinished_row(compile_id: str, record: LogRecord) -> dict[str, Any]:
+    attributes = record.attributes
+    line = attributes.get(names.ATTR_CODE_LINE)
+    return {
+        "compile_id": compile_id,
+        "function": text(attributes.get(names.ATTR_CODE_FUNCTION)),
+        "file": text(attributes.get(names.ATTR_CODE_FILE)),
+        "line": line if isinstance(line, int) and not isinstance(line, bool) else None,
+        "elapsed_s": number(attributes.get(names.ATTR_COMPILE_ELAPSED)),
+        "last_seen_unix_nano": record.time_ns,
+    }
+
+
 def _runs(spans: list[Span]) -> dict[str, int]:
     counts = {names.RUN_KIND_FORWARD: 0, names.RUN_KIND_BACKWARD: 0, names.RUN_KIND_INFERENCE: 0}
     for span in spans:
@@ -387,6 +419,7 @@ def _process_totals(section: dict[str, Any], orphan_lazy_ns: int) -> dict[str, A
         "faults": len(section["faults"]),
         "accuracy_failures": sum(1 for row in section["accuracy"] if not row["passed"]),
         "runs": sum(section["runs"].values()),
+        "unfinished_compiles": len(section["unfinished"]),
         "compile_seconds": seconds(compile_ns),
         "lazy_backward_seconds": seconds(lazy_ns),
     }

@@ -90,6 +90,8 @@ def _overview(summary: Mapping[str, Any], view: _View) -> list[str]:
         _format.plural(totals["failures"], "failure"),
         f"{_format.duration(totals['compile_seconds'])} compiling",
     ]
+    if totals["unfinished_compiles"]:
+        items.insert(5, _format.plural(totals["unfinished_compiles"], "unfinished compile"))
     return [view.paint(truncate(heading, view.width), "bold"), *_wrap(items, view.width)]
 
 
@@ -353,6 +355,29 @@ def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
     return [view.paint(view.title("Failures", len(rows)), "red"), *view.table(columns, table)]
 
 
+def _unfinished(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["unfinished"]
+    if not rows:
+        return []
+    columns = [
+        Column("id"),
+        Column("function", flexible=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("running for", right=True),
+    ]
+    table = [
+        [
+            row["compile_id"],
+            row["function"] or "?",
+            _format.location(row["file"], row["line"]),
+            "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
+        ]
+        for row in rows
+    ]
+    title = view.title("Compiles that never finished (last still_compiling event)", len(rows))
+    return [view.paint(title, "red"), *view.table(columns, table)]
+
+
 def _faults(section: Mapping[str, Any], view: _View) -> list[str]:
     rows = section["faults"]
     if not rows:
@@ -404,6 +429,7 @@ _SECTIONS: tuple[Callable[[Mapping[str, Any], _View], list[str]], ...] = (
     _near_limit,
     _slowest,
     _failures,
+    _unfinished,
     _faults,
     _accuracy,
     _runs,

@@ -4,6 +4,7 @@ job (or the job's own handler decides)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -24,8 +25,12 @@ JOB = Path(__file__).parents[1] / "programs" / "signalled_compile_job.py"
 TIMEOUT_S = 120
 
 
-def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
-    env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out"))
+def _start(tmp_path: Path, *args: str, slow_compile_seconds: str = "60") -> subprocess.Popen[str]:
+    env = child_environ(
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out"),
+        OTEL_DYNAMO_SLOW_COMPILE_SECONDS=slow_compile_seconds,
+    )
     job = subprocess.Popen(
         [sys.executable, str(JOB), str(tmp_path / "ready"), *args],
         env=env,
@@ -86,3 +91,35 @@ def test_metrics_reach_disk_after_each_frame_compile(tmp_path):
     finally:
         job.kill()
         job.communicate(timeout=TIMEOUT_S)
+
+
+def test_a_compile_killed_outright_is_reported_as_never_finished(tmp_path):
+    """SIGKILL mid-compile (nothing can flush): the still_compiling event already on disk
+    names the function, and the report lists the compile as never finished."""
+    job = _start(tmp_path, slow_compile_seconds="0.2")
+    try:
+
+        def still_compiling_exported() -> bool:
+            found = list((tmp_path / "out").glob("logs-*.jsonl"))
+            return bool(found) and names.LOG_STILL_COMPILING in found[0].read_text()
+
+        assert wait_until(still_compiling_exported, timeout=30)
+    finally:
+        job.kill()
+        job.communicate(timeout=TIMEOUT_S)
+    report = subprocess.run(
+        [sys.executable, "-m", "otel_dynamo.cli", "report", str(tmp_path / "out"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    (process,) = json.loads(report.stdout)["processes"]
+    (unfinished,) = process["unfinished"]
+    assert (unfinished["compile_id"], unfinished["function"], unfinished["file"]) == (
+        "1/0",
+        "<lambda>",
+        str(JOB),
+    )
+    assert unfinished["elapsed_s"] >= 0.2

@@ -70,7 +70,7 @@ def test_page_loads_nothing_from_outside(tmp_path: Path) -> None:
 
 
 def test_page_embeds_every_table_of_each_process(tmp_path: Path) -> None:
-    """Each process carries the eight tables, compile rows included."""
+    """Each process carries the nine tables, compile rows included."""
     (process,) = _data(_page(write_small(tmp_path)))["processes"]
     assert [(t["title"], len(t["rows"])) for t in process["tables"]] == [
         ("Frame compiles", 4),
@@ -79,6 +79,7 @@ def test_page_embeds_every_table_of_each_process(tmp_path: Path) -> None:
         ("Recompile limit: code close to or at it", 0),
         ("Slowest compiles (frame + lazy backward; the parts add up)", 4),
         ("Failures", 1),
+        ("Compiles that never finished", 0),
         ("Injected faults", 0),
         ("Accuracy checks", 0),
     ]

@@ -455,6 +455,7 @@ def test_process_totals(tmp_path: Path) -> None:
         "faults": 0,
         "accuracy_failures": 0,
         "runs": 2,
+        "unfinished_compiles": 0,
         "compile_seconds": 0.36,
         "lazy_backward_seconds": 0.0,
     }
@@ -491,6 +492,7 @@ def test_process_section_keys_are_stable(tmp_path: Path) -> None:
         "faults",
         "accuracy",
         "runs",
+        "unfinished",
         "totals",
     ]
 
