@@ -35,6 +35,8 @@ from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import (
     DEFAULT_LOG,
     DEFAULT_LOG_LEVEL,
+    DEFAULT_MAX_ATTRIBUTE_LENGTH,
+    DEFAULT_MAX_LIST_LENGTH,
     ENV_LOG,
     LOG_LEVELS,
     ConfigProblem,
@@ -99,6 +101,44 @@ def add_exception(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dic
     if isinstance(exc, BaseException):
         event_dict.update(exception_fields(exc))
     return event_dict
+
+
+MAX_STACKTRACE_LENGTH = 16_384
+"""An exception's stack trace keeps this many characters: its head (the outer frames)
+and its tail (the innermost frames and the message), the middle elided."""
+_ELLIPSIS = "…"
+
+
+class CapLengths:
+    """Every text field of an event at most ``max_length`` characters, every list at most
+    ``max_items`` items (a 2 MB graph-break reason or exception message goes out capped);
+    a stack trace at most ``MAX_STACKTRACE_LENGTH``."""
+
+    def __init__(self, max_length: int, max_items: int) -> None:
+        self._max_length = max_length
+        self._max_items = max_items
+
+    def __call__(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        for key, value in event_dict.items():
+            if key == exception_attributes.EXCEPTION_STACKTRACE and isinstance(value, str):
+                event_dict[key] = _head_and_tail(value, MAX_STACKTRACE_LENGTH)
+            elif isinstance(value, str):
+                event_dict[key] = _head(value, self._max_length)
+            elif isinstance(value, list | tuple):
+                items = [_head(v, self._max_length) if isinstance(v, str) else v for v in value]
+                event_dict[key] = items[: self._max_items]
+        return event_dict
+
+
+def _head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + _ELLIPSIS
+
+
+def _head_and_tail(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return text[:half] + _ELLIPSIS + text[-half:]
 
 
 def exception_fields(exc: BaseException) -> dict[str, str]:
@@ -239,16 +279,19 @@ class EventLogger:
         log: str = DEFAULT_LOG,
         level: str = DEFAULT_LOG_LEVEL,
         context: Mapping[str, Any] | None = None,
+        max_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH,
+        max_items: int = DEFAULT_MAX_LIST_LENGTH,
     ) -> None:
         writer, problem = open_writer(log)
+        caps = CapLengths(max_length, max_items)
         self.problems: tuple[ConfigProblem, ...] = (problem,) if problem else ()
         warn_problems(self.problems)
         otel_logger = _otel_logger(logger_provider)
         self.enabled = writer is not None or otel_logger is not None
         self._writer = writer
         min_level = _LEVEL_NUMBERS.get(level, logging.INFO)
-        bound = _rendering(writer, otel_logger, min_level) if writer else None
-        self._bound: Any = bound or DirectLogger(_processors(otel_logger), min_level, {})
+        bound = _rendering(writer, otel_logger, min_level, caps) if writer else None
+        self._bound: Any = bound or DirectLogger(_processors(otel_logger, caps), min_level, {})
         self._bound = self._bound.bind(**dict(context or {}))
         self._errors = _ErrorReporter()
 
@@ -261,6 +304,8 @@ class EventLogger:
             log=settings.log,
             level=settings.log_level,
             context=context,
+            max_length=settings.max_attribute_length,
+            max_items=settings.max_list_length,
         )
 
     def bind(self, **fields: Any) -> EventLogger:
@@ -298,16 +343,18 @@ def _otel_logger(provider: LoggerProvider | None) -> Logger | None:
     return provider.get_logger(names.INSTRUMENTATION_NAME)
 
 
-def _processors(otel_logger: Logger | None) -> list[Processor]:
+def _processors(otel_logger: Logger | None, caps: CapLengths) -> list[Processor]:
     emit = EmitAsLogRecord(otel_logger)
-    return [add_level, add_timestamp, add_trace_context, add_exception, emit]
+    return [add_level, add_timestamp, add_trace_context, add_exception, caps, emit]
 
 
-def _rendering(writer: _Writer, otel_logger: Logger | None, min_level: int) -> Any:
+def _rendering(
+    writer: _Writer, otel_logger: Logger | None, min_level: int, caps: CapLengths
+) -> Any:
     """A structlog logger running the processors, then rendering a JSON line to ``writer``."""
     import structlog
 
-    processors: list[Any] = [*_processors(otel_logger), order_keys]
+    processors: list[Any] = [*_processors(otel_logger, caps), order_keys]
     return structlog.wrap_logger(
         writer,
         processors=[*processors, structlog.processors.JSONRenderer()],

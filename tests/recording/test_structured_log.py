@@ -286,3 +286,29 @@ def test_default_job_never_imports_structlog(tmp_path):
     )
     assert done.stdout.strip() == "False"
     assert list(tmp_path.glob("logs-*.jsonl"))
+
+
+def _raised(message: str) -> BaseException:
+    try:
+        raise RuntimeError(message)
+    except RuntimeError as error:
+        return error
+
+
+def test_huge_text_fields_and_exceptions_go_out_capped(logger_provider, records, tmp_path):
+    """A 2 MB graph-break reason and a 1 MB exception message: the log record and the JSON
+    line carry at most max_attribute_length characters of each, a stack trace at most
+    16 KiB (its head and tail), in both outputs."""
+    log = tmp_path / "events.jsonl"
+    events = EventLogger(logger_provider=logger_provider, log=str(log), max_length=512)
+    reason = "x" * 2_000_000
+    events.emit(names.LOG_GRAPH_BREAK, **{names.ATTR_GRAPH_BREAK_REASON: reason})
+    events.emit(names.LOG_COMPILE_FAILED, level="error", exc=_raised("m" * 1_000_000))
+    events.close()
+    first, second = (r.log_record.attributes for r in records.get_finished_logs())
+    assert len(first[names.ATTR_GRAPH_BREAK_REASON]) == 512
+    assert first[names.ATTR_GRAPH_BREAK_REASON].endswith("…")
+    assert len(second["exception.message"]) == 512
+    stack = second["exception.stacktrace"]
+    assert len(stack) <= 16_384 and stack.startswith("Traceback") and "…" in stack
+    assert all(len(line) < 20_000 for line in log.read_text().splitlines())
