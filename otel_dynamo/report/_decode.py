@@ -8,6 +8,7 @@ camelCase or snake_case field names are both accepted.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
 
@@ -105,15 +106,26 @@ def any_value(value: object) -> AttributeValue:
     return None
 
 
+INTERNED_LENGTH = 64
+"""Strings up to this long are interned: keys, names, ids, outcomes and backends repeat
+on every span, and one copy each keeps a large input's decoded form small."""
+
+
+def shared(text: str) -> str:
+    """One copy of a short, repeated string (``sys.intern``)."""
+    return sys.intern(text) if len(text) <= INTERNED_LENGTH else text
+
+
 def attributes(items: object) -> Attributes:
     """Decode an OTLP KeyValue list into a dict."""
     if not isinstance(items, list):
         return {}
-    return {
-        item["key"]: any_value(item.get("value"))
-        for item in items
-        if isinstance(item, dict) and "key" in item
-    }
+    decoded: Attributes = {}
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            value = any_value(item.get("value"))
+            decoded[shared(item["key"])] = shared(value) if isinstance(value, str) else value
+    return decoded
 
 
 def process_of(resource: object, path: str) -> Process:
@@ -188,10 +200,10 @@ def _span(raw: Mapping[str, Any], process: Process) -> Span:
         status = {}
     return Span(
         process=process,
-        trace_id=str(field(raw, "traceId", "trace_id") or ""),
+        trace_id=shared(str(field(raw, "traceId", "trace_id") or "")),
         span_id=str(field(raw, "spanId", "span_id") or ""),
-        parent_span_id=str(field(raw, "parentSpanId", "parent_span_id") or ""),
-        name=str(raw.get("name") or ""),
+        parent_span_id=shared(str(field(raw, "parentSpanId", "parent_span_id") or "")),
+        name=shared(str(raw.get("name") or "")),
         start_ns=to_int(field(raw, "startTimeUnixNano", "start_time_unix_nano")),
         end_ns=to_int(field(raw, "endTimeUnixNano", "end_time_unix_nano")),
         attributes=attributes(raw.get("attributes")),
@@ -208,7 +220,7 @@ def _span(raw: Mapping[str, Any], process: Process) -> Span:
 
 def _event(raw: Mapping[str, Any]) -> SpanEvent:
     return SpanEvent(
-        name=str(raw.get("name") or ""),
+        name=shared(str(raw.get("name") or "")),
         time_ns=to_int(field(raw, "timeUnixNano", "time_unix_nano")),
         attributes=attributes(raw.get("attributes")),
     )
