@@ -35,6 +35,7 @@ from otel_dynamo._recording.stream_events import (
     PhaseBoundary,
     RecompileReported,
 )
+from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
 
@@ -343,4 +344,10 @@ class StreamTap:
         except Exception:  # telemetry must never break a compile
             if not self._failed_once:
                 self._failed_once = True
-                _log.warning("otel_dynamo: could not read a Dynamo event", exc_info=True)
+                _log.warning(
+                    "otel_dynamo: could not read Dynamo's %r event on torch %s; events of this "
+                    "shape are not recorded (the compile goes on)",
+                    name,
+                    torch_version(),
+                    exc_info=True,
+                )

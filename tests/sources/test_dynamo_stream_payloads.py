@@ -74,3 +74,30 @@ def test_recompile_reasons_lose_dynamos_compile_id_prefix():
     assert dynamo_stream.parse_recompile_reasons(payload) == (
         "tensor 'x' dtype mismatch. expected Float, actual Double",
     )
+
+
+class _Sink:
+    """Stands in for the recorder: keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.phases: list = []
+
+    def phase(self, event) -> None:
+        self.phases.append(event)
+
+
+def test_payload_of_an_unknown_shape_warns_once_naming_event_and_torch(caplog):
+    """A chromium event without its timestamp (a torch that changed the payload): one
+    warning naming the event and the torch version, never an exception."""
+    import logging
+
+    import torch
+
+    tap = dynamo_stream.StreamTap(_Sink)
+    odd = {"payload_fn": lambda: {"ph": "B", "name": "bytecode_tracing"}}  # no "ts"
+    with caplog.at_level(logging.WARNING, logger="otel_dynamo"):
+        tap._observe("chromium_event", dict, odd)
+        tap._observe("chromium_event", dict, odd)
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert "'chromium_event' event" in warning
+    assert f"torch {torch.__version__}" in warning
