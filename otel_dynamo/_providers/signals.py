@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import threading
+import weakref
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -36,7 +37,8 @@ _log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _previous: dict[int, Any] = {}
 _interrupted: list[Interrupted] = []
-_flushes: list[Flush] = []
+_flushes: list[weakref.WeakMethod[Flush]] = []
+"""Weak: providers that are gone (shut down, dropped by a test) are not kept alive."""
 
 
 def on_interrupt(callback: Interrupted) -> None:
@@ -46,10 +48,10 @@ def on_interrupt(callback: Interrupted) -> None:
 
 
 def install(flush: Flush) -> None:
-    """Flush with ``flush`` when SIGTERM or SIGHUP arrives (idempotent per signal; only
-    from the main thread, the one Python lets set handlers)."""
+    """Flush with ``flush`` (a bound method) when SIGTERM or SIGHUP arrives (idempotent per
+    signal; only from the main thread, the one Python lets set handlers)."""
     with _lock:
-        _flushes.append(flush)
+        _flushes.append(weakref.WeakMethod(flush))
         if threading.current_thread() is not threading.main_thread():
             return
         for signum in FLUSHED_SIGNALS:
@@ -68,7 +70,8 @@ def _handle(signum: int, frame: FrameType | None) -> None:
     ending = not callable(previous)
     name = signal.Signals(signum).name
     with _lock:
-        interrupted, flushes = list(_interrupted), list(_flushes)
+        interrupted = list(_interrupted)
+        flushes = [flush for ref in _flushes if (flush := ref()) is not None]
     if ending:  # a handler we chain to may let the compile go on: its spans stay open
         for callback in interrupted:
             _safely(lambda callback=callback: callback(name))  # type: ignore[misc]
