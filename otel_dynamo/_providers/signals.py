@@ -16,6 +16,7 @@ A signal the process ignored stays ignored.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -34,7 +35,7 @@ Flush = Callable[[bool], None]
 """Exports within the shutdown budget; True: the process is about to end (shut down)."""
 
 _log = logging.getLogger(__name__)
-_lock = threading.Lock()
+_lock = threading.RLock()  # the handler runs on the main thread, maybe inside install()
 _previous: dict[int, Any] = {}
 _interrupted: list[Interrupted] = []
 _flushes: list[weakref.WeakMethod[Flush]] = []
@@ -74,9 +75,9 @@ def _handle(signum: int, frame: FrameType | None) -> None:
         flushes = [flush for ref in _flushes if (flush := ref()) is not None]
     if ending:  # a handler we chain to may let the compile go on: its spans stay open
         for callback in interrupted:
-            _safely(lambda callback=callback: callback(name))  # type: ignore[misc]
+            _safely(functools.partial(callback, name))
     for flush in flushes:
-        _safely(lambda flush=flush: flush(ending))  # type: ignore[misc]
+        _safely(functools.partial(flush, ending))
     if not ending:
         previous(signum, frame)
         return
