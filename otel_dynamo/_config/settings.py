@@ -25,6 +25,7 @@ ENV_MAX_ATTRIBUTE_LENGTH = "OTEL_DYNAMO_MAX_ATTRIBUTE_LENGTH"
 ENV_MAX_LIST_LENGTH = "OTEL_DYNAMO_MAX_LIST_LENGTH"
 ENV_TOP_OPS = "OTEL_DYNAMO_TOP_OPS"
 ENV_STRICT = "OTEL_DYNAMO_STRICT"
+ENV_FLUSH_ON_SIGNAL = "OTEL_DYNAMO_FLUSH_ON_SIGNAL"
 ENV_LOG = "OTEL_DYNAMO_LOG"
 ENV_LOG_LEVEL = "OTEL_DYNAMO_LOG_LEVEL"
 ENV_SLOW_COMPILE_SECONDS = "OTEL_DYNAMO_SLOW_COMPILE_SECONDS"
@@ -104,6 +105,9 @@ class Settings:
     max_list_length: int = DEFAULT_MAX_LIST_LENGTH
     top_ops: int = DEFAULT_TOP_OPS
     strict: bool = False
+    flush_on_signal: bool = False
+    """Off by default: a Python signal handler runs only when the main thread is back in
+    the interpreter, so a rank blocked in a collective would no longer die at SIGTERM."""
     log: str = DEFAULT_LOG
     log_level: str = DEFAULT_LOG_LEVEL
     slow_compile_seconds: float = DEFAULT_SLOW_COMPILE_SECONDS
@@ -229,6 +233,7 @@ VARIABLES: tuple[_Variable, ...] = (
     _Variable(ENV_MAX_LIST_LENGTH, "max_list_length", _positive_int, "a positive integer"),
     _Variable(ENV_TOP_OPS, "top_ops", _positive_int, "a positive integer"),
     _Variable(ENV_STRICT, "strict", parse_bool, "true or false"),
+    _Variable(ENV_FLUSH_ON_SIGNAL, "flush_on_signal", parse_bool, "true or false"),
     _Variable(ENV_LOG, "log", _log_target, "off, stderr, or a file path"),
     _Variable(ENV_LOG_LEVEL, "log_level", _log_level, ", ".join(LOG_LEVELS)),
     _Variable(

@@ -25,7 +25,9 @@ _log = logging.getLogger(__name__)
 _local = threading.local()
 RecordSink = Callable[[logging.LogRecord], None]
 REDACTED = "***"
-_USER_INFO = re.compile(r"(?:(?<=//)|(?<![\w.%+-]))[\w.%+-]+:[^\s/@]*@(?=[\w\[])")
+MIN_SECRET_LENGTH = 6
+"""Known values shorter than this are not replaced wherever they appear."""
+_USER_INFO = re.compile(r"(?:(?<=//)|(?<![\w.%+-]))[\w.%+-]{1,256}:[^\s/@]{0,256}@(?=[\w\[])")
 """``user:password@`` before a host, with a scheme or without (gRPC's messages drop it)."""
 
 
@@ -34,8 +36,10 @@ class Redactor:
     user and password), and anything shaped like ``user:password@host``."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        # Longest first, so a secret containing another is replaced whole.
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        # Longest first, so a secret containing another is replaced whole. Very short
+        # values ("1", "json") would garble every message: shapes still catch user:pass@.
+        found = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
+        self._secrets = sorted(found, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         text = _USER_INFO.sub(f"{REDACTED}@", text)

@@ -70,12 +70,13 @@ class ProcessProviders:
             problems=problems,
         )
 
-    def register_at_exit(self) -> None:
-        """Flush at exit, on SIGTERM/SIGHUP, which skip ``atexit`` (see ``signals``), and
-        at the end of each multiprocessing child (a DataLoader worker), which leaves with
-        ``os._exit``."""
+    def register_at_exit(self, *, flush_on_signal: bool = False) -> None:
+        """Flush at exit, at the end of each multiprocessing child (a DataLoader worker),
+        which leaves with ``os._exit``, and, with ``flush_on_signal``, on SIGTERM/SIGHUP,
+        which skip ``atexit`` (see ``signals``)."""
         atexit.register(self._at_exit)
-        signals.install(self._on_signal)
+        if flush_on_signal:
+            signals.install(self._on_signal, budget_s=self.shutdown_timeout_s)
         import multiprocessing.util
 
         # Runs in the child after multiprocessing has cleared the parent's finalizers.

@@ -92,7 +92,7 @@ def setup_providers(
         raise ConfigError(problems[0].message)
     warn_problems(problems)
     providers = _Builder(settings, otel, plans, build_resource(env)).build(prometheus, problems)
-    providers.register_at_exit()
+    providers.register_at_exit(flush_on_signal=settings.flush_on_signal)
     return providers
 
 

@@ -15,8 +15,9 @@ import re
 HIDDEN_VALUE = "<value>"
 _SOURCE_COMMENT = re.compile(r"\s+# .*$", re.MULTILINE)
 _NAME = re.compile(
-    r"""[A-Za-z_]\w*(?:\[(?:'[^'\n]*'|"[^"\n]*"|-?\d+)\]|\.[A-Za-z_]\w*)*(?:\[(?:'[^'\n]*'|"[^"\n]*"|-?\d+)\])?"""
+    r"""(?<![\w.])[A-Za-z_]\w*(?:\[(?:'[^'\n]*'|"[^"\n]*"|-?\d+)\]|\.[A-Za-z_]\w*)*"""
 )
+"""A source: an identifier with subscripts and attributes, not glued to a number ("1.5e-3")."""
 _STRING = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*\"""")
 _NUMBER = re.compile(r"(?<![\w.\x00])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w\x00])")
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
@@ -37,9 +38,10 @@ def without_values(text: str) -> str:
         return f"\x00{len(names) - 1}\x00"
 
     def hide_string(match: re.Match[str]) -> str:
-        # A quoted source (Dynamo's "tensor 'L['x']' ...") is a name; a quoted word is a value.
+        # A quoted source (Dynamo's "tensor 'L['x']' ...") is a name: Dynamo's sources all
+        # subscript L, G or kwargs. A quoted word or dotted text ('db.prod.internal') is a value.
         name = _PLACEHOLDER.fullmatch(match.group(0)[1:-1])
-        is_source = name is not None and any(c in names[int(name.group(1))] for c in "[.")
+        is_source = name is not None and "[" in names[int(name.group(1))]
         return match.group(0) if is_source else HIDDEN_VALUE
 
     protected = _NAME.sub(keep_name, text)

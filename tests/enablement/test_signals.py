@@ -1,6 +1,7 @@
-"""SIGTERM in the middle of a compile, in a real process enabled by environment: the
-telemetry is flushed, the open frame span ends as interrupted, the signal still ends the
-job (or the job's own handler decides)."""
+"""SIGTERM in the middle of a compile, in a real process enabled by environment. With
+OTEL_DYNAMO_FLUSH_ON_SIGNAL=true the telemetry is flushed, the open frame span ends as
+interrupted, and the signal still ends the job (or the job's own handler decides); by
+default the signal ends the job untouched, finished compiles' metrics already on disk."""
 
 from __future__ import annotations
 
@@ -25,11 +26,14 @@ JOB = Path(__file__).parents[1] / "programs" / "signalled_compile_job.py"
 TIMEOUT_S = 120
 
 
-def _start(tmp_path: Path, *args: str, slow_compile_seconds: str = "60") -> subprocess.Popen[str]:
+def _start(
+    tmp_path: Path, *args: str, slow_compile_seconds: str = "60", flush_on_signal: str = "true"
+) -> subprocess.Popen[str]:
     env = child_environ(
         OTEL_DYNAMO_ENABLED="true",
         OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out"),
         OTEL_DYNAMO_SLOW_COMPILE_SECONDS=slow_compile_seconds,
+        OTEL_DYNAMO_FLUSH_ON_SIGNAL=flush_on_signal,
     )
     job = subprocess.Popen(
         [sys.executable, str(JOB), str(tmp_path / "ready"), *args],
@@ -123,3 +127,21 @@ def test_a_compile_killed_outright_is_reported_as_never_finished(tmp_path):
         str(JOB),
     )
     assert unfinished["elapsed_s"] >= 0.2
+
+
+def test_by_default_sigterm_is_left_to_the_job(tmp_path):
+    """Without OTEL_DYNAMO_FLUSH_ON_SIGNAL otel_dynamo installs no handler: SIGTERM ends
+    the job by the signal, and the finished compile's metrics were already exported."""
+    job = _start(tmp_path, flush_on_signal="false")
+    try:
+
+        def compiles_exported() -> bool:
+            found = list((tmp_path / "out").glob("metrics-*.jsonl"))
+            return bool(found) and names.METRIC_COMPILES in json_metric_names(found[0])
+
+        assert wait_until(compiles_exported, timeout=30)
+        job.send_signal(signal.SIGTERM)
+        _out, err = job.communicate(timeout=TIMEOUT_S)
+    finally:
+        job.kill()
+    assert job.returncode == -signal.SIGTERM, err

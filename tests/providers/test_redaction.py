@@ -54,3 +54,10 @@ def test_redactor_leaves_ordinary_text_alone():
     """Times, addresses and e-mail-free messages pass unchanged."""
     message = "retrying in 1.02s at 12:30:01 to 127.0.0.1:4317 (StatusCode.UNAVAILABLE)"
     assert Redactor()(message) == message
+
+
+def test_very_short_known_values_are_not_replaced_everywhere():
+    """A header value of "1" must not turn every 1 of a message into ***."""
+    assert Redactor({"1", "json"})("retrying in 1.02s to 127.0.0.1:4317") == (
+        "retrying in 1.02s to 127.0.0.1:4317"
+    )

@@ -22,6 +22,8 @@ def test_source_lines_dynamo_quotes_are_removed():
     [
         ("L['token'] == 'hunter2'", f"L['token'] == {HIDDEN_VALUE}"),
         ("L['lr'] == 0.001", f"L['lr'] == {HIDDEN_VALUE}"),
+        ("L['lr'] == -1.5e-3", f"L['lr'] == {HIDDEN_VALUE}"),
+        ("L['host'] == 'db.prod.internal'", f"L['host'] == {HIDDEN_VALUE}"),
         (
             "tensor 'L['x']' size mismatch at index 0. expected 8, actual 4",
             f"tensor 'L['x']' size mismatch at index {HIDDEN_VALUE}. expected {HIDDEN_VALUE}, "

@@ -77,7 +77,7 @@ def test_skip_stated_by_the_artifact_is_a_skipped_frame_from_2_12():
 
 
 def test_silent_give_up_without_a_break_is_no_graph():
-    """"No content in function call" (no break): outcome no_graph on every version."""
+    """ "No content in function call" (no break): outcome no_graph on every version."""
     span = _record(METRICS_BEFORE_2_12)
     assert span.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_NO_GRAPH
 

@@ -54,9 +54,7 @@ def test_training_step_records_partition_forward_and_backward(provider, exporter
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
-def test_untraced_training_compile_beside_a_traced_one_trains_as_eager(
-    provider, exporter, backend
-):
+def test_untraced_training_compile_beside_a_traced_one_trains_as_eager(provider, exporter, backend):
     """After a traced training compile, a plain one through AOT Autograd (where torch 2.8 to
     2.11 once crashed on our post_compile) computes eager's gradients and records nothing."""
     _train_steps(provider, 1)
