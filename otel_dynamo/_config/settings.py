@@ -105,9 +105,9 @@ class Settings:
     max_list_length: int = DEFAULT_MAX_LIST_LENGTH
     top_ops: int = DEFAULT_TOP_OPS
     strict: bool = False
-    flush_on_signal: bool = False
-    """Off by default: a Python signal handler runs only when the main thread is back in
-    the interpreter, so a rank blocked in a collective would no longer die at SIGTERM."""
+    flush_on_signal: bool = True
+    """A watcher thread acts for a main thread stuck in C code (``signals``), so a rank
+    blocked in a collective still dies at SIGTERM."""
     log: str = DEFAULT_LOG
     log_level: str = DEFAULT_LOG_LEVEL
     slow_compile_seconds: float = DEFAULT_SLOW_COMPILE_SECONDS

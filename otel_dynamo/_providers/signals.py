@@ -1,21 +1,21 @@
-"""With ``OTEL_DYNAMO_FLUSH_ON_SIGNAL=true``: SIGTERM and SIGHUP, which end a process
-without running ``atexit``, flush first, then do what they would have done.
+"""SIGTERM and SIGHUP, which end a process without running ``atexit``, flush first, then
+do what they would have done (on unless ``OTEL_DYNAMO_FLUSH_ON_SIGNAL=false``).
 
 torchrun sends SIGTERM to every other worker when one rank fails; a scheduler sends it
 at a job's time limit. Without a handler, whatever the batch processors still hold is
 lost (metrics are exported after each frame compile anyway), and a compile in progress
-leaves no frame span. The handler first tells the recorders to end their open spans as
-interrupted (when the signal will end the process), then exports within
-``OTEL_DYNAMO_SHUTDOWN_TIMEOUT`` from a thread it waits for at most that long, then
-chains: to the handler that was there before (the process goes on if that one says so),
-or, where the action was the default, restores it and sends the signal again, so the
-process ends by that signal with the same status. An ignored signal is left alone, and
-so is one whose handler Python cannot see (``signal.getsignal`` gives None).
+leaves no frame span. On such a signal the recorders first end their open spans as
+interrupted (when the signal will end the process), then everything is exported within
+``OTEL_DYNAMO_SHUTDOWN_TIMEOUT`` from a thread waited for at most that long, then the
+signal chains: to the handler that was there before (the process goes on if that one says
+so), or, where the action was the default, the default is restored and the signal sent
+again, so the process ends by that signal with the same status. An ignored signal is left
+alone, and so is one whose handler Python cannot see (``signal.getsignal`` gives None).
 
-Off by default because a Python handler runs only when the main thread is back in the
-interpreter: a rank blocked in a collective (NCCL, gloo) would no longer die at SIGTERM,
-only at the SIGKILL that follows. Doing this right by default needs a watcher thread
-woken by ``signal.set_wakeup_fd`` (which asyncio also claims): not done yet.
+Two paths lead here, whichever comes first: the Python handler on the main thread, and a
+watcher thread woken by the C-level handler (``signal_wakeup``) for a main thread stuck in
+C code (a collective): that one flushes, waits ``MAIN_THREAD_GRACE_S`` for the main thread,
+and if it never came, ends the process by the signal itself.
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ import logging
 import os
 import signal
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
+
+from otel_dynamo._providers import signal_wakeup
 
 FLUSHED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
@@ -45,9 +48,14 @@ _previous: dict[int, Any] = {}
 _interrupted: list[Interrupted] = []
 BUDGET_MARGIN_S = 0.5
 """Added to the shutdown timeout: the flush's own bound, plus the span callbacks."""
+MAIN_THREAD_GRACE_S = 1.0
+"""After the watcher's flush, how long the main thread has to run its handler."""
 _budget_s = BUDGET_MARGIN_S
 _flushes: list[weakref.WeakMethod[Flush]] = []
 """Weak: providers that are gone (shut down, dropped by a test) are not kept alive."""
+_flushing: dict[int, threading.Event] = {}
+"""Per signal: a flush begun (set when done), until the main thread's handler takes it."""
+_watcher: signal_wakeup.Watcher | None = None
 
 
 def on_interrupt(callback: Interrupted) -> None:
@@ -75,11 +83,75 @@ def install(flush: Flush, *, budget_s: float) -> None:
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(signum, _handle)
                 _previous[signum] = previous
+        if _previous and _watcher is None:
+            _start_watcher()
+
+
+def _start_watcher() -> None:
+    global _watcher
+    watcher = signal_wakeup.Watcher(_woken)
+    if watcher.start():
+        _watcher = watcher
+    else:
+        _log.debug("otel_dynamo: signal wakeup fd taken; flushing on the main thread only")
+
+
+def _after_fork_in_child() -> None:
+    global _watcher, _lock
+    _lock = threading.RLock()  # another thread of the parent may have held it at the fork
+    with _lock:  # the child starts from the forking thread; the watcher did not survive
+        if _watcher is None:
+            return
+        _watcher.forget_in_child()
+        _watcher = None
+        _flushing.clear()
+        with contextlib.suppress(Exception):
+            _start_watcher()
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
     previous = _previous.get(signum, signal.SIG_DFL)
-    ending = not callable(previous)
+    _flush_once(signum)
+    with _lock:
+        _flushing.pop(signum, None)
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)  # ends the process by this signal, as without us
+
+
+def _woken(signum: int) -> None:
+    """On the watcher thread: flush for a signal the main thread may never get to."""
+    if signum not in _previous or signal.getsignal(signum) is not _handle:
+        return  # not ours, or replaced by the job since
+    done = _flush_once(signum)
+    if callable(_previous.get(signum, signal.SIG_DFL)):
+        return  # the job's own handler decides, when the main thread runs it
+    time.sleep(MAIN_THREAD_GRACE_S)
+    with _lock:
+        stuck = _flushing.get(signum) is done
+    if stuck:  # the main thread never ran the handler: end the process as the default would
+        signal_wakeup.die_by(signum)
+
+
+def _flush_once(signum: int) -> threading.Event:
+    """Flush for ``signum`` unless a flush for it has begun (then wait for that one)."""
+    with _lock:
+        done = _flushing.get(signum)
+        begun = done is not None
+        if done is None:
+            done = _flushing[signum] = threading.Event()
+    if begun:
+        done.wait(_budget_s)
+        return done
+    _flush_for(signum)
+    done.set()
+    return done
+
+
+def _flush_for(signum: int) -> None:
+    ending = not callable(_previous.get(signum, signal.SIG_DFL))
     name = signal.Signals(signum).name
     with _lock:
         interrupted = list(_interrupted)
@@ -88,11 +160,6 @@ def _handle(signum: int, frame: FrameType | None) -> None:
     if ending:  # a handler we chain to may let the compile go on: its spans stay open
         calls = [functools.partial(callback, name) for callback in interrupted] + calls
     _run_bounded(calls)
-    if not ending:
-        previous(signum, frame)
-        return
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)  # ends the process by this signal, as without us
 
 
 def _run_bounded(calls: list[Callable[[], None]]) -> None:
@@ -117,12 +184,20 @@ def _safely(call: Callable[[], None]) -> None:
 
 
 def reset() -> None:
-    """Put every handler back and forget the callbacks (tests, uninstrument)."""
+    """Put every handler and the wakeup fd back and forget the flushes (tests,
+    uninstrument). ``on_interrupt`` callbacks stay: they are registered once, at import."""
+    global _watcher
     with _lock:
         for signum, previous in _previous.items():
             if signal.getsignal(signum) is _handle and previous is not None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(signum, previous)
         _previous.clear()
-        _interrupted.clear()
         _flushes.clear()
+        _flushing.clear()
+        if _watcher is not None:
+            _watcher.stop()
+            _watcher = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

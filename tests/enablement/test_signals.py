@@ -1,14 +1,17 @@
-"""SIGTERM in the middle of a compile, in a real process enabled by environment. With
-OTEL_DYNAMO_FLUSH_ON_SIGNAL=true the telemetry is flushed, the open frame span ends as
-interrupted, and the signal still ends the job (or the job's own handler decides); by
-default the signal ends the job untouched, finished compiles' metrics already on disk."""
+"""SIGTERM in the middle of a compile, in a real process enabled by environment. The
+telemetry is flushed, the open frame span ends as interrupted, and the signal still ends
+the job (or the job's own handler decides), even with the main thread stuck in C code;
+with OTEL_DYNAMO_FLUSH_ON_SIGNAL=false the signal ends the job untouched, finished
+compiles' metrics already on disk."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from _export_support import (
@@ -23,17 +26,18 @@ from _export_support import (
 from otel_dynamo import names
 
 JOB = Path(__file__).parents[1] / "programs" / "signalled_compile_job.py"
+FORKED_JOB = Path(__file__).parents[1] / "programs" / "forked_signal_job.py"
 TIMEOUT_S = 120
 
 
 def _start(
-    tmp_path: Path, *args: str, slow_compile_seconds: str = "60", flush_on_signal: str = "true"
+    tmp_path: Path, *args: str, slow_compile_seconds: str = "60", **variables: str
 ) -> subprocess.Popen[str]:
     env = child_environ(
         OTEL_DYNAMO_ENABLED="true",
         OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out"),
         OTEL_DYNAMO_SLOW_COMPILE_SECONDS=slow_compile_seconds,
-        OTEL_DYNAMO_FLUSH_ON_SIGNAL=flush_on_signal,
+        **variables,
     )
     job = subprocess.Popen(
         [sys.executable, str(JOB), str(tmp_path / "ready"), *args],
@@ -67,6 +71,31 @@ def test_sigterm_during_a_compile_flushes_and_still_ends_the_job(tmp_path):
     assert frames["1/0"][names.ATTR_CODE_FUNCTION] == "<lambda>"  # known from the start
     assert frames["1/0"][names.ATTR_CODE_FILE] == str(JOB)
     assert names.METRIC_COMPILES in json_metric_names(one_file(tmp_path / "out", "metrics"))
+
+
+def test_sigterm_ends_a_job_stuck_in_c_code_after_flushing(tmp_path):
+    """The main thread blocked in C code (SIGTERM blocked there, as in a collective) never
+    runs a Python handler: the watcher thread flushes, then ends the job by SIGTERM itself,
+    within the shutdown timeout plus its grace, not at the job's own pace (120 s)."""
+    job = _start(tmp_path, "--stuck-in-c")
+    started = time.monotonic()
+    job.send_signal(signal.SIGTERM)
+    _out, err = job.communicate(timeout=TIMEOUT_S)
+    assert time.monotonic() - started < 30
+    assert job.returncode == -signal.SIGTERM, err
+    frames = _frames(tmp_path)
+    assert frames["1/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_INTERRUPTED
+    assert frames["1/0"][names.ATTR_ERROR_TYPE] == "SIGTERM"
+
+
+def test_sighup_is_flushed_like_sigterm(tmp_path):
+    """SIGHUP (a closed terminal) ends the job by SIGHUP, the compile in progress on disk
+    as interrupted with error.type SIGHUP."""
+    job = _start(tmp_path)
+    job.send_signal(signal.SIGHUP)
+    _out, err = job.communicate(timeout=TIMEOUT_S)
+    assert job.returncode == -signal.SIGHUP, err
+    assert _frames(tmp_path)["1/0"][names.ATTR_ERROR_TYPE] == "SIGHUP"
 
 
 def test_the_jobs_own_handler_still_decides(tmp_path):
@@ -129,10 +158,10 @@ def test_a_compile_killed_outright_is_reported_as_never_finished(tmp_path):
     assert unfinished["elapsed_s"] >= 0.2
 
 
-def test_by_default_sigterm_is_left_to_the_job(tmp_path):
-    """Without OTEL_DYNAMO_FLUSH_ON_SIGNAL otel_dynamo installs no handler: SIGTERM ends
+def test_switched_off_sigterm_is_left_to_the_job(tmp_path):
+    """With OTEL_DYNAMO_FLUSH_ON_SIGNAL=false otel_dynamo installs no handler: SIGTERM ends
     the job by the signal, and the finished compile's metrics were already exported."""
-    job = _start(tmp_path, flush_on_signal="false")
+    job = _start(tmp_path, OTEL_DYNAMO_FLUSH_ON_SIGNAL="false")
     try:
 
         def compiles_exported() -> bool:
@@ -145,3 +174,22 @@ def test_by_default_sigterm_is_left_to_the_job(tmp_path):
     finally:
         job.kill()
     assert job.returncode == -signal.SIGTERM, err
+
+
+def test_a_forked_childs_signal_never_ends_its_parent(tmp_path):
+    """SIGTERM to a forked child ends the child by SIGTERM; the parent, whose watcher
+    thread read the same wakeup pipe before the fork, lives on and exits 0."""
+    job = subprocess.Popen(
+        [sys.executable, str(FORKED_JOB), str(tmp_path / "ready")],
+        env=child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert job.stdout is not None
+    child = int(job.stdout.readline())
+    assert wait_until((tmp_path / "ready").exists, timeout=TIMEOUT_S)
+    os.kill(child, signal.SIGTERM)
+    out, err = job.communicate(timeout=TIMEOUT_S)
+    assert job.returncode == 0, err
+    assert out.splitlines() == [f"child ended by signal {int(signal.SIGTERM)}", "parent alive"]

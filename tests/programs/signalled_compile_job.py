@@ -1,15 +1,19 @@
 """A job whose compile is stopped by a signal: the backend sleeps until told to go on.
 
-python signalled_compile_job.py READY_FILE [--own-handler]
+python signalled_compile_job.py READY_FILE [--own-handler | --stuck-in-c]
 
 Compiles one function with the eager backend (a finished compile, counted in the
 metrics), then another with a backend that writes READY_FILE and waits (at most 120 s). With
 ``--own-handler`` the job has its own SIGTERM handler (installed before torch), which
-lets the compile finish; the job then prints "continued" and exits 0.
+lets the compile finish; the job then prints "continued" and exits 0. With
+``--stuck-in-c`` the backend waits in C code that never returns to the interpreter (as a
+rank blocked in a collective does): the main thread blocks SIGTERM and SIGHUP, so they go
+to another thread, and sleeps in the C library.
 """
 
 from __future__ import annotations
 
+import ctypes
 import signal
 import sys
 import time
@@ -33,6 +37,10 @@ READY = Path(sys.argv[1])
 
 
 def slow_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
+    if "--stuck-in-c" in sys.argv:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP})
+        READY.write_text("compiling")
+        ctypes.CDLL(None).sleep(120)
     READY.write_text("compiling")
     deadline = time.monotonic() + 120
     while not stop and time.monotonic() < deadline:
