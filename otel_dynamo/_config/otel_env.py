@@ -306,23 +306,26 @@ def is_valid_url(raw: str) -> bool:
 
 
 def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
+    """Like the SDK: each well-formed item is kept, each malformed one skipped (and named)."""
     found = reader.first(otlp_variable("HEADERS", signal), otlp_variable("HEADERS"))
     if found is None:
         return ()
     headers = []
+    malformed = False
     for item in found[1].split(","):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            shown = _redacted_headers(found[1])
-            reader.problem(
-                found[0],
-                shown,
-                ACCEPTED_HEADERS,
-                "{signals} OTLP export sends no headers",
-                signal=signal,
-            )
-            return ()
+            malformed = malformed or bool(item.strip())
+            continue
         headers.append((unquote(key.strip()).lower(), unquote(value.strip())))
+    if malformed:
+        reader.problem(
+            found[0],
+            _redacted_headers(found[1]),
+            ACCEPTED_HEADERS,
+            "{signals} OTLP export skips its malformed items",
+            signal=signal,
+        )
     return tuple(headers)
 
 

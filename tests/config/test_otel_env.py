@@ -143,8 +143,9 @@ def test_headers_are_parsed_url_decoded_and_lowercased():
     assert target.headers == (("authorization", "Bearer abc"), ("x-tenant", "ml"))
 
 
-def test_malformed_headers_problem_does_not_show_values():
-    """A malformed header list is a problem whose shown value hides header values."""
+def test_malformed_header_items_are_skipped_and_named_without_values():
+    """Like the SDK, a malformed item is skipped and the well-formed ones kept; the one
+    problem's shown value hides every header value."""
     environ = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317",
         "OTEL_EXPORTER_OTLP_HEADERS": "api-key=secret123,broken",
@@ -154,10 +155,10 @@ def test_malformed_headers_problem_does_not_show_values():
         (
             "OTEL_EXPORTER_OTLP_HEADERS",
             "api-key=***,<malformed>",
-            "traces, logs and metrics OTLP export sends no headers",
+            "traces, logs and metrics OTLP export skips its malformed items",
         )
     ]
-    assert env.plans["traces"].otlp.headers == ()
+    assert env.plans["traces"].otlp.headers == (("api-key", "secret123"),)
 
 
 def test_timeout_in_seconds_and_per_signal_override():

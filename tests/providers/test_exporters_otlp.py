@@ -135,15 +135,31 @@ def test_per_signal_routing_keeps_other_signals_on_files(tmp_path):
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_refused_headers_are_never_sent(protocol, tmp_path, monkeypatch):
-    """A malformed OTEL_EXPORTER_OTLP_HEADERS in the real environment: we refuse it, and the
-    exporter does not re-read it and send the part it could parse (the token)."""
-    malformed = "authorization=Bearer%20TOK,junk"
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", malformed)
-    with _exported(protocol, tmp_path, OTEL_EXPORTER_OTLP_HEADERS=malformed) as (sink, *_):
-        sent = {signal: [dict(h) for h in sink.headers[signal]] for signal in sink.headers}
-    assert set(sent) == {"traces", "logs", "metrics"}
-    assert all("authorization" not in headers for each in sent.values() for headers in each)
+def test_malformed_header_items_are_skipped_and_the_rest_sent(protocol, tmp_path, monkeypatch):
+    """OTEL_EXPORTER_OTLP_HEADERS with one malformed item: the well-formed one (the token)
+    is sent, as the SDK would, and nothing of the malformed one."""
+    headers = "authorization=Bearer%20TOK,junk"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", headers)
+    with _exported(protocol, tmp_path, OTEL_EXPORTER_OTLP_HEADERS=headers) as (sink, *_):
+        sent = [dict(h) for each in sink.headers.values() for h in each]
+    assert sent
+    assert {h.get("authorization") for h in sent} == {"Bearer TOK"}
+    assert not any("junk" in key or "junk" in value for h in sent for key, value in h.items())
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_exporters_send_the_parsed_headers_never_their_own_reading(
+    protocol, tmp_path, monkeypatch
+):
+    """The process environment says one thing, the configuration we parsed another (as
+    when it comes from a file): what is sent is ours, never the exporter's own reading."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20TOK")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "authorization=Bearer%20TOK")
+    with _exported(protocol, tmp_path, OTEL_EXPORTER_OTLP_HEADERS="x-tenant=ml") as (sink, *_):
+        sent = [dict(h) for each in sink.headers.values() for h in each]
+    assert sent
+    assert {h.get("x-tenant") for h in sent} == {"ml"}
+    assert not any("authorization" in h for h in sent)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
