@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -90,7 +89,7 @@ def print_report(summary: dict[str, Any], args: argparse.Namespace, stream: Text
     from otel_dynamo import report
 
     if args.json:
-        text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+        text = report.render_json(summary)
     else:
         color = _use_color(args.color, stream)
         text = report.render_terminal(

@@ -17,7 +17,7 @@ Typical use::
 from __future__ import annotations
 
 from otel_dynamo.report._explain import BreakReason, ExplainSource, ExplainSummary, explain
-from otel_dynamo.report._format import printable
+from otel_dynamo.report._format import printable, render_json
 from otel_dynamo.report._html import render_html
 from otel_dynamo.report._model import (
     FileStats,
@@ -67,6 +67,7 @@ __all__ = [
     "load_telemetry",
     "printable",
     "render_html",
+    "render_json",
     "render_terminal",
     "summarize",
 ]

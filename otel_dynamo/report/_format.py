@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -98,6 +99,19 @@ must not move the cursor, set the window title or reorder what the terminal show
 def printable(text: str) -> str:
     """``text`` with each control or bidi character shown as its escape (``\\x1b``)."""
     return _UNPRINTABLE.sub(lambda match: ascii(match.group(0))[1:-1], text)
+
+
+_INVISIBLE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+"""What JSON leaves raw but a terminal acts on (DEL, C1, bidi) or a JavaScript reader
+splits lines at (U+2028/9); JSON itself escapes C0."""
+
+
+def render_json(summary: Any) -> str:
+    """The summary as indented JSON whose text is safe on a terminal: every string stays
+    exactly as it was once parsed, the characters above written as ``\\uXXXX``."""
+    text = json.dumps(summary, indent=2, ensure_ascii=False)
+    # Only strings can hold these characters, and inside a string the escape is the same.
+    return _INVISIBLE_IN_JSON.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text) + "\n"
 
 
 def printable_values(value: Any) -> Any:

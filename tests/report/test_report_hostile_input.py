@@ -97,3 +97,16 @@ def test_with_colour_only_our_own_colour_codes_are_written(tmp_path):
     escapes = re.findall(r"\x1b.{0,8}", done.stdout)
     assert escapes and all(re.match(r"\x1b\[[0-9;]*m", escape) for escape in escapes)
     assert "\x07" not in done.stdout and "\r" not in done.stdout
+
+
+def test_json_output_escapes_what_json_leaves_raw(tmp_path):
+    """--json: DEL, C1 (CSI U+009B), bidi overrides and U+2028 are written as \\u escapes,
+    and the function name parses back exactly as it was in the file."""
+    hostile = HOSTILE_TEXT + "\x7f\x9b2J\u2028\u2066é"
+    write_traces(tmp_path / "traces.jsonl", [FakeCompile(compile_id="3/0", function=hostile)])
+    done = run_report_cli([str(tmp_path), "--json"])
+    assert done.returncode == 0, done.stderr
+    assert not any(char in done.stdout for char in "\x1b\x07\r\x7f\x9b\u202e\u2028\u2066")
+    assert "\\u009b2J" in done.stdout and "é" in done.stdout
+    (process,) = json.loads(done.stdout)["processes"]
+    assert [row["function"] for row in process["compiles"]] == [hostile]
