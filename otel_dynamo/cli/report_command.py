@@ -6,6 +6,7 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -66,18 +67,23 @@ def run_report(args: argparse.Namespace) -> int:
     from otel_dynamo import report
 
     progress = report.TerminalProgress(sys.stderr)
-    telemetry = report.load_telemetry(args.paths, progress=progress)
+    # Read and summarized a few processes at a time: memory follows the largest process.
+    done = report.read_report(
+        args.paths,
+        progress=progress,
+        recompile_limit=args.recompile_limit,
+        timeline=args.html is not None,
+    )
     progress.clear()
-    for problem in telemetry.problems:
+    for problem in done.problems:
         error(report.printable(str(problem)))
-    if telemetry.records == 0:
+    if done.records == 0:
         error("nothing to report: no OTLP/JSON records could be read from the given paths")
         return EXIT_FAILED
-    progress.step("summarizing")
-    summary = report.summarize(telemetry, recompile_limit=args.recompile_limit)
-    if args.html is not None:
+    summary = done.summary
+    if args.html is not None and done.timeline is not None:
         progress.step(f"writing {args.html}")
-        if not write_html(args.html, report.render_html(telemetry, summary)):
+        if not write_html(args.html, report.render_page(summary, done.timeline)):
             progress.clear()
             return EXIT_FAILED
     progress.clear()
@@ -88,15 +94,17 @@ def run_report(args: argparse.Namespace) -> int:
 def print_report(summary: dict[str, Any], args: argparse.Namespace, stream: TextIO) -> None:
     from otel_dynamo import report
 
-    if args.json:
-        text = report.render_json(summary)
+    if args.json:  # in pieces: a large run's summary is never one string in memory
+        pieces: Iterable[str] = report.json_chunks(summary)
     else:
         color = _use_color(args.color, stream)
-        text = report.render_terminal(
-            summary, width=_terminal_width(stream), color=color, limit=args.limit
-        )
+        pieces = [
+            report.render_terminal(
+                summary, width=_terminal_width(stream), color=color, limit=args.limit
+            )
+        ]
     try:
-        stream.write(text)
+        stream.writelines(pieces)
         stream.flush()
     except BrokenPipeError:
         # `otel-dynamo report ... | head`: the reader left; that is not an error.

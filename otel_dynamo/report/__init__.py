@@ -17,8 +17,8 @@ Typical use::
 from __future__ import annotations
 
 from otel_dynamo.report._explain import BreakReason, ExplainSource, ExplainSummary, explain
-from otel_dynamo.report._format import printable, render_json
-from otel_dynamo.report._html import render_html
+from otel_dynamo.report._format import json_chunks, printable, render_json
+from otel_dynamo.report._html import render_html, render_page
 from otel_dynamo.report._model import (
     FileStats,
     LogRecord,
@@ -30,6 +30,7 @@ from otel_dynamo.report._model import (
 )
 from otel_dynamo.report._progress import TerminalProgress
 from otel_dynamo.report._read import TELEMETRY_SUFFIXES, ProgressCallback, load_telemetry
+from otel_dynamo.report._stream import Report, read_report
 from otel_dynamo.report._summary import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
@@ -58,16 +59,20 @@ __all__ = [
     "Problem",
     "Process",
     "ProgressCallback",
+    "Report",
     "Span",
     "SpanEvent",
     "Telemetry",
     "TerminalProgress",
     "color_enabled",
     "explain",
+    "json_chunks",
     "load_telemetry",
     "printable",
+    "read_report",
     "render_html",
     "render_json",
+    "render_page",
     "render_terminal",
     "summarize",
 ]

@@ -207,12 +207,12 @@ def _span(raw: Mapping[str, Any], process: Process) -> Span:
         start_ns=to_int(field(raw, "startTimeUnixNano", "start_time_unix_nano")),
         end_ns=to_int(field(raw, "endTimeUnixNano", "end_time_unix_nano")),
         attributes=attributes(raw.get("attributes")),
-        events=[_event(event) for event in _list(raw, "events") if isinstance(event, dict)],
-        linked_span_ids=[
+        events=tuple(_event(event) for event in _list(raw, "events") if isinstance(event, dict)),
+        linked_span_ids=tuple(
             str(field(link, "spanId", "span_id") or "")
             for link in _list(raw, "links")
             if isinstance(link, dict)
-        ],
+        ),
         status_code=_status_code(status.get("code")),
         status_message=str(status.get("message") or ""),
     )

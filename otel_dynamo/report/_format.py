@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from otel_dynamo import names
@@ -107,11 +107,33 @@ splits lines at (U+2028/9); JSON itself escapes C0."""
 
 
 def render_json(summary: Any) -> str:
-    """The summary as indented JSON whose text is safe on a terminal: every string stays
-    exactly as it was once parsed, the characters above written as ``\\uXXXX``."""
-    text = json.dumps(summary, indent=2, ensure_ascii=False)
-    # Only strings can hold these characters, and inside a string the escape is the same.
-    return _INVISIBLE_IN_JSON.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text) + "\n"
+    """The summary as indented JSON whose text is safe on a terminal (``json_chunks``)."""
+    return "".join(json_chunks(summary))
+
+
+def json_chunks(summary: Any) -> Iterator[str]:
+    """The summary as indented JSON, piece by piece (a large summary is never one string
+    beside its pieces), each string's DEL, C1, bidi and line-separator characters written
+    as ``\\uXXXX``: it parses back exactly as it was."""
+    pending: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(summary):
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= JSON_PIECE_CHARS:
+            yield _json_safe("".join(pending))
+            pending, size = [], 0
+    pending.append("\n")
+    yield _json_safe("".join(pending))
+
+
+JSON_PIECE_CHARS = 1 << 20
+"""The encoder's tokens joined into pieces of about this many characters before writing."""
+
+
+def _json_safe(text: str) -> str:
+    # Only strings hold these characters, and inside a string the escape is the same.
+    return _INVISIBLE_IN_JSON.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text)
 
 
 def printable_values(value: Any) -> Any:

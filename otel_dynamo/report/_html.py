@@ -54,7 +54,11 @@ _PAGE = """<!DOCTYPE html>
 
 def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
     """The report page: stats, a filter box, the timeline and every table."""
-    timeline = timeline_data(telemetry)
+    return render_page(summary, timeline_data(telemetry))
+
+
+def render_page(summary: Mapping[str, Any], timeline: Mapping[str, Any]) -> str:
+    """The report page from a summary and its timeline (``TimelineBuilder``)."""
     data = {
         "ranks": _html_tables.ranks_table(summary),
         "processes": [

@@ -8,11 +8,11 @@ labels in shared string tables. The page decodes and draws them on a canvas.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_dynamo import names
 from otel_dynamo.report._compiles import RUN_SPANS, outcome, run_kind
-from otel_dynamo.report._model import Span, Telemetry
+from otel_dynamo.report._model import Process, Span, Telemetry
 from otel_dynamo.report._phases import phase_name
 from otel_dynamo.report._summary import process_labels
 from otel_dynamo.report._tree import SpanTree
@@ -41,6 +41,18 @@ _Placed = tuple[Span, int, int, str]
 (lower stays longer when the limit is reached) and the label of its compile."""
 
 
+class _Bar(NamedTuple):
+    """What the page needs of a placed span, without the span (which may be dropped)."""
+
+    start_ns: int
+    duration_ns: int
+    row: int
+    kind: int
+    priority: int
+    compile_label: str
+    detail: str
+
+
 class _Interned:
     """A string table: each distinct string stored once, referred to by index."""
 
@@ -57,27 +69,58 @@ class _Interned:
 
 def timeline_data(telemetry: Telemetry) -> dict[str, Any]:
     """Lanes (one per process) of bars: start, duration, row, kind, compile, label."""
-    by_process: dict[tuple[str, ...], list[Span]] = defaultdict(list)
-    for span in telemetry.spans:
-        by_process[span.process.key].append(span)
-    processes = telemetry.processes
-    placed = {process.key: _placed(by_process[process.key]) for process in processes}
-    total = sum(len(spans) for spans in placed.values())
-    _keep_within_limit(placed)
-    starts = [span.start_ns for spans in placed.values() for span, *_ in spans]
-    origin = min(starts, default=0)
-    end = max((span.end_ns for spans in placed.values() for span, *_ in spans), default=origin)
-    labels = process_labels(processes)
-    details = _Interned()
-    lanes = [_lane(labels[p.key], placed[p.key], origin, details) for p in processes]
-    return {
-        "origin_unix_nano": origin,
-        "length_us": (end - origin) // _NS_PER_US,
-        "details": details.values,
-        "lanes": [lane for lane in lanes if lane["count"]],
-        "shown": sum(len(spans) for spans in placed.values()),
-        "total": total,
-    }
+    builder = TimelineBuilder()
+    builder.add(telemetry)
+    return builder.finish()
+
+
+class TimelineBuilder:
+    """The timeline built a few processes at a time: ``add`` the telemetry of whole
+    processes (their spans may then be dropped; at most ``MAX_TIMELINE_SPANS`` bars are
+    kept), ``finish`` once all were added."""
+
+    def __init__(self) -> None:
+        self._bars: dict[tuple[str, ...], list[_Bar]] = {}
+        self._processes: list[Process] = []
+        self._total = 0
+
+    def add(self, telemetry: Telemetry) -> None:
+        """Place the spans of every process of ``telemetry``; none added before."""
+        by_process: dict[tuple[str, ...], list[Span]] = defaultdict(list)
+        for span in telemetry.spans:
+            by_process[span.process.key].append(span)
+        for process in telemetry.processes:
+            placed = _placed(by_process[process.key])
+            self._total += len(placed)
+            self._bars[process.key] = [_bar(entry) for entry in placed]
+            self._processes.append(process)
+        # The cut-off only falls as bars are added: cutting now drops nothing kept later.
+        _keep_within_limit(self._bars)
+
+    def finish(self) -> dict[str, Any]:
+        bars = self._bars
+        processes = sorted(self._processes, key=lambda process: process.sort_key)
+        origin = min((bar.start_ns for each in bars.values() for bar in each), default=0)
+        ends = (bar.start_ns + bar.duration_ns for each in bars.values() for bar in each)
+        end = max(ends, default=origin)
+        labels = process_labels(processes)
+        details = _Interned()
+        lanes = [_lane(labels[p.key], bars[p.key], origin, details) for p in processes]
+        return {
+            "origin_unix_nano": origin,
+            "length_us": (end - origin) // _NS_PER_US,
+            "details": details.values,
+            "lanes": [lane for lane in lanes if lane["count"]],
+            "shown": sum(len(each) for each in bars.values()),
+            "total": self._total,
+        }
+
+
+def _bar(placed: _Placed) -> _Bar:
+    span, row, priority, compile_label = placed
+    return _Bar(
+        span.start_ns, span.duration_ns, row, _kind(span), priority, compile_label, _detail(span)
+    )
 
 
 def _placed(spans: list[Span]) -> list[_Placed]:
@@ -116,36 +159,36 @@ def _stacked(walked: list[tuple[Span, int]]) -> list[tuple[Span, int, int]]:
     return stacked
 
 
-def _keep_within_limit(placed: dict[tuple[str, ...], list[_Placed]]) -> None:
+def _keep_within_limit(bars: dict[tuple[str, ...], list[_Bar]]) -> None:
     """Drop the deepest spans first until at most MAX_TIMELINE_SPANS remain."""
-    priorities = sorted(priority for spans in placed.values() for _, _, priority, _ in spans)
+    priorities = sorted(bar.priority for each in bars.values() for bar in each)
     if len(priorities) <= MAX_TIMELINE_SPANS:
         return
     cutoff = priorities[MAX_TIMELINE_SPANS]  # the first priority that does not fit whole
-    for key, spans in placed.items():
-        placed[key] = [entry for entry in spans if entry[2] < cutoff]
+    for key, each in bars.items():
+        bars[key] = [bar for bar in each if bar.priority < cutoff]
 
 
-def _lane(label: str, placed: list[_Placed], origin: int, details: _Interned) -> dict[str, Any]:
-    placed = sorted(placed, key=lambda entry: (entry[0].start_ns, entry[1]))
-    run_row = 1 + max((row for _, row, *_ in placed), default=0)
+def _lane(label: str, bars: list[_Bar], origin: int, details: _Interned) -> dict[str, Any]:
+    bars = sorted(bars, key=lambda bar: (bar.start_ns, bar.row))
+    run_row = 1 + max((bar.row for bar in bars), default=0)
     compiles = _Interned()
     columns: dict[str, list[int]] = {"ds": [], "d": [], "y": [], "k": [], "c": [], "n": []}
     previous = 0
-    for span, row, _, compile_label in placed:
-        start_us = (span.start_ns - origin) // _NS_PER_US
+    for start_ns, duration_ns, row, kind, _priority, compile_label, detail in bars:
+        start_us = (start_ns - origin) // _NS_PER_US
         columns["ds"].append(start_us - previous)
         previous = start_us
-        columns["d"].append(span.duration_ns // _NS_PER_US)
+        columns["d"].append(duration_ns // _NS_PER_US)
         columns["y"].append(run_row if row < 0 else row)
-        columns["k"].append(_kind(span))
+        columns["k"].append(kind)
         columns["c"].append(compiles(compile_label))
-        columns["n"].append(details(_detail(span)))
+        columns["n"].append(details(detail))
     return {
         "name": label,
         "rows": run_row + 1,
         "run_row": run_row,
-        "count": len(placed),
+        "count": len(bars),
         "compiles": compiles.values,
         **columns,
     }

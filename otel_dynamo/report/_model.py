@@ -81,8 +81,8 @@ class Span:
     start_ns: int
     end_ns: int
     attributes: Attributes
-    events: list[SpanEvent]
-    linked_span_ids: list[str]
+    events: tuple[SpanEvent, ...]  # tuples: most spans have none, and () is shared
+    linked_span_ids: tuple[str, ...]
     status_code: int
     status_message: str
 

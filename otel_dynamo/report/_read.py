@@ -41,15 +41,15 @@ def load_telemetry(
 ) -> Telemetry:
     """Read every telemetry file in ``paths`` (files or directories, in the order given)."""
     telemetry = Telemetry()
-    files, explicit = _input_files(paths, telemetry.problems)
-    meter = _ProgressMeter(progress, total=sum(_size(path) for path in files))
+    files, explicit = input_files(paths, telemetry.problems)
+    meter = ProgressMeter(progress, total=sum(file_size(path) for path in files))
     for path in files:
-        _FileReader(path, telemetry, meter).read(explicit=path in explicit)
+        FileReader(path, telemetry, meter).read(explicit=path in explicit)
     meter.finish()
     return telemetry
 
 
-def _input_files(
+def input_files(
     paths: Iterable[str | os.PathLike[str]], problems: list[Problem]
 ) -> tuple[list[Path], set[Path]]:
     """Files to read, each once, and which of them were named explicitly."""
@@ -84,14 +84,14 @@ def _no_files_message() -> str:
     return f"no {suffixes} files in this directory"
 
 
-def _size(path: Path) -> int:
+def file_size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
 
 
-class _ProgressMeter:
+class ProgressMeter:
     """Turns bytes read into occasional progress callbacks (never one per line)."""
 
     def __init__(self, callback: ProgressCallback | None, *, total: int) -> None:
@@ -111,10 +111,10 @@ class _ProgressMeter:
             self._callback(self._total, self._total)
 
 
-class _FileReader:
+class FileReader:
     """Reads one file: one export request per line, problems kept per file."""
 
-    def __init__(self, path: Path, telemetry: Telemetry, meter: _ProgressMeter) -> None:
+    def __init__(self, path: Path, telemetry: Telemetry, meter: ProgressMeter) -> None:
         self._path = path
         self._name = str(path)
         self._telemetry = telemetry
@@ -205,7 +205,7 @@ class _FileReader:
 
     def _read_whole_document(self) -> None:
         """Accept one request pretty-printed over many lines (a hand-made .json file)."""
-        if _size(self._path) > MAX_DOCUMENT_BYTES:
+        if file_size(self._path) > MAX_DOCUMENT_BYTES:
             return
         try:
             request = json.loads(self._path.read_text(encoding="utf-8", errors="replace"))

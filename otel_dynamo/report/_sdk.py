@@ -57,13 +57,15 @@ def _span(span: Any, process: Process) -> Span:
         start_ns=start,
         end_ns=span.end_time or start,
         attributes=_attributes(span.attributes),
-        events=[
+        events=tuple(
             SpanEvent(
                 name=event.name, time_ns=event.timestamp, attributes=_attributes(event.attributes)
             )
             for event in getattr(span, "events", ())
-        ],
-        linked_span_ids=[_hex(link.context.span_id, 16) for link in getattr(span, "links", ())],
+        ),
+        linked_span_ids=tuple(
+            _hex(link.context.span_id, 16) for link in getattr(span, "links", ())
+        ),
         status_code=_status_code(status),
         status_message=str(getattr(status, "description", None) or ""),
     )

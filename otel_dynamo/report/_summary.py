@@ -12,7 +12,15 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo.report import _compiles, _keys, _ranks
-from otel_dynamo.report._model import Attributes, LogRecord, Process, Span, Telemetry
+from otel_dynamo.report._model import (
+    Attributes,
+    FileStats,
+    LogRecord,
+    Problem,
+    Process,
+    Span,
+    Telemetry,
+)
 from otel_dynamo.report._tree import SpanTree
 from otel_dynamo.report._values import number, seconds, text
 
@@ -57,29 +65,49 @@ def summarize(
     slowest: int = DEFAULT_SLOWEST,
 ) -> dict[str, Any]:
     """The report summary of ``telemetry`` (see the README for every key)."""
-    spans_by_process = _group(telemetry.spans)
-    logs_by_process = _group(telemetry.logs)
-    found = telemetry.processes
-    labels = process_labels(found)
-    processes = [
-        _process_section(
-            process,
-            labels[process.key],
-            spans_by_process.get(process.key, []),
-            logs_by_process.get(process.key, []),
-            recompile_limit=recompile_limit,
-            slowest=slowest,
-        )
-        for process in found
-    ]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "recompile_limit": recompile_limit,
-        "inputs": _inputs(telemetry),
-        "totals": {"processes": len(processes), **_sum_totals(processes)},
-        "processes": processes,
-        "ranks": _ranks.compare(processes),
-    }
+    builder = SummaryBuilder(recompile_limit=recompile_limit, slowest=slowest)
+    builder.add(telemetry)
+    return builder.finish(telemetry.files, telemetry.problems)
+
+
+class SummaryBuilder:
+    """The summary built a few processes at a time: ``add`` the telemetry of whole
+    processes (their spans may then be dropped), ``finish`` once all were added."""
+
+    def __init__(self, *, recompile_limit: int, slowest: int) -> None:
+        self._recompile_limit = recompile_limit
+        self._slowest = slowest
+        self._sections: list[tuple[Process, dict[str, Any]]] = []
+
+    def add(self, telemetry: Telemetry) -> None:
+        """Summarize every process of ``telemetry``; none may have been added before."""
+        spans_by_process = _group(telemetry.spans)
+        logs_by_process = _group(telemetry.logs)
+        for process in telemetry.processes:
+            section = _process_section(
+                process,
+                process.label,  # told apart from the others' in finish()
+                spans_by_process.get(process.key, []),
+                logs_by_process.get(process.key, []),
+                recompile_limit=self._recompile_limit,
+                slowest=self._slowest,
+            )
+            self._sections.append((process, section))
+
+    def finish(self, files: list[FileStats], problems: list[Problem]) -> dict[str, Any]:
+        ordered = sorted(self._sections, key=lambda entry: entry[0].sort_key)
+        labels = process_labels([process for process, _ in ordered])
+        for process, section in ordered:
+            section["process"] = labels[process.key]
+        processes = [section for _, section in ordered]
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "recompile_limit": self._recompile_limit,
+            "inputs": _inputs(files, problems),
+            "totals": {"processes": len(processes), **_sum_totals(processes)},
+            "processes": processes,
+            "ranks": _ranks.compare(processes),
+        }
 
 
 def process_labels(processes: list[Process]) -> dict[tuple[str, ...], str]:
@@ -110,7 +138,7 @@ def _group(records: Iterable[Span | LogRecord]) -> dict[tuple[str, ...], list[An
     return grouped
 
 
-def _inputs(telemetry: Telemetry) -> dict[str, Any]:
+def _inputs(files: list[FileStats], problems: list[Problem]) -> dict[str, Any]:
     return {
         "files": [
             {
@@ -121,11 +149,11 @@ def _inputs(telemetry: Telemetry) -> dict[str, Any]:
                 "metric_points": stats.metric_points,
                 "bad_lines": stats.bad_lines,
             }
-            for stats in telemetry.files
+            for stats in files
         ],
         "problems": [
             {"path": problem.path, "line": problem.line, "message": problem.message}
-            for problem in telemetry.problems
+            for problem in problems
         ],
     }
 

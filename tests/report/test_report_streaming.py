@@ -1,0 +1,116 @@
+"""read_report: the same summary and timeline as reading everything at once, built one
+group of processes at a time (memory follows the largest process, not the input)."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+from _report_support import (
+    FakeCompile,
+    job_compiles,
+    request_line,
+    resource_attributes,
+    string_attribute,
+    write_job,
+    write_logs,
+    write_traces,
+)
+
+from otel_dynamo import names
+from otel_dynamo.report import load_telemetry, read_report, summarize
+from otel_dynamo.report._html_timeline import timeline_data
+
+
+def _whole(paths: list[Path]) -> tuple[dict, dict]:
+    telemetry = load_telemetry(paths)
+    return summarize(telemetry), timeline_data(telemetry)
+
+
+def test_streamed_summary_and_timeline_equal_reading_everything(tmp_path):
+    """Four ranks (one diverging), each with a logs file beside its traces, a metrics-like
+    file of its own and an unreadable file: summary, timeline, problems and record count
+    equal those of load_telemetry + summarize."""
+    write_job(tmp_path, ranks=4, compiles_per_rank=30, diverging_rank=2)
+    for rank in range(4):
+        resource = resource_attributes(rank=rank, world_size=4, pid=1000 + rank)
+        write_logs(
+            tmp_path / f"logs-{rank}.jsonl",
+            [{"event.name": names.LOG_STILL_COMPILING, names.ATTR_COMPILE_ID: "9/0"}],
+            resource=resource,
+        )
+    (tmp_path / "broken.jsonl").write_text("{not json\n")
+    done = read_report([tmp_path], timeline=True)
+    summary, timeline = _whole([tmp_path])
+    assert done.summary == summary
+    assert done.timeline == timeline
+    (problem,) = summary["inputs"]["problems"]
+    assert (problem["path"], problem["line"]) == (str(tmp_path / "broken.jsonl"), 1)
+    assert [str(each) for each in done.problems] == [f"{problem['path']}:1: {problem['message']}"]
+    assert done.records == load_telemetry([tmp_path]).records
+    assert len(summary["processes"]) == 4
+
+
+def test_a_process_split_across_files_is_still_one_process(tmp_path):
+    """A hand-merged file whose first line names another process, then lines of a process
+    already summarized: the grouping is wrong, so everything is read at once; the result
+    is still that of load_telemetry + summarize, with rank 0 one process."""
+    rank0 = resource_attributes(rank=0, world_size=2, pid=1000)
+    rank1 = resource_attributes(rank=1, world_size=2, pid=1001)
+    write_traces(tmp_path / "a.jsonl", [FakeCompile(compile_id="0/0")], resource=rank0)
+    write_traces(tmp_path / "b.jsonl", [FakeCompile(compile_id="0/0")], resource=rank1)
+    late = request_line(
+        {
+            "traceId": "1" * 32,
+            "spanId": "2" * 16,
+            "name": names.SPAN_FRAME,
+            "startTimeUnixNano": "1700000100000000000",
+            "endTimeUnixNano": "1700000101000000000",
+            "attributes": [string_attribute(names.ATTR_COMPILE_ID, "1/0")],
+        },
+        resource=_otlp_resource(rank0),
+    )
+    with (tmp_path / "b.jsonl").open("a") as stream:
+        stream.write(late + "\n")
+    done = read_report([tmp_path], timeline=True)
+    summary, timeline = _whole([tmp_path])
+    assert (done.summary, done.timeline) == (summary, timeline)
+    ids = {
+        section["rank"]: [row["compile_id"] for row in section["compiles"]]
+        for section in done.summary["processes"]
+    }
+    assert ids == {0: ["0/0", "1/0"], 1: ["0/0"]}
+
+
+def _otlp_resource(attributes: dict) -> dict:
+    def value(item: object) -> dict:
+        return {"intValue": str(item)} if isinstance(item, int) else {"stringValue": str(item)}
+
+    return {"attributes": [{"key": key, "value": value(item)} for key, item in attributes.items()]}
+
+
+def test_memory_follows_the_largest_process_not_the_input(tmp_path):
+    """Eight ranks: the peak of read_report is well under half of reading them all."""
+    for rank in range(8):
+        resource = resource_attributes(rank=rank, world_size=8, pid=1000 + rank)
+        write_traces(tmp_path / f"traces-{rank}.jsonl", job_compiles(150), resource=resource)
+
+    def peak(action) -> int:
+        tracemalloc.start()
+        try:
+            action()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    streamed = peak(lambda: read_report([tmp_path]))
+    whole = peak(lambda: summarize(load_telemetry([tmp_path])))
+    assert streamed < whole / 2, (streamed, whole)
+
+
+def test_json_of_the_streamed_summary_round_trips(tmp_path):
+    """The streamed summary is plain JSON data (as --json prints it)."""
+    write_job(tmp_path, ranks=2, compiles_per_rank=5)
+    summary = read_report([tmp_path]).summary
+    assert json.loads(json.dumps(summary)) == summary
