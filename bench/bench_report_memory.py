@@ -30,9 +30,11 @@ OUTPUTS = {"terminal": [], "--json": ["--json"], "--html": ["--html", "{dir}/rep
 
 
 def generate(directory: Path, *, size_bytes: int, compiles: int) -> tuple[int, int]:
-    """Files of one rank each until ``size_bytes``; returns (ranks, bytes)."""
+    """Files of one rank each until ``size_bytes``; returns (ranks, bytes). Files already
+    there (``--keep`` of an earlier run) count."""
     directory.mkdir(parents=True, exist_ok=True)
-    total, rank = 0, 0
+    existing = list(directory.glob("traces-*.jsonl"))
+    total, rank = sum(path.stat().st_size for path in existing), len(existing)
     while total < size_bytes:
         resource = resource_attributes(pid=10_000 + rank)
         path = directory / f"traces-{10_000 + rank}.jsonl"
@@ -74,7 +76,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=1000, help="input size (default 1000)")
     parser.add_argument("--compiles", type=int, default=1000, help="frame compiles per rank")
-    parser.add_argument("--keep", type=Path, help="write the files here and keep them")
+    parser.add_argument(
+        "--keep", type=Path, help="write the files here and keep them (reused next time)"
+    )
     args = parser.parse_args()
     if args.keep is not None:
         bench(args.keep, size_mb=args.size_mb, compiles=args.compiles)

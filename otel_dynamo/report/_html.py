@@ -59,24 +59,28 @@ def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
 
 def render_page(summary: Mapping[str, Any], timeline: Mapping[str, Any]) -> str:
     """The report page from a summary and its timeline (``TimelineBuilder``)."""
-    data = {
-        "ranks": _html_tables.ranks_table(summary),
-        "processes": [
+    # Each process's tables become JSON text at once: a large run's tables never all
+    # exist as objects beside its summary.
+    processes = ",".join(
+        _script_json(
             {
                 "heading": _html_tables.process_heading(section),
                 "tables": _html_tables.process_tables(section),
             }
-            for section in summary["processes"]
-        ],
-        "timeline": timeline,
-    }
+        )
+        for section in summary["processes"]
+    )
+    data = (
+        f'{{"ranks":{_script_json(_html_tables.ranks_table(summary))},'
+        f'"processes":[{processes}],"timeline":{_script_json(timeline)}}}'
+    )
     replacements = {
         "@TITLE@": html.escape(PAGE_TITLE),
         "@STYLE@": STYLE,
         "@STATS@": _stats(summary),
         "@PROBLEMS@": _problems(summary),
         "@TIMELINE_HINT@": html.escape(_timeline_hint(timeline)),
-        "@DATA@": _script_json(data),
+        "@DATA@": data,
         "@SCRIPT@": SCRIPT,
     }
     # One pass: text that came from the files is never scanned for placeholders again.

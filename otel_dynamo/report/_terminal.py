@@ -39,13 +39,14 @@ def render_terminal(
 ) -> str:
     """The summary as text for a terminal; ``limit`` rows per table, 0 for all. Text from
     the files is made printable first: only our own colour codes reach the terminal."""
-    summary = _format.printable_values(summary)
     view = _View(width=width, color=color, limit=limit)
-    lines = _overview(summary, view)
-    if summary["ranks"]["compared"]:
-        lines += ["", *_ranks(summary, view)]
+    # One process at a time: a printable copy of a large run's whole summary would double it.
+    top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
+    lines = _overview(top, view)
+    if top["ranks"]["compared"]:
+        lines += ["", *_ranks(top, view)]
     for section in summary["processes"]:
-        lines += ["", *_process(section, view)]
+        lines += ["", *_process(_format.printable_values(section), view)]
     return "\n".join(lines) + "\n"
 
 
