@@ -63,6 +63,8 @@ def clear_otel_environ(monkeypatch: Any) -> None:
 def child_environ(**overrides: str) -> dict[str, str]:
     """A clean environment for a child process that can import otel_dynamo."""
     env = without_otel(os.environ)
+    if "OTEL_DYNAMO_OUTPUT_DIR" in os.environ:  # the session's (conftest), not the checkout
+        env["OTEL_DYNAMO_OUTPUT_DIR"] = os.environ["OTEL_DYNAMO_OUTPUT_DIR"]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env.update(overrides)
     return env

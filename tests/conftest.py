@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+OUTPUT_DIR_VARIABLE = "OTEL_DYNAMO_OUTPUT_DIR"
 
 TORCH_FACING_FOLDERS = frozenset({"sources", "enablement", "realmodels"})
 """Test folders whose every test compiles, exports or enables by environment: the tests
@@ -16,6 +19,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if Path(str(item.fspath)).parent.name in TORCH_FACING_FOLDERS:
             item.add_marker(pytest.mark.torch_facing)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _telemetry_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory):
+    """Tests write only inside temporary directories: telemetry a test does not direct
+    elsewhere (in this process, or in a child started with ``child_environ``) goes to one
+    directory of the session, never to the checkout's ``./otel-dynamo``."""
+    previous = os.environ.get(OUTPUT_DIR_VARIABLE)
+    os.environ[OUTPUT_DIR_VARIABLE] = str(tmp_path_factory.mktemp("unrouted-telemetry"))
+    yield
+    if previous is None:
+        os.environ.pop(OUTPUT_DIR_VARIABLE, None)
+    else:
+        os.environ[OUTPUT_DIR_VARIABLE] = previous
 
 
 @pytest.fixture
