@@ -176,6 +176,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "RESOURCE_RUN_ID",
     # instrumentation scope
     "INSTRUMENTATION_NAME",
+    "SCHEMA_URL",
     # log event attributes
     "ATTR_COMPILE_ELAPSED",
 ]
@@ -555,6 +556,11 @@ EXPORT_OPERATION_DECOMPOSITIONS = "run_decompositions"
 
 INSTRUMENTATION_NAME = "otel_dynamo"
 """Instrumentation scope name of every tracer, meter and logger otel_dynamo creates."""
+
+SCHEMA_URL = "https://opentelemetry.io/schemas/1.33.0"
+"""Schema URL of every tracer, meter and logger: the semantic conventions whose names are
+used here (``code.function.name``, ``code.file.path``, ``code.line.number`` as stabilized
+in 1.33.0; ``error.type``, ``exception.*``)."""
 
 # --- metrics ------------------------------------------------------------------------
 # Names follow OpenTelemetry conventions (dotted, no unit or _total suffix); the

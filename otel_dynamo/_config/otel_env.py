@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
-from otel_dynamo._config.settings import ConfigProblem, parse_bool
+from otel_dynamo._config.settings import ConfigProblem
 
 T = TypeVar("T")
 
@@ -164,7 +164,9 @@ def otlp_variable(suffix: str, signal: str | None = None) -> str:
 def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
     """Parse every standard OTEL_* variable we honour; problems are collected, not raised."""
     reader = _Reader(os.environ if environ is None else environ)
-    disabled = reader.parsed(ENV_SDK_DISABLED, parse_bool, False, "true or false", "SDK stays on")
+    disabled = reader.parsed(
+        ENV_SDK_DISABLED, _sdk_disabled, False, "true or false", "SDK stays on"
+    )
     plans = {signal: _signal_plan(reader, signal) for signal in SIGNALS}
     sampler = _sampler(reader)
     batch = {signal: _batch_options(reader, prefix) for signal, prefix in BATCH_PREFIX.items()}
@@ -180,6 +182,15 @@ def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
         metric_timeout_ms=timeout,
         problems=reader.problems(),
     )
+
+
+def _sdk_disabled(raw: str) -> bool:
+    """As the SDK reads OTEL_SDK_DISABLED: only ``true`` (any case) disables; ``1``, ``yes``
+    and other values leave it on, so they are a problem here, never a silent switch-off."""
+    value = raw.strip().lower()
+    if value in ("true", "false", ""):
+        return value == "true"
+    raise ValueError(raw)
 
 
 def malformed_resource_items(raw: str) -> list[str]:

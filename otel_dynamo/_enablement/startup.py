@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 PTH_NAME = "otel_dynamo.pth"
 """The one line installed into site-packages that imports this module when enabled."""
 STRICT_EXIT_STATUS = 2
+INSTRUMENTOR_ENTRY_POINT = "torch_compile"
+"""Our name in the ``opentelemetry_instrumentor`` entry-point group (pyproject.toml)."""
+ENV_DISABLED_INSTRUMENTATIONS = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+"""Entry-point names ``opentelemetry-instrument`` skips (``*``: all); the .pth skips too."""
 _started = False
 
 
@@ -40,6 +44,8 @@ def start() -> None:
 
 
 def _start() -> None:
+    if disabled_by_name(os.environ.get(ENV_DISABLED_INSTRUMENTATIONS, "")):
+        return
     settings = _settings_or_exit()
     if settings is None:
         return
@@ -49,6 +55,13 @@ def _start() -> None:
         # torch.export loads with torch itself; torch._dynamo at the first compile.
         for module in ("torch.export", "torch._dynamo"):
             import_hooks.when_imported(module, lambda _module: _instrument(settings))
+
+
+def disabled_by_name(listed: str) -> bool:
+    """Whether OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names us (or ``*``), read as
+    ``opentelemetry-instrument`` reads it: comma-separated, spaces ignored."""
+    names = {name.strip() for name in listed.split(",")}
+    return bool(names & {INSTRUMENTOR_ENTRY_POINT, "*"})
 
 
 def _settings_or_exit() -> Settings | None:

@@ -55,7 +55,9 @@ class CompileMetrics:
         # After each frame compile (otel_dynamo's own providers only: a user's reader
         # keeps its own schedule): a job killed before the next periodic read keeps it.
         self._flush_soon = flush_soon
-        meter = meter_provider.get_meter(names.INSTRUMENTATION_NAME, __version__)
+        meter = meter_provider.get_meter(
+            names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL
+        )
         self._compiles = meter.create_counter(names.METRIC_COMPILES, unit="{compile}")
         self._compile_duration = meter.create_histogram(
             names.METRIC_COMPILE_DURATION,

@@ -47,7 +47,9 @@ _sinks: dict[tuple[Any, ...], tuple[Providers, Sinks]] = {}
 def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
     provider = tracer_provider or trace.get_tracer_provider()
     isolate_ids(provider)
-    tracer = provider.get_tracer(names.INSTRUMENTATION_NAME, __version__)
+    tracer = provider.get_tracer(
+        names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL
+    )
     isolate_ids(tracer)  # a tracer cached before our provider change keeps its own generator
     return SafeTracer(tracer)
 

@@ -44,6 +44,7 @@ from otel_dynamo._config.settings import (
 )
 from otel_dynamo._providers.files import disarm_inherited_stream
 from otel_dynamo._recording.boundary import class_name
+from otel_dynamo.version import __version__
 
 LOG_OFF = "off"
 LOG_STDERR = "stderr"
@@ -340,7 +341,7 @@ class EventLogger:
 def _otel_logger(provider: LoggerProvider | None) -> Logger | None:
     if provider is None or isinstance(provider, NoOpLoggerProvider):
         return None
-    return provider.get_logger(names.INSTRUMENTATION_NAME)
+    return provider.get_logger(names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL)
 
 
 def _processors(otel_logger: Logger | None, caps: CapLengths) -> list[Processor]:

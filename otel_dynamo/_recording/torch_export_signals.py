@@ -60,7 +60,9 @@ class TorchExportMetrics:
     """torch.export.exports (counter) and torch.export.duration (histogram)."""
 
     def __init__(self, meter_provider: metrics.MeterProvider) -> None:
-        meter = meter_provider.get_meter(names.INSTRUMENTATION_NAME, __version__)
+        meter = meter_provider.get_meter(
+            names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL
+        )
         self._calls = meter.create_counter(names.METRIC_EXPORTS, unit="{export}")
         self._duration = meter.create_histogram(
             names.METRIC_EXPORT_DURATION,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from opentelemetry.sdk.trace import sampling
 
 from otel_dynamo._config.otel_env import (
@@ -198,6 +199,17 @@ def test_missing_certificate_file_turns_otlp_off():
 def test_sdk_disabled():
     """OTEL_SDK_DISABLED=true is read as disabled."""
     assert read_otel_env({"OTEL_SDK_DISABLED": "true"}).disabled is True
+
+
+@pytest.mark.parametrize("value", ["1", "yes", "on"])
+def test_sdk_disabled_reads_only_true_like_the_sdk(value):
+    """OTEL_SDK_DISABLED=1 (or yes, on) leaves the SDK on, as the SDK itself reads it:
+    otel_dynamo stays on too, with one problem naming the variable and what is accepted."""
+    env = read_otel_env({"OTEL_SDK_DISABLED": value})
+    assert env.disabled is False
+    assert [(p.variable, p.value, p.accepted, p.consequence) for p in env.problems] == [
+        ("OTEL_SDK_DISABLED", value, "true or false", "SDK stays on")
+    ]
 
 
 def test_sampler_ratio_is_honoured():

@@ -297,3 +297,38 @@ def test_strict_mode_stops_at_start_on_an_unwritable_output_directory(tmp_path):
     done = run([sys.executable, "-c", "print('job ran')"], env, tmp_path)
     assert done.returncode == 2 and "job ran" not in done.stdout
     assert f"OTEL_DYNAMO_OUTPUT_DIR='{blocker / 'sub'}' is not valid (" in done.stderr
+
+
+@pytest.mark.parametrize("listed", ["torch_compile", "requests, torch_compile", "*"])
+def test_disabled_instrumentations_switch_the_startup_hook_off(tmp_path, listed):
+    """OTEL_PYTHON_DISABLED_INSTRUMENTATIONS naming our entry point (or *), read as
+    opentelemetry-instrument reads it: the enabled job runs untraced, no telemetry files."""
+    done = run_job(
+        tmp_path, OTEL_DYNAMO_ENABLED="true", OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=listed
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.glob("*.jsonl")) == []
+
+
+def test_other_disabled_instrumentations_leave_the_startup_hook_on(tmp_path):
+    """A list naming only other instrumentations changes nothing: the job is traced."""
+    done = run_job(
+        tmp_path, OTEL_DYNAMO_ENABLED="true", OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="requests"
+    )
+    assert done.returncode == 0, done.stderr
+    assert names.SPAN_FRAME in span_names(tmp_path)
+
+
+def test_startup_names_the_entry_point_the_package_declares():
+    """The name the start-up hook checks is the installed opentelemetry_instrumentor entry
+    point's."""
+    from importlib.metadata import entry_points
+
+    from otel_dynamo._enablement.startup import INSTRUMENTOR_ENTRY_POINT
+
+    declared = {
+        ep.name
+        for ep in entry_points(group="opentelemetry_instrumentor")
+        if ep.value.startswith("otel_dynamo.")
+    }
+    assert declared == {INSTRUMENTOR_ENTRY_POINT}

@@ -222,3 +222,38 @@ def test_compile_duration_exemplar_points_at_the_frame_span(traced, exporter, re
     (point,) = points(reader)[names.METRIC_COMPILE_DURATION]
     (frame,) = named(exporter.get_finished_spans(), names.SPAN_FRAME)
     assert {e.trace_id for e in point.exemplars} == {frame.context.trace_id}
+
+
+def test_every_signal_names_its_scope_version_and_schema(traced, exporter, records, reader):
+    """Spans, log events and metrics of a compile with a graph break all come from scope
+    otel_dynamo, version the package's, schema_url names.SCHEMA_URL."""
+    from otel_dynamo.version import __version__
+
+    torch.compile(with_break, backend=traced("eager"))(torch.ones(3))
+    expected = (names.INSTRUMENTATION_NAME, __version__, names.SCHEMA_URL)
+    spans = exporter.get_finished_spans()
+    logs = records.get_finished_logs()
+    data = reader.get_metrics_data()
+    metric_scopes = [
+        (scope.scope.name, scope.scope.version, scope.scope.schema_url)
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+    ]
+    assert spans and logs and metric_scopes
+    assert {
+        (
+            s.instrumentation_scope.name,
+            s.instrumentation_scope.version,
+            s.instrumentation_scope.schema_url,
+        )
+        for s in spans
+    } == {expected}
+    assert {
+        (
+            r.instrumentation_scope.name,
+            r.instrumentation_scope.version,
+            r.instrumentation_scope.schema_url,
+        )
+        for r in logs
+    } == {expected}
+    assert set(metric_scopes) == {expected}
