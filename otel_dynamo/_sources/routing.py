@@ -32,6 +32,7 @@ from typing import Any
 from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import CodeLocation
+from otel_dynamo._sources.suppression import suppressed
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
@@ -171,9 +172,10 @@ def frames_owned_by(owner: Owner) -> Iterator[None]:
 
 
 def route_for(compiler: object, frame: object = None) -> Route:
-    """The route of a compile by ``compiler``: its traced owner, else an export's."""
+    """The route of a compile by ``compiler``: its traced owner, else an export's; nobody's
+    while instrumentation is suppressed."""
     try:
-        owner = owner_of(compiler) or _torch_export_owner.get()
+        owner = None if suppressed() else owner_of(compiler) or _torch_export_owner.get()
         code = code_of(frame) if owner is not None else None
     except Exception:
         report_internal_error("could not tell which backend compiles a frame")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from otel_dynamo._recording.run_state import RunState
+from otel_dynamo._sources.suppression import suppressed
 
 
 class RunRecorder(Protocol):
@@ -29,7 +30,7 @@ def wrap_unboxed_run(compiled: Callable[..., Any], state: RunState, recorder: Ru
 
     def run(*args: Any, **kwargs: Any) -> Any:
         state.count += 1
-        if state.count < state.next_recorded:
+        if state.count < state.next_recorded or suppressed():
             return compiled(*args, **kwargs)
         return recorder.record_run(state, lambda: compiled(*args, **kwargs))
 
@@ -62,7 +63,7 @@ class RunProxy:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         state = self._otel_run_state
         state.count += 1
-        if state.count < state.next_recorded:
+        if state.count < state.next_recorded or suppressed():
             return self.__wrapped__(*args, **kwargs)
         compiled = self.__wrapped__
         return self._otel_recorder.record_run(state, lambda: compiled(*args, **kwargs))

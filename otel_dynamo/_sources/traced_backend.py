@@ -18,6 +18,7 @@ from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import OWNER_ATTRIBUTE, keep_route_for_lazy_backward
 from otel_dynamo._sources.runs import wrap_unboxed_run
+from otel_dynamo._sources.suppression import suppressed
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
@@ -69,6 +70,8 @@ class TracedBackend:
         return getter() if getter else None
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        if suppressed():  # suppress_instrumentation(): compiled as untraced, runs too
+            return self.inner(gm, example_inputs, **kwargs)
         recorder = self._recorder_factory()
         compile_id = current_compile_id()
         graph = GraphCompile(recorder, compile_id=compile_id, backend=self.backend)
