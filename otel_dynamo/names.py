@@ -293,7 +293,9 @@ ATTR_GRAPH_BREAK_USER_STACK = "torch.compile.graph_break.user_stack"
 """User stack of a graph break, as "file:line in function" strings, innermost last."""
 
 ATTR_GRAPH_BREAK_KIND = "torch.compile.graph_break.kind"
-"""Low-cardinality class of a graph break (e.g. "print", "data_dependent", "skip")."""
+"""Dynamo's class of a graph break, its ``gb_type`` (e.g. "Failed to trace builtin
+operator", "Data-dependent branching"; before torch 2.12 the reason's first line), or
+"skip" for a frame Dynamo gave up on."""
 
 ATTR_PHASE_NAME = "torch.compile.phase.name"
 """Dynamo's own name of a compile phase (bytecode_tracing, backend_compile, ...)."""
