@@ -64,7 +64,11 @@ ACCEPTED_EXPORTERS = (
     "a comma list of otlp, otlp_proto_grpc, otlp_proto_http, otlp_file, console; or none"
 )
 ACCEPTED_PROTOCOL = "grpc or http/protobuf"
-ACCEPTED_ENDPOINT = "a URL with scheme http or https and a host, e.g. http://localhost:4317"
+ACCEPTED_ENDPOINT = (
+    "a URL with scheme http or https and a host, e.g. http://localhost:4317 "
+    "(for gRPC also host:port, secure unless OTEL_EXPORTER_OTLP_INSECURE=true)"
+)
+ACCEPTED_INSECURE = "true or false (the SDK reads only true)"
 ACCEPTED_HEADERS = "comma-separated key=value pairs (values URL-encoded)"
 ENV_RESOURCE_ATTRIBUTES = "OTEL_RESOURCE_ATTRIBUTES"
 ACCEPTED_RESOURCE_ATTRIBUTES = ACCEPTED_HEADERS
@@ -114,6 +118,8 @@ class OtlpTarget:
     certificate: str | None = None
     client_key: str | None = None
     client_certificate: str | None = None
+    insecure: bool | None = None
+    """OTEL_EXPORTER_OTLP_INSECURE as given (gRPC only; None: unset, the scheme decides)."""
 
     def secrets(self) -> frozenset[str]:
         """Text never to print: header values and the endpoint's user-info parts."""
@@ -259,7 +265,18 @@ def _otlp_target(reader: _Reader, signal: str, alias_protocol: str | None) -> Ot
         certificate=tls[0],
         client_key=tls[1],
         client_certificate=tls[2],
+        insecure=_insecure(reader, signal),
     )
+
+
+def _insecure(reader: _Reader, signal: str) -> bool | None:
+    found = reader.first(otlp_variable("INSECURE", signal), otlp_variable("INSECURE"))
+    if found is None:
+        return None
+    value = found[1].strip().lower()
+    if value not in ("true", "false"):
+        reader.problem(found[0], found[1], ACCEPTED_INSECURE, "using false", signal=signal)
+    return value == "true"
 
 
 def _protocol(reader: _Reader, signal: str) -> str | None:
@@ -285,6 +302,8 @@ def _endpoint(reader: _Reader, signal: str, protocol: str) -> str | None:
         default = DEFAULT_GRPC_ENDPOINT if protocol == PROTOCOL_GRPC else DEFAULT_HTTP_ENDPOINT
         return _signal_url(default, signal, protocol)
     variable, url = found
+    if protocol == PROTOCOL_GRPC and is_host_and_port(url):
+        return url.strip()  # the gRPC exporter takes host:port as it is
     if not is_valid_url(url):
         reader.problem(variable, redacted_url(url), ACCEPTED_ENDPOINT, TURNED_OFF, signal=signal)
         return None
@@ -304,6 +323,17 @@ def redacted_url(url: str) -> str:
 def _signal_url(base: str, signal: str, protocol: str) -> str:
     base = base.strip()
     return base if protocol == PROTOCOL_GRPC else f"{base.rstrip('/')}/v1/{signal}"
+
+
+def is_host_and_port(raw: str) -> bool:
+    """``host:port`` with no scheme, as the gRPC exporter accepts it (``collector:4317``)."""
+    if "://" in raw:
+        return False
+    try:
+        parts = urlsplit(f"//{raw.strip()}")
+        return bool(parts.hostname) and parts.port is not None and parts.port > 0
+    except ValueError:
+        return False
 
 
 def is_valid_url(raw: str) -> bool:

@@ -127,7 +127,7 @@ def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
 def _build_grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
     import grpc
 
-    insecure = urlsplit(target.endpoint).scheme == "http"
+    insecure = _grpc_insecure(target)
     compression = grpc.Compression.Gzip if target.compression == "gzip" else None
     return cls(
         endpoint=target.endpoint,
@@ -137,6 +137,17 @@ def _build_grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
         timeout=target.timeout_s,
         compression=compression or grpc.Compression.NoCompression,
     )
+
+
+def _grpc_insecure(target: OtlpTarget) -> bool:
+    """As the SDK's gRPC exporter decides: https is secure; else OTEL_EXPORTER_OTLP_INSECURE
+    when set; else insecure only for an http:// endpoint (host:port alone is secure)."""
+    scheme = urlsplit(target.endpoint).scheme if "://" in target.endpoint else ""
+    if scheme == "https":
+        return False
+    if target.insecure is not None:
+        return target.insecure
+    return scheme == "http"
 
 
 def _grpc_credentials(target: OtlpTarget) -> Any:

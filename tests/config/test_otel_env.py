@@ -110,17 +110,19 @@ def test_http_json_protocol_is_a_clear_problem():
 
 
 def test_malformed_endpoint_is_one_problem_and_turns_otlp_off():
-    """A base endpoint without scheme: one problem for all signals, their OTLP export off."""
-    env = read_otel_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317"})
+    """An endpoint that is neither a URL nor host:port: one problem for all signals, their
+    OTLP export off."""
+    env = read_otel_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "collector"})
     assert [(p.variable, p.value, p.consequence) for p in env.problems] == [
         (
             "OTEL_EXPORTER_OTLP_ENDPOINT",
-            "collector:4317",
+            "collector",
             "traces, logs and metrics OTLP export turned off",
         )
     ]
     assert env.problems[0].accepted == (
-        "a URL with scheme http or https and a host, e.g. http://localhost:4317"
+        "a URL with scheme http or https and a host, e.g. http://localhost:4317 "
+        "(for gRPC also host:port, secure unless OTEL_EXPORTER_OTLP_INSECURE=true)"
     )
     assert [plan.exporters for plan in env.plans.values()] == [(), (), ()]
 
@@ -248,4 +250,50 @@ def test_non_positive_queue_size_is_a_problem():
     assert env.batch["logs"].max_queue_size == 2048
     assert [(p.variable, p.accepted) for p in env.problems] == [
         ("OTEL_BLRP_MAX_QUEUE_SIZE", "a positive integer")
+    ]
+
+
+def test_grpc_endpoint_may_be_host_and_port():
+    """collector:4317 with no scheme, as the SDK's gRPC exporter takes it: no problem,
+    sent as given; secure unless OTEL_EXPORTER_OTLP_INSECURE says otherwise."""
+    env = read_otel_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317"})
+    assert env.problems == ()
+    target = env.plans["traces"].otlp
+    assert (target.protocol, target.endpoint, target.insecure) == ("grpc", "collector:4317", None)
+
+
+def test_http_endpoint_needs_a_scheme():
+    """host:port for HTTP/protobuf is not a URL: one problem, OTLP off for the signals."""
+    env = read_otel_env(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        }
+    )
+    assert [p.variable for p in env.problems] == ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+    assert env.plans["traces"].otlp is None
+
+
+def test_insecure_is_read_per_signal():
+    """OTEL_EXPORTER_OTLP_INSECURE applies to every signal, the per-signal one wins."""
+    env = read_otel_env(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317",
+            "OTEL_EXPORTER_OTLP_INSECURE": "TRUE",
+            "OTEL_EXPORTER_OTLP_METRICS_INSECURE": "false",
+        }
+    )
+    insecure = {signal: env.plans[signal].otlp.insecure for signal in ("traces", "logs", "metrics")}
+    assert insecure == {"traces": True, "logs": True, "metrics": False}
+    assert env.problems == ()
+
+
+def test_insecure_other_than_true_or_false_is_a_problem_and_false():
+    """OTEL_EXPORTER_OTLP_INSECURE=yes: the SDK reads it as false; so do we, and say so."""
+    env = read_otel_env(
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317", "OTEL_EXPORTER_OTLP_INSECURE": "yes"}
+    )
+    assert env.plans["traces"].otlp.insecure is False
+    assert [(p.variable, p.value, p.consequence) for p in env.problems] == [
+        ("OTEL_EXPORTER_OTLP_INSECURE", "yes", "using false")
     ]

@@ -148,9 +148,7 @@ def test_malformed_header_items_are_skipped_and_the_rest_sent(protocol, tmp_path
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_exporters_send_the_parsed_headers_never_their_own_reading(
-    protocol, tmp_path, monkeypatch
-):
+def test_exporters_send_the_parsed_headers_never_their_own_reading(protocol, tmp_path, monkeypatch):
     """The process environment says one thing, the configuration we parsed another (as
     when it comes from a file): what is sent is ours, never the exporter's own reading."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20TOK")
@@ -190,3 +188,20 @@ def test_password_in_the_endpoint_is_never_printed(protocol, tmp_path, caplog, c
     printed = caplog.text + "".join(capfd.readouterr())
     assert "s3cret" not in printed
     assert "***@127.0.0.1" in printed
+
+
+def test_grpc_host_and_port_with_insecure_true_reaches_a_plaintext_receiver(tmp_path):
+    """OTEL_EXPORTER_OTLP_ENDPOINT=127.0.0.1:PORT (no scheme, as the SDK accepts for gRPC)
+    with OTEL_EXPORTER_OTLP_INSECURE=true: spans, logs and metrics arrive in plaintext."""
+    port = free_port()
+    environ = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"127.0.0.1:{port}",
+        "OTEL_EXPORTER_OTLP_INSECURE": "true",
+    }
+    with grpc_sink(port) as sink:
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+        _emit_all(telemetry)
+        telemetry.shutdown(5.0)
+        assert len(sink.spans()) == 2
+        assert sink.metric_names() >= {"test.count"}
+    assert list(tmp_path.iterdir()) == []  # nothing fell back to files
