@@ -57,6 +57,35 @@ def stack_entry(entry: str) -> str:
     return entry if match is None else f"{short_path(match['path'])}:{match['rest']}"
 
 
+_LIBRARY_PATH_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/torch/", "<frozen ")
+"""A stack entry whose path holds one of these is torch's, a library's or Python's own."""
+
+
+def folded_stack(user_stack: list[str]) -> list[tuple[str, int]]:
+    """A user stack (outermost first) as shown: innermost first, each entry with its path
+    shortened; a run of torch, library or standard-library frames after the innermost
+    becomes one "… N torch/library frames" entry. Each item: (text, frames it stands for)."""
+    shown: list[tuple[str, int]] = []
+    run = 0
+    for index, entry in enumerate(reversed(user_stack)):
+        if index > 0 and _is_library(entry):
+            run += 1
+            continue
+        if run:
+            shown.append((f"… {plural(run, 'torch/library frame')}", run))
+            run = 0
+        shown.append((stack_entry(entry), 1))
+    if run:
+        shown.append((f"… {plural(run, 'torch/library frame')}", run))
+    return shown
+
+
+def _is_library(entry: str) -> bool:
+    match = _STACK_ENTRY.match(entry)
+    path = entry if match is None else match["path"]
+    return any(part in path for part in _LIBRARY_PATH_PARTS)
+
+
 def number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
@@ -71,8 +100,34 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
 
 
 def error(error_type: str | None, message: str | None) -> str:
-    """ "Type: message", either part may be missing."""
-    return ": ".join(part for part in (error_type, message) if part) or "(no error recorded)"
+    """ "Type: message" on one line, either part may be missing (``first_lines``)."""
+    shown = first_lines(message) if message else None
+    return ": ".join(part for part in (error_type, shown) if part) or "(no error recorded)"
+
+
+def first_lines(message: str) -> str:
+    """A multi-line message on one line: its first line, and where that only introduces
+    the cause ("backend='inductor' raised:"), the cause's first line too."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    shown = lines[0]
+    if shown.endswith(":") and len(lines) > 1:
+        shown = f"{shown} {lines[1]}"
+    return shown + (" …" if len(lines) > (2 if shown != lines[0] else 1) else "")
+
+
+_DIFFERENCE = re.compile(r"^(?P<what>.+?)[.,;:]?\s+(?P<difference>expected .+?, actual .+)$")
+
+
+def difference_first(reason: str) -> str:
+    """A guard failure with what differs first: "tensor 'x' size mismatch at index 0.
+    expected 16, actual 8" becomes "expected 16, actual 8: tensor 'x' size mismatch at
+    index 0" (the part a narrow column or a glance must not miss)."""
+    match = _DIFFERENCE.match(reason.strip())
+    if match is None:
+        return reason
+    return f"{match['difference']}: {match['what']}"
 
 
 def process_heading(section: Mapping[str, Any]) -> str:
@@ -91,9 +146,11 @@ def process_heading(section: Mapping[str, Any]) -> str:
     return " · ".join([name, *shown])
 
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 """Control characters (C0, DEL, C1: ESC, BEL, CR...) and bidirectional overrides: a file
-must not move the cursor, set the window title or reorder what the terminal shows."""
+must not move the cursor, set the window title or reorder what the terminal shows. Line
+feed and tab stay: they move nothing back, and the report lays multi-line messages out
+itself (first lines, wrapped cells)."""
 
 
 def printable(text: str) -> str:

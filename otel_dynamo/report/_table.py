@@ -1,19 +1,29 @@
 """Plain-text tables that fit a given width, with optional ANSI colour per cell.
 
 Fixed columns keep their natural width; flexible ones (names, paths, reasons) share
-what is left and are cut with an ellipsis. Colour is applied after padding, so escape
-codes never count towards the width.
+what is left and are cut with an ellipsis, except wrapping ones (reasons, errors), whose
+cells continue on the next lines instead. Colour is applied after padding, so escape codes
+never count towards the width.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import textwrap
 from collections.abc import Sequence
 
 ELLIPSIS = "…"
+NO_BREAK_SPACE = "\u00a0"
+"""Binds words a wrapped cell must not split ("10.0 ms"); written as a plain space."""
 COLUMN_GAP = "  "
 MIN_FLEXIBLE_WIDTH = 8
 MAX_FIXED_WIDTH = 24
+MIN_WRAP_WIDTH = 40
+"""A wrapping column gives up width to the others only down to this."""
+_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
+MAX_WRAPPED_LINES = 8
+"""A wrapped cell longer than this many lines ends in an ellipsis."""
 
 _ANSI = {
     "bold": "1",
@@ -35,6 +45,8 @@ class Column:
     flexible: bool = False
     cut_left: bool = False
     """Cut long cells at the start (paths: the file name and line matter most)."""
+    wrap: bool = False
+    """Flexible, and long cells continue on the next lines instead of being cut."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,11 +85,27 @@ def format_table(
     color: bool,
     indent: int = 2,
 ) -> list[str]:
-    """The header line and one line per row, each at most ``width`` characters."""
+    """The header line and one line per row (more where a wrapping cell is long), each at
+    most ``width`` characters."""
     cells = [[_cell(value) for value in row] for row in rows]
     widths = _column_widths(columns, cells, width - indent)
     header = [Cell(column.header, "bold") for column in columns]
-    return [" " * indent + _line(columns, widths, row, color=color) for row in [header, *cells]]
+    return [
+        " " * indent + line
+        for row in [header, *cells]
+        for line in _lines(columns, widths, row, color=color)
+    ]
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """``text`` on lines of at most ``width`` characters (words kept whole where they fit),
+    at most MAX_WRAPPED_LINES of them, the last ending in an ellipsis if text was left."""
+    flat = _WHITESPACE.sub(" ", text).strip()  # no-break spaces stay: they bind words
+    lines = textwrap.wrap(flat, max(width, 1), break_on_hyphens=False) or [""]
+    if len(lines) > MAX_WRAPPED_LINES:
+        lines = lines[:MAX_WRAPPED_LINES]
+        lines[-1] = truncate(lines[-1] + " " + ELLIPSIS, width)
+    return [line.replace(NO_BREAK_SPACE, " ") for line in lines]
 
 
 def _cell(value: CellLike) -> Cell:
@@ -90,30 +118,68 @@ def _column_widths(columns: Sequence[Column], rows: list[list[Cell]], width: int
         for index, column in enumerate(columns)
     ]
     widths = [
-        natural[index] if column.flexible else min(natural[index], MAX_FIXED_WIDTH)
+        natural[index] if _flexible(column) else min(natural[index], MAX_FIXED_WIDTH)
         for index, column in enumerate(columns)
     ]
     spare = width - len(COLUMN_GAP) * (len(columns) - 1) - sum(widths)
-    flexible = [index for index, column in enumerate(columns) if column.flexible]
+    wrapping = [index for index, column in enumerate(columns) if column.wrap]
+    flexible = [index for index, column in enumerate(columns) if _flexible(column)]
+    if spare < 0 and wrapping:  # a wrapping cell loses nothing by being narrower
+        spare += _shrink(widths, wrapping, -spare, floor=MIN_WRAP_WIDTH)
     if spare < 0 and flexible:
-        _shrink(widths, flexible, -spare)
+        _shrink(widths, flexible, -spare, floor=MIN_FLEXIBLE_WIDTH)
     return widths
 
 
-def _shrink(widths: list[int], flexible: list[int], excess: int) -> None:
-    """Take ``excess`` characters from the widest flexible columns first."""
-    while excess > 0:
+def _flexible(column: Column) -> bool:
+    return column.flexible or column.wrap
+
+
+def _shrink(widths: list[int], flexible: list[int], excess: int, *, floor: int) -> int:
+    """Take up to ``excess`` characters from the widest of ``flexible`` first, none below
+    ``floor``; returns how many were taken."""
+    taken = 0
+    while taken < excess:
         widest = max(flexible, key=lambda index: widths[index])
-        if widths[widest] <= MIN_FLEXIBLE_WIDTH:
-            return
+        if widths[widest] <= floor:
+            break
         widths[widest] -= 1
-        excess -= 1
+        taken += 1
+    return taken
 
 
-def _line(columns: Sequence[Column], widths: list[int], row: list[Cell], *, color: bool) -> str:
+def _lines(
+    columns: Sequence[Column], widths: list[int], row: list[Cell], *, color: bool
+) -> list[str]:
+    texts = [
+        wrapped(cell.text, column_width)
+        if column.wrap
+        else [truncate(_WHITESPACE.sub(" ", cell.text), column_width, left=column.cut_left)]
+        for column, column_width, cell in zip(columns, widths, row, strict=True)
+    ]
+    height = max(len(lines) for lines in texts)
+    return [
+        _line(
+            columns,
+            widths,
+            row,
+            [lines[at] if at < len(lines) else "" for lines in texts],
+            color=color,
+        )
+        for at in range(height)
+    ]
+
+
+def _line(
+    columns: Sequence[Column],
+    widths: list[int],
+    row: list[Cell],
+    texts: list[str],
+    *,
+    color: bool,
+) -> str:
     parts = []
-    for column, column_width, cell in zip(columns, widths, row, strict=True):
-        text = truncate(cell.text, column_width, left=column.cut_left)
+    for column, column_width, cell, text in zip(columns, widths, row, texts, strict=True):
         padded = text.rjust(column_width) if column.right else text.ljust(column_width)
         parts.append(paint(padded, cell.style, color=color))
     return COLUMN_GAP.join(parts).rstrip()

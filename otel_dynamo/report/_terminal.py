@@ -9,7 +9,15 @@ from typing import Any, TextIO
 from otel_dynamo.report import _format
 from otel_dynamo.report._phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report._summary import LIMIT_REACHED
-from otel_dynamo.report._table import Cell, Column, format_table, paint, truncate
+from otel_dynamo.report._table import (
+    NO_BREAK_SPACE,
+    Cell,
+    Column,
+    format_table,
+    paint,
+    truncate,
+    wrapped,
+)
 
 DEFAULT_WIDTH = 100
 DEFAULT_ROW_LIMIT = 20
@@ -224,26 +232,40 @@ def _graph_breaks(section: Mapping[str, Any], view: _View) -> list[str]:
 
 def _graph_break_group(group: Mapping[str, Any], view: _View) -> list[str]:
     count = f"{group['count']}x"
-    kind = f" [{group['kind']}]" if group["kind"] else ""
-    reason = truncate(f"{group['reason']}{kind}", view.width - 10)
-    lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason}"]
-    for stack in group["stacks"][: view.limit if view.limit > 0 else None]:
-        lines += _stack_lines(stack["user_stack"], stack["count"], view)
+    reason_text = group["reason"] or ""
+    shown_kind = group["kind"] and not reason_text.startswith(group["kind"])
+    kind = f" [{group['kind']}]" if shown_kind else ""  # not when the reason starts with it
+    reason = wrapped(f"{reason_text}{kind}", view.width - 10)
+    lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
+    lines += [f"{' ' * 10}{line}" for line in reason[1:]]
+    stacks = _merged_stacks(group["stacks"])
+    for user_stack, stack_count in stacks[: view.limit if view.limit > 0 else None]:
+        lines += _stack_lines(user_stack, stack_count, view)
     return lines
 
 
-def _stack_lines(user_stack: list[str], count: int, view: _View) -> list[str]:
-    """Innermost frame first, with the count; then the frames that called it."""
+def _merged_stacks(stacks: list[Mapping[str, Any]]) -> list[tuple[list[tuple[str, int]], int]]:
+    """Stacks that read the same once library frames are folded, counted together, most
+    frequent first."""
+    merged: dict[tuple[tuple[str, int], ...], int] = {}
+    for stack in stacks:
+        key = tuple(_format.folded_stack(stack["user_stack"]))
+        merged[key] = merged.get(key, 0) + stack["count"]
+    return sorted(((list(key), count) for key, count in merged.items()), key=lambda e: -e[1])
+
+
+def _stack_lines(shown: list[tuple[str, int]], count: int, view: _View) -> list[str]:
+    """Innermost frame first, with the count; then the frames that called it, runs of
+    torch/library frames folded into one line."""
     indent = " " * 10
-    if not user_stack:
+    if not shown:
         return [view.paint(f"{indent}{count}x (no user stack recorded)", "dim")]
-    innermost, *callers = reversed(user_stack[-MAX_STACK_FRAMES:])
-    lines = [truncate(f"{indent}{count}x at {_format.stack_entry(innermost)}", view.width)]
-    lines += [
-        view.paint(truncate(f"{indent}   from {_format.stack_entry(entry)}", view.width), "dim")
-        for entry in callers
-    ]
-    hidden = len(user_stack) - MAX_STACK_FRAMES
+    (innermost, _), *callers = shown
+    lines = [truncate(f"{indent}{count}x at {innermost}", view.width)]
+    for text, _frames in callers[: MAX_STACK_FRAMES - 1]:
+        prefix = "" if text.startswith("…") else "from "
+        lines.append(view.paint(truncate(f"{indent}   {prefix}{text}", view.width), "dim"))
+    hidden = sum(frames for _text, frames in callers[MAX_STACK_FRAMES - 1 :])
     if hidden > 0:
         lines.append(view.paint(f"{indent}   … {_format.plural(hidden, 'outer frame')}", "dim"))
     return lines
@@ -255,10 +277,10 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
         return [view.title("Recompiles: none")]
     columns = [
         Column("id"),
-        Column("function"),
+        Column("function", flexible=True),
         Column("location", cut_left=True),
         Column("cache", right=True),
-        Column("reason", flexible=True),
+        Column("reason", wrap=True),
     ]
     table = [
         [
@@ -266,7 +288,7 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
             row["function"] or "?",
             _format.location(row["file"], row["line"]),
             _format.optional(row["cache_size"]),
-            row["reason"] or "(no reason recorded)",
+            _format.difference_first(row["reason"]) if row["reason"] else "(no reason recorded)",
         ]
         for row in rows
     ]
@@ -311,7 +333,7 @@ def _slowest(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("function", flexible=True),
         Column("compile", right=True),
         Column("lazy bwd", right=True),
-        Column("largest parts", flexible=True),
+        Column("largest parts", wrap=True),
     ]
     table = [
         [
@@ -331,7 +353,9 @@ def _largest_parts(phases: Mapping[str, float | None]) -> str:
     """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
     timed = [(value, phase) for phase, value in phases.items() if value]
     ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
-    return " · ".join(f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked)
+    # No-break spaces inside a part: a wrapped cell breaks between parts, never in one.
+    parts = (f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked)
+    return " · ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
 
 
 def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
@@ -342,7 +366,7 @@ def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("stage"),
         Column("id"),
         Column("function"),
-        Column("error", flexible=True),
+        Column("error", wrap=True),
     ]
     table = [
         [

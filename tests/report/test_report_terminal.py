@@ -9,6 +9,7 @@ from typing import Any
 
 from _report_support import FakeCompile, GraphBreak, write_job, write_small, write_traces
 
+from otel_dynamo import names
 from otel_dynamo.report import color_enabled, load_telemetry, render_terminal, summarize
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -111,12 +112,12 @@ def test_graph_break_group_shows_count_reason_and_stack(tmp_path: Path) -> None:
 
 
 def test_recompile_row_has_reason(tmp_path: Path) -> None:
-    """A recompile row ends with the guard that failed."""
+    """A recompile row ends with the guard that failed, what differs first."""
     lines = _small(tmp_path)
     start = lines.index("Recompiles (1)")
     assert lines[start + 2] == (
         "  0/1  forward   project/model.py:10      1  "
-        "tensor 'x' dtype mismatch. expected Float, actual Half"
+        "expected Float, actual Half: tensor 'x' dtype mismatch"
     )
 
 
@@ -125,9 +126,10 @@ def test_slowest_row_has_phases(tmp_path: Path) -> None:
     lines = _small(tmp_path)
     start = lines.index("Slowest compiles (frame + lazy backward)")
     assert lines[start + 2] == (
-        "  0/1  forward   200.0 ms         -  "
-        "backend 120.0 ms · tracing 60.0 ms · AOT 40.0 ms · guards 10.0…"
+        "  0/1  forward   200.0 ms         -  backend 120.0 ms · tracing 60.0 ms · AOT 40.0 ms ·"
     )
+    # wrapped between parts, never cut, the continuation under its column
+    assert lines[start + 3] == " " * 37 + "guards 10.0 ms"
 
 
 def test_failure_row_has_error(tmp_path: Path) -> None:
@@ -223,3 +225,71 @@ def test_process_heading_names_rank_host_and_pid(tmp_path: Path) -> None:
     write_job(tmp_path, ranks=2, compiles_per_rank=1)
     heading = next(line for line in _render(tmp_path).splitlines() if line.startswith("── rank 1"))
     assert heading.rstrip("─") == "── rank 1 of 2 · run job-1 · node-a · pid 1001 · train "
+
+
+LIBRARY = "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py"
+
+
+def test_a_long_reason_wraps_within_the_width_and_keeps_every_word(tmp_path: Path) -> None:
+    """A 300-character recompile reason: every line of the table fits 100 columns, and
+    read as words the reason is all there (nothing cut)."""
+    reason = " ".join(f"guard{index} failed on L['x{index}']" for index in range(12))
+    compile_ = FakeCompile("0/1", cache_size=1, recompile_reason=reason)
+    lines = _render(write_traces(tmp_path / "t.jsonl", [compile_]), width=100).splitlines()
+    start = lines.index("Recompiles (1)")
+    table = lines[start + 2 : start + 9]
+    assert all(len(line) <= 100 for line in table)
+    assert reason in " ".join(" ".join(table).split())
+
+
+def test_torch_and_library_frames_are_folded_after_the_innermost(tmp_path: Path) -> None:
+    """A break in the user's forward, called through three torch module frames from the
+    training loop: the forward, one "… 3 torch/library frames" line, then the loop."""
+    stack = (
+        "/src/train.py:40 in main",
+        f"{LIBRARY}:1778 in _wrapped_call_impl",
+        f"{LIBRARY}:1789 in _call_impl",
+        f"{LIBRARY}:1778 in _wrapped_call_impl",
+        "/src/model.py:20 in forward",
+    )
+    compile_ = FakeCompile("0/0", graph_breaks=(GraphBreak("r", "k", stack),))
+    lines = _render(write_traces(tmp_path / "t.jsonl", [compile_])).splitlines()
+    start = lines.index("Graph breaks (1 in 1 reason)")
+    assert lines[start + 2 : start + 5] == [
+        "          1x at src/model.py:20 in forward",
+        "             … 3 torch/library frames",
+        "             from src/train.py:40 in main",
+    ]
+
+
+def test_stacks_that_differ_only_in_library_frames_are_merged(tmp_path: Path) -> None:
+    """Two breaks with the same reason whose stacks differ only in torch's line numbers
+    read the same once folded: one stack line counting both."""
+    stacks = [
+        ("/src/train.py:40 in main", f"{LIBRARY}:{line} in _call_impl", "/src/model.py:20 in f")
+        for line in (1789, 1790)
+    ]
+    breaks = tuple(GraphBreak("same reason", "k", stack) for stack in stacks)
+    compile_ = FakeCompile("0/0", graph_breaks=breaks)
+    lines = _render(write_traces(tmp_path / "t.jsonl", [compile_])).splitlines()
+    start = lines.index("Graph breaks (2 in 1 reason)")
+    stack_lines = [line for line in lines[start + 1 :] if line.startswith(" " * 10 + "2x at")]
+    assert stack_lines == ["          2x at src/model.py:20 in f"]
+    assert not any(line.startswith(" " * 10 + "1x at") for line in lines[start:])
+
+
+def test_a_multi_line_error_is_one_line_with_the_first_line_of_its_cause(tmp_path: Path) -> None:
+    """Dynamo's "backend='inductor' raised:" then the cause and advice on later lines: the
+    failures table shows "raised: RuntimeError: boom …" and no row is broken by it."""
+    message = "backend='inductor' raised:\nRuntimeError: boom\n\nSet TORCH_LOGS=+dynamo for more"
+    compile_ = FakeCompile(
+        "1/0",
+        outcome=names.OUTCOME_FAILURE,
+        error_type="torch._dynamo.exc.BackendCompilerFailed",
+        error_message=message,
+    )
+    lines = _render(write_traces(tmp_path / "t.jsonl", [compile_])).splitlines()
+    start = lines.index("Failures (1)")
+    words = " ".join(" ".join(lines[start + 2 : start + 4]).split())
+    assert "backend='inductor' raised: RuntimeError: boom …" in words
+    assert "TORCH_LOGS" not in "\n".join(lines)
