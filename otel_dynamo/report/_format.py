@@ -80,6 +80,19 @@ def folded_stack(user_stack: list[str]) -> list[tuple[str, int]]:
     return shown
 
 
+FoldedStack = list[tuple[str, int]]
+
+
+def merged_stacks(stacks: list[Mapping[str, Any]]) -> list[tuple[FoldedStack, int]]:
+    """A graph-break group's stacks (``user_stack``, ``count``) folded (``folded_stack``);
+    those that then read the same counted together; most frequent first."""
+    merged: dict[tuple[tuple[str, int], ...], int] = {}
+    for stack in stacks:
+        key = tuple(folded_stack(stack["user_stack"]))
+        merged[key] = merged.get(key, 0) + stack["count"]
+    return sorted(((list(key), count) for key, count in merged.items()), key=lambda e: -e[1])
+
+
 def _is_library(entry: str) -> bool:
     match = _STACK_ENTRY.match(entry)
     path = entry if match is None else match["path"]

@@ -69,7 +69,8 @@ SCRIPT = r"""
   var allRows = [];
 
   function renderTable(parent, spec) {
-    parent.appendChild(el("h3", null, spec.title + " (" + spec.rows.length + ")"));
+    var count = spec.count === undefined ? spec.rows.length : spec.count;
+    parent.appendChild(el("h3", null, spec.title + " (" + count + ")"));
     if (!spec.rows.length) { parent.appendChild(el("p", "empty", "none")); return; }
     var table = el("table"), head = el("tr"), tbody = el("tbody");
     var right = {};

@@ -124,20 +124,24 @@ def _compiles(section: Mapping[str, Any]) -> Table:
 
 
 def _graph_breaks(section: Mapping[str, Any]) -> Table:
+    """One row per stack (torch/library frames folded, stacks that then read the same
+    merged); the group's compile ids on its first row only; the heading counts breaks."""
     columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
-    rows = [
-        [
-            str(stack["count"]),
-            group["reason"],
-            group["kind"] or "",
-            " ← ".join(_format.stack_entry(entry) for entry in reversed(stack["user_stack"]))
-            or "(not recorded)",
-            _compile_ids(group["compile_ids"]),
-        ]
-        for group in section["graph_breaks"]
-        for stack in group["stacks"]
-    ]
-    return _table("Graph breaks", columns, rows, right=range(1))
+    rows = []
+    for group in section["graph_breaks"]:
+        for index, (stack, count) in enumerate(_format.merged_stacks(group["stacks"])):
+            rows.append(
+                [
+                    str(count),
+                    group["reason"],
+                    group["kind"] or "",
+                    " ← ".join(text for text, _frames in stack) or "(not recorded)",
+                    _compile_ids(group["compile_ids"]) if index == 0 else "",
+                ]
+            )
+    table = _table("Graph breaks", columns, rows, right=range(1))
+    table["count"] = sum(group["count"] for group in section["graph_breaks"])
+    return table
 
 
 def _recompiles(section: Mapping[str, Any]) -> Table:

@@ -238,20 +238,10 @@ def _graph_break_group(group: Mapping[str, Any], view: _View) -> list[str]:
     reason = wrapped(f"{reason_text}{kind}", view.width - 10)
     lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
     lines += [f"{' ' * 10}{line}" for line in reason[1:]]
-    stacks = _merged_stacks(group["stacks"])
+    stacks = _format.merged_stacks(group["stacks"])
     for user_stack, stack_count in stacks[: view.limit if view.limit > 0 else None]:
         lines += _stack_lines(user_stack, stack_count, view)
     return lines
-
-
-def _merged_stacks(stacks: list[Mapping[str, Any]]) -> list[tuple[list[tuple[str, int]], int]]:
-    """Stacks that read the same once library frames are folded, counted together, most
-    frequent first."""
-    merged: dict[tuple[tuple[str, int], ...], int] = {}
-    for stack in stacks:
-        key = tuple(_format.folded_stack(stack["user_stack"]))
-        merged[key] = merged.get(key, 0) + stack["count"]
-    return sorted(((list(key), count) for key, count in merged.items()), key=lambda e: -e[1])
 
 
 def _stack_lines(shown: list[tuple[str, int]], count: int, view: _View) -> list[str]:

@@ -260,3 +260,32 @@ def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
         True,
         True,
     )
+
+
+def _two_stacks_one_reason(tmp_path: Path) -> Path:
+    """Three breaks of one reason: twice from one call site, once from another."""
+    stacks = [
+        (f"/src/train.py:{line} in main", "/src/model.py:20 in forward") for line in (40, 40, 41)
+    ]
+    breaks = tuple(GraphBreak("one reason", "k", stack) for stack in stacks)
+    return write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0", graph_breaks=breaks)])
+
+
+def test_graph_break_heading_counts_breaks_and_ids_show_once(tmp_path: Path) -> None:
+    """The graph-break table counts breaks (3, as the summary), not rows (2 stacks); the
+    group's compile ids are on its first row only."""
+    (process,) = _data(_page(_two_stacks_one_reason(tmp_path)))["processes"]
+    table = next(t for t in process["tables"] if t["title"] == "Graph breaks")
+    assert (table["count"], len(table["rows"])) == (3, 2)
+    assert [row[0] for row in table["rows"]] == ["2", "1"]
+    assert [row[4] for row in table["rows"]] == ["0/0", ""]
+
+
+def test_graph_break_heading_shows_the_break_count_in_chromium(
+    tmp_path: Path, chromium: str
+) -> None:
+    """Drawn by the page's script: the heading reads "Graph breaks (3)"."""
+    (tmp_path / "r.html").write_text(_page(_two_stacks_one_reason(tmp_path)), encoding="utf-8")
+    url = (tmp_path / "r.html").as_uri()
+    dom = run_chromium(chromium, tmp_path / "profile", url, "--dump-dom").stdout
+    assert "<h3>Graph breaks (3)</h3>" in dom
