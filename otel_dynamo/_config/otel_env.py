@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
+from otel_dynamo._config import registered
 from otel_dynamo._config.settings import ConfigProblem
 
 T = TypeVar("T")
@@ -36,8 +37,16 @@ EXPORTER_NONE = "none"
 PROTOCOL_GRPC = "grpc"
 PROTOCOL_HTTP = "http/protobuf"
 PROTOCOL_HTTP_JSON = "http/json"
-_EXPORTER_ALIASES = {"otlp_proto_grpc": PROTOCOL_GRPC, "otlp_proto_http": PROTOCOL_HTTP}
-_EXPORTER_KINDS = frozenset({EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_CONSOLE, EXPORTER_NONE})
+EXPORTER_JSON_FILE = "otlp_json_file"
+"""The installed OTLP/JSON file exporter's own entry-point name: our files (same format)."""
+_EXPORTER_ALIASES = {
+    "otlp_proto_grpc": PROTOCOL_GRPC,
+    "otlp_proto_http": PROTOCOL_HTTP,
+    "otlp_json_http": PROTOCOL_HTTP_JSON,
+}
+BUILT_IN_EXPORTERS = frozenset({EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_CONSOLE, EXPORTER_NONE})
+JSON_HTTP_DISTRIBUTION = "opentelemetry-exporter-otlp-json-http"
+"""What OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs (``pip install otel-dynamo[json-http]``)."""
 
 ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
 ENV_SAMPLER = "OTEL_TRACES_SAMPLER"
@@ -61,9 +70,11 @@ DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60000.0
 DEFAULT_METRIC_EXPORT_TIMEOUT_MS = 3000.0
 
 ACCEPTED_EXPORTERS = (
-    "a comma list of otlp, otlp_proto_grpc, otlp_proto_http, otlp_file, console; or none"
+    "a comma list of otlp, otlp_proto_grpc, otlp_proto_http, otlp_json_http, otlp_file, "
+    "otlp_json_file, console, or any name in the SDK's opentelemetry_<signal>_exporter "
+    "entry points; or none"
 )
-ACCEPTED_PROTOCOL = "grpc or http/protobuf"
+ACCEPTED_PROTOCOL = "grpc, http/protobuf or http/json"
 ACCEPTED_ENDPOINT = (
     "a URL with scheme http or https and a host, e.g. http://localhost:4317 "
     "(for gRPC also host:port, secure unless OTEL_EXPORTER_OTLP_INSECURE=true)"
@@ -79,7 +90,19 @@ ACCEPTED_COMPRESSION = "gzip or none"
 ACCEPTED_FILE = "a readable PEM file"
 ACCEPTED_SAMPLERS = (
     "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
-    "parentbased_traceidratio"
+    "parentbased_traceidratio, or any name in the SDK's opentelemetry_traces_sampler entry "
+    "points"
+)
+SAMPLER_GROUP = "opentelemetry_traces_sampler"
+ENV_ID_GENERATOR = "OTEL_PYTHON_ID_GENERATOR"
+ID_GENERATOR_GROUP = "opentelemetry_id_generator"
+DEFAULT_ID_GENERATOR = "random"
+"""The SDK's default; otel_dynamo's ``random`` draws from a source of its own (ids.py)."""
+ACCEPTED_ID_GENERATOR = "random, or any name in the SDK's opentelemetry_id_generator entry points"
+ENV_CONFIG_FILE = "OTEL_CONFIG_FILE"
+ACCEPTED_CONFIG_FILE = (
+    "unset: otel_dynamo's own providers follow the OTEL_* variables; a file-configured SDK's "
+    "global providers are used when the application sets them up"
 )
 ACCEPTED_RATIO = "a number from 0 to 1"
 TURNED_OFF = "{signals} OTLP export turned off"
@@ -104,6 +127,8 @@ class SamplerChoice:
 
     name: str
     ratio: float = DEFAULT_SAMPLER_RATIO
+    arg: str = ""
+    """OTEL_TRACES_SAMPLER_ARG as given, for a sampler registered by entry point."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,6 +184,7 @@ class OtelEnv:
     metric_interval_ms: float
     metric_timeout_ms: float
     problems: tuple[ConfigProblem, ...]
+    id_generator: str = DEFAULT_ID_GENERATOR
 
 
 def otlp_variable(suffix: str, signal: str | None = None) -> str:
@@ -179,6 +205,8 @@ def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
     interval = reader.positive(ENV_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS)
     timeout = reader.positive(ENV_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS)
     _check_resource_attributes(reader)
+    _check_config_file(reader)
+    id_generator = _id_generator(reader)
     return OtelEnv(
         disabled=disabled,
         plans=plans,
@@ -187,6 +215,7 @@ def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
         metric_interval_ms=interval,
         metric_timeout_ms=timeout,
         problems=reader.problems(),
+        id_generator=id_generator,
     )
 
 
@@ -241,15 +270,26 @@ def _exporters(reader: _Reader, signal: str) -> tuple[tuple[str, ...], str | Non
         return ((EXPORTER_OTLP,) if has_endpoint else (EXPORTER_FILE,)), None
     items = [item.strip().lower() for item in raw.split(",") if item.strip()]
     alias = next((_EXPORTER_ALIASES[item] for item in items if item in _EXPORTER_ALIASES), None)
-    kinds = [EXPORTER_OTLP if item in _EXPORTER_ALIASES else item for item in items]
-    if not kinds or not set(kinds) <= _EXPORTER_KINDS:
+    kinds = [_exporter_kind(item) for item in items]
+    known = BUILT_IN_EXPORTERS | registered.names_in(registered.exporter_group(signal))
+    if not kinds or not set(kinds) <= known:
         reader.problem(variable, raw, ACCEPTED_EXPORTERS, f"{signal} export turned off")
         return (), None
     return tuple(dict.fromkeys(kind for kind in kinds if kind != EXPORTER_NONE)), alias
 
 
+def _exporter_kind(name: str) -> str:
+    """Our kind for an exporter name: OTLP under any protocol name, our files for the file
+    exporter's name, else the name itself (built in, or an entry point's)."""
+    if name in _EXPORTER_ALIASES:
+        return EXPORTER_OTLP
+    return EXPORTER_FILE if name == EXPORTER_JSON_FILE else name
+
+
 def _otlp_target(reader: _Reader, signal: str, alias_protocol: str | None) -> OtlpTarget | None:
     protocol = alias_protocol or _protocol(reader, signal)
+    if alias_protocol == PROTOCOL_HTTP_JSON:  # named as an exporter: needs its package too
+        protocol = _json_http_or_none(reader, ENV_EXPORTER[signal], "otlp_json_http", signal)
     if protocol is None:
         return None
     endpoint = _endpoint(reader, signal, protocol)
@@ -287,9 +327,18 @@ def _protocol(reader: _Reader, signal: str) -> str | None:
     value = raw.strip().lower()
     if value in (PROTOCOL_GRPC, PROTOCOL_HTTP):
         return value
-    accepted = ACCEPTED_PROTOCOL
     if value == PROTOCOL_HTTP_JSON:
-        accepted += " (http/json is not supported by the Python OTLP exporter)"
+        return _json_http_or_none(reader, variable, raw, signal)
+    reader.problem(variable, raw, ACCEPTED_PROTOCOL, TURNED_OFF, signal=signal)
+    return None
+
+
+def _json_http_or_none(reader: _Reader, variable: str, raw: str, signal: str) -> str | None:
+    if registered.installed(JSON_HTTP_DISTRIBUTION):
+        return PROTOCOL_HTTP_JSON
+    accepted = (
+        f"{ACCEPTED_PROTOCOL}; http/json needs {JSON_HTTP_DISTRIBUTION} (otel-dynamo[json-http])"
+    )
     reader.problem(variable, raw, accepted, TURNED_OFF, signal=signal)
     return None
 
@@ -429,10 +478,29 @@ def _sampler(reader: _Reader) -> SamplerChoice:
     raw = reader.raw(ENV_SAMPLER)
     name = DEFAULT_SAMPLER if raw is None else raw.strip().lower()
     if name not in SAMPLER_NAMES:
+        if raw is not None and raw.strip() in registered.names_in(SAMPLER_GROUP):
+            return SamplerChoice(raw.strip(), arg=reader.raw(ENV_SAMPLER_ARG) or "")
         reader.problem(ENV_SAMPLER, raw or "", ACCEPTED_SAMPLERS, f"using {DEFAULT_SAMPLER}")
         name = DEFAULT_SAMPLER
     ratio = _ratio(reader) if name in _RATIO_SAMPLERS else DEFAULT_SAMPLER_RATIO
     return SamplerChoice(name, ratio)
+
+
+def _id_generator(reader: _Reader) -> str:
+    raw = reader.raw(ENV_ID_GENERATOR)
+    if raw is None or raw.strip() == DEFAULT_ID_GENERATOR:
+        return DEFAULT_ID_GENERATOR
+    if raw.strip() in registered.names_in(ID_GENERATOR_GROUP):
+        return raw.strip()
+    consequence = f"using {DEFAULT_ID_GENERATOR}"
+    reader.problem(ENV_ID_GENERATOR, raw, ACCEPTED_ID_GENERATOR, consequence)
+    return DEFAULT_ID_GENERATOR
+
+
+def _check_config_file(reader: _Reader) -> None:
+    raw = reader.raw(ENV_CONFIG_FILE)
+    if raw is not None:
+        reader.problem(ENV_CONFIG_FILE, raw, ACCEPTED_CONFIG_FILE, "not read by otel_dynamo")
 
 
 def _ratio(reader: _Reader) -> float:

@@ -1,4 +1,5 @@
-"""Factories for the real exporters: OTLP (gRPC, HTTP/protobuf), OTLP/JSON files, console.
+"""Factories for the real exporters: OTLP (gRPC, HTTP/protobuf, HTTP/JSON), OTLP/JSON
+files, console, and any exporter registered in the SDK's entry points.
 
 Every option is passed explicitly from the parsed plan, so the exporters do not fall
 back to reading ``os.environ`` for what we were given. Headers are the one option the
@@ -21,10 +22,12 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+from otel_dynamo._config import registered
 from otel_dynamo._config.otel_env import (
     EXPORTER_CONSOLE,
     EXPORTER_FILE,
     PROTOCOL_GRPC,
+    PROTOCOL_HTTP_JSON,
     SIGNAL_LOGS,
     SIGNAL_METRICS,
     SIGNAL_TRACES,
@@ -32,6 +35,7 @@ from otel_dynamo._config.otel_env import (
     otlp_variable,
     redacted_url,
 )
+from otel_dynamo._providers import entry_points
 from otel_dynamo._providers.files import ProcessFiles
 
 Factory = Callable[[], Any]
@@ -49,6 +53,14 @@ _HTTP = {
     SIGNAL_LOGS: ("opentelemetry.exporter.otlp.proto.http._log_exporter", "OTLPLogExporter"),
     SIGNAL_METRICS: (
         "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+        "OTLPMetricExporter",
+    ),
+}
+_JSON_HTTP = {
+    SIGNAL_TRACES: ("opentelemetry.exporter.otlp.json.http.trace_exporter", "OTLPSpanExporter"),
+    SIGNAL_LOGS: ("opentelemetry.exporter.otlp.json.http._log_exporter", "OTLPLogExporter"),
+    SIGNAL_METRICS: (
+        "opentelemetry.exporter.otlp.json.http.metric_exporter",
         "OTLPMetricExporter",
     ),
 }
@@ -71,9 +83,25 @@ def _load(spec: tuple[str, str]) -> Any:
 
 def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
     """A factory for the OTLP exporter of ``signal``, and a description of where it sends."""
-    build = _grpc_exporter if target.protocol == PROTOCOL_GRPC else _http_exporter
-    cls = _load((_GRPC if target.protocol == PROTOCOL_GRPC else _HTTP)[signal])
+    if target.protocol == PROTOCOL_GRPC:
+        build, cls = _grpc_exporter, _load(_GRPC[signal])
+    elif target.protocol == PROTOCOL_HTTP_JSON:
+        build, cls = _json_http_exporter, _load(_JSON_HTTP[signal])
+    else:
+        build, cls = _http_exporter, _load(_HTTP[signal])
     return partial(build, cls, target), f"{redacted_url(target.endpoint)} (OTLP {target.protocol})"
+
+
+def entry_point_class(signal: str, name: str) -> Any:
+    """The class registered as ``name`` in the SDK's exporter entry points of ``signal``."""
+    return entry_points.load(registered.exporter_group(signal), name)
+
+
+def entry_point_factory(signal: str, name: str) -> tuple[Factory, str]:
+    """A factory for a registered exporter, built as the SDK builds it: with no arguments
+    (it reads its own ``OTEL_*`` variables)."""
+    cls = entry_point_class(signal, name)
+    return cls, f"{name} (entry point)"
 
 
 def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
@@ -88,11 +116,12 @@ def console_factory(signal: str) -> tuple[Factory, str]:
 
 
 def local_factory(kind: str, signal: str, files: ProcessFiles) -> tuple[Factory, str]:
+    """Files, console, or (any other name the configuration accepted) an entry point's."""
     if kind == EXPORTER_FILE:
         return file_factory(signal, files)
     if kind == EXPORTER_CONSOLE:
         return console_factory(signal)
-    raise ValueError(kind)
+    return entry_point_factory(signal, kind)
 
 
 HEADER_VARIABLES = tuple(
@@ -122,6 +151,22 @@ def _grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
 def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
     with _header_variables_hidden():
         return _build_http_exporter(cls, target)
+
+
+def _json_http_exporter(cls: Any, target: OtlpTarget) -> Any:
+    from opentelemetry.exporter.otlp.common.http import Compression
+
+    compression = Compression.GZIP if target.compression == "gzip" else Compression.NONE
+    with _header_variables_hidden():
+        return cls(
+            endpoint=target.endpoint,
+            certificate_file=target.certificate,
+            client_key_file=target.client_key,
+            client_certificate_file=target.client_certificate,
+            headers=dict(target.headers) or None,
+            timeout=target.timeout_s,
+            compression=compression,
+        )
 
 
 def _build_grpc_exporter(cls: Any, target: OtlpTarget) -> Any:

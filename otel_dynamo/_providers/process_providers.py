@@ -43,6 +43,7 @@ class ProcessProviders:
         problems: Sequence[ConfigProblem] = (),
         output_dir: Path | None = None,
         prometheus_url: str | None = None,
+        pull_readers: bool = False,
         shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS,
         parts: Iterable[Part] = (),
         safe_exports: Iterable[SafeExport] = (),
@@ -54,6 +55,8 @@ class ProcessProviders:
         self.problems = tuple(problems)
         self.output_dir = output_dir
         self.prometheus_url = prometheus_url
+        self.pull_readers = pull_readers or prometheus_url is not None
+        """Metrics are read by a scraper (Prometheus): a flush only queues a snapshot."""
         self.shutdown_timeout_s = shutdown_timeout_s
         self._parts = tuple(parts)
         self._safe_exports = tuple(safe_exports)

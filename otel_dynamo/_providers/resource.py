@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.resources import Resource, ResourceDetector
 
 from otel_dynamo import names
 from otel_dynamo._config.otel_env import ENV_RESOURCE_ATTRIBUTES
@@ -55,6 +55,23 @@ def build_resource(environ: Mapping[str, str] | None = None) -> Resource:
 def detected_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
     """host.name, process.pid and the torchrun variables that are set and well formed."""
     attributes: dict[str, Any] = {HOST_NAME: socket.gethostname(), PROCESS_PID: os.getpid()}
+    attributes.update(torchrun_attributes(environ))
+    return attributes
+
+
+class TorchrunResourceDetector(ResourceDetector):
+    """The torchrun rank, local rank, world size, node rank and run id of this process,
+    from the variables torchrun sets. Registered as the ``opentelemetry_resource_detector``
+    entry point ``torchrun``: any application gets them with
+    ``OTEL_EXPERIMENTAL_RESOURCE_DETECTORS=otel,torchrun``."""
+
+    def detect(self) -> Resource:
+        return Resource(torchrun_attributes(os.environ))
+
+
+def torchrun_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The torchrun variables that are set and well formed, as resource attributes."""
+    attributes: dict[str, Any] = {}
     for variable, key in _INT_ATTRIBUTES:
         value = _int_or_none(environ.get(variable), variable)
         if value is not None:

@@ -17,6 +17,7 @@ that turns off what it affects (raised as ConfigError when ``settings.strict``).
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 from collections.abc import Mapping
@@ -33,6 +34,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_dynamo._config.otel_env import (
+    BUILT_IN_EXPORTERS,
     EXPORTER_FILE,
     EXPORTER_OTLP,
     SIGNAL_LOGS,
@@ -53,9 +55,8 @@ from otel_dynamo._config.settings import (
 )
 from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
 from otel_dynamo._providers.export_health import ExportHealth, Redactor
-from otel_dynamo._providers.exporters import local_factory, otlp_factory
+from otel_dynamo._providers.exporters import entry_point_class, local_factory, otlp_factory
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
-from otel_dynamo._providers.ids import IsolatedRandomIdGenerator
 from otel_dynamo._providers.process_providers import ProcessProviders, run_parallel
 from otel_dynamo._providers.prometheus import INSTALL_HINT, PrometheusEndpoint, start_prometheus
 from otel_dynamo._providers.resource import PROCESS_PID, build_resource
@@ -65,9 +66,11 @@ from otel_dynamo._providers.safe_exporters import (
     SafeMetricExporter,
     SafeSpanExporter,
 )
-from otel_dynamo._providers.sampling import build_sampler
+from otel_dynamo._providers.sampling import build_id_generator, build_sampler
 
 __all__ = ["ProcessProviders", "setup_providers"]
+
+_log = logging.getLogger(__name__)
 
 
 def setup_providers(
@@ -158,7 +161,9 @@ class _Builder:
     ) -> ProcessProviders:
         tracer_provider = self._tracer_provider()
         logger_provider = self._logger_provider()
-        meter_provider = self._meter_provider([prometheus.reader] if prometheus else [])
+        readers = self._entry_point_readers()
+        pull_readers = bool(readers) or prometheus is not None
+        meter_provider = self._meter_provider([prometheus.reader] if prometheus else [], readers)
         _refresh_pid_after_fork(tracer_provider, logger_provider, meter_provider)
         providers = (tracer_provider, logger_provider, meter_provider)
         parts = [_shutdown_part(p, self._processors.get(id(p), [])) for p in providers]
@@ -172,6 +177,7 @@ class _Builder:
             problems=problems,
             output_dir=Path(self._settings.output_dir) if uses_files else None,
             prometheus_url=prometheus.url if prometheus else None,
+            pull_readers=pull_readers,
             shutdown_timeout_s=self._settings.shutdown_timeout_seconds,
             parts=parts,
             safe_exports=self._safe_exports,
@@ -182,6 +188,8 @@ class _Builder:
         plan = self._plans[signal]
         safe_exports = []
         for kind in plan.exporters:
+            if signal == SIGNAL_METRICS and self._reader_class(kind) is not None:
+                continue  # a registered MetricReader (prometheus): a reader, not an exporter
             if kind == EXPORTER_OTLP and plan.otlp is not None:
                 factory, target = otlp_factory(signal, plan.otlp)
             else:
@@ -207,7 +215,7 @@ class _Builder:
             sampler=build_sampler(self._otel.sampler),
             resource=self._resource,
             shutdown_on_exit=False,
-            id_generator=IsolatedRandomIdGenerator(),
+            id_generator=build_id_generator(self._otel.id_generator),
         )
         for safe_export in safe_exports:
             processor = BoundedBatchSpanProcessor(
@@ -236,7 +244,33 @@ class _Builder:
             self._processors.setdefault(id(provider), []).append(processor)
         return provider
 
-    def _meter_provider(self, extra_readers: list[MetricReader]) -> metrics.MeterProvider:
+    def _reader_class(self, kind: str) -> type[MetricReader] | None:
+        """The MetricReader class an entry-point metrics name registers, else None."""
+        if kind in BUILT_IN_EXPORTERS:
+            return None
+        try:
+            cls = entry_point_class(SIGNAL_METRICS, kind)
+        except Exception:  # a broken plugin: its exporter factory reports it when built
+            return None
+        return cls if isinstance(cls, type) and issubclass(cls, MetricReader) else None
+
+    def _entry_point_readers(self) -> list[MetricReader]:
+        """Readers registered by name (OTEL_METRICS_EXPORTER=prometheus), built as the SDK
+        builds them; one that cannot start (a port in use) is left out with one warning."""
+        readers: list[MetricReader] = []
+        for kind in self._plans[SIGNAL_METRICS].exporters:
+            cls = self._reader_class(kind)
+            if cls is None:
+                continue
+            try:
+                readers.append(cls())
+            except Exception as error:
+                _log.warning("otel_dynamo: metrics reader %r did not start: %r", kind, error)
+        return readers
+
+    def _meter_provider(
+        self, extra_readers: list[MetricReader], registered_readers: list[MetricReader]
+    ) -> metrics.MeterProvider:
         readers: list[MetricReader] = [
             PeriodicExportingMetricReader(
                 SafeMetricExporter(safe_export),
@@ -246,6 +280,7 @@ class _Builder:
             for safe_export in self._safe_exports_for(SIGNAL_METRICS)
         ]
         readers.extend(extra_readers)
+        readers.extend(registered_readers)
         if not readers:
             return metrics.NoOpMeterProvider()
         return MeterProvider(

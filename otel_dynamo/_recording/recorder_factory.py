@@ -142,7 +142,7 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
     own = own_providers_if_built()
     is_own = own is not None and providers.meter_provider is own.meter_provider
     # Not with a Prometheus reader: each flush queues a snapshot there until a scrape.
-    pushes_only = own is not None and own.prometheus_url is None
+    pushes_only = own is not None and not own.pull_readers
     flush_soon = FlushSoon(providers.meter_provider) if is_own and pushes_only else None
     metrics = CompileMetrics(providers.meter_provider, flush_soon=flush_soon)
     return Sinks(log_events=log_events, metrics=metrics)

@@ -84,28 +84,44 @@ def test_otlp_proto_http_exporter_name_picks_http():
 
 
 def test_unknown_exporter_is_a_problem_and_turns_the_signal_off():
-    """An unknown exporter name: one problem naming variable, value, accepted; signal off."""
+    """An exporter name no entry point registers: one problem naming variable, value,
+    accepted; the signal off."""
     env = read_otel_env({"OTEL_TRACES_EXPORTER": "jaeger"})
     assert env.plans["traces"].exporters == ()
     assert [p.message for p in env.problems] == [
         "otel_dynamo: OTEL_TRACES_EXPORTER='jaeger' is not valid; accepted: a comma list of "
-        "otlp, otlp_proto_grpc, otlp_proto_http, otlp_file, console; or none; traces export "
-        "turned off"
+        "otlp, otlp_proto_grpc, otlp_proto_http, otlp_json_http, otlp_file, otlp_json_file, "
+        "console, or any name in the SDK's opentelemetry_<signal>_exporter entry points; or "
+        "none; traces export turned off"
     ]
 
 
-def test_http_json_protocol_is_a_clear_problem():
-    """http/json is refused with a message saying the Python exporter lacks it."""
+def test_http_json_protocol_is_accepted_when_its_exporter_is_installed():
+    """http/json (opentelemetry-exporter-otlp-json-http, a test dependency): OTLP over
+    HTTP with JSON, sent to /v1/<signal>."""
     environ = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
     }
     env = read_otel_env(environ)
-    assert [p.message for p in env.problems] == [
-        "otel_dynamo: OTEL_EXPORTER_OTLP_PROTOCOL='http/json' is not valid; accepted: grpc or "
-        "http/protobuf (http/json is not supported by the Python OTLP exporter); traces, "
-        "logs and metrics OTLP export turned off"
-    ]
+    assert env.problems == ()
+    target = env.plans["logs"].otlp
+    assert (target.protocol, target.endpoint) == ("http/json", "http://c:4318/v1/logs")
+
+
+def test_http_json_protocol_without_its_exporter_is_a_clear_problem(monkeypatch):
+    """Where opentelemetry-exporter-otlp-json-http is not installed: one problem naming the
+    package to install (otel-dynamo[json-http]); OTLP off."""
+    from otel_dynamo._config import registered
+
+    monkeypatch.setattr(registered, "installed", lambda distribution: False)
+    environ = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+    }
+    env = read_otel_env(environ)
+    (problem,) = env.problems
+    assert "opentelemetry-exporter-otlp-json-http (otel-dynamo[json-http])" in problem.accepted
     assert [plan.exporters for plan in env.plans.values()] == [(), (), ()]
 
 
@@ -296,4 +312,31 @@ def test_insecure_other_than_true_or_false_is_a_problem_and_false():
     assert env.plans["traces"].otlp.insecure is False
     assert [(p.variable, p.value, p.consequence) for p in env.problems] == [
         ("OTEL_EXPORTER_OTLP_INSECURE", "yes", "using false")
+    ]
+
+
+def test_an_unknown_sampler_is_a_problem_naming_the_entry_points():
+    """A sampler name nobody registers: the default, one problem saying where names come
+    from."""
+    env = read_otel_env({"OTEL_TRACES_SAMPLER": "nowhere_sampler"})
+    assert env.sampler.name == "parentbased_always_on"
+    (problem,) = env.problems
+    assert "opentelemetry_traces_sampler entry points" in problem.accepted
+
+
+def test_id_generator_names_come_from_the_entry_points():
+    """OTEL_PYTHON_ID_GENERATOR=random is the default; an unregistered name is a problem
+    and the default."""
+    assert read_otel_env({"OTEL_PYTHON_ID_GENERATOR": "random"}).id_generator == "random"
+    env = read_otel_env({"OTEL_PYTHON_ID_GENERATOR": "xray_nowhere"})
+    assert env.id_generator == "random"
+    assert [p.variable for p in env.problems] == ["OTEL_PYTHON_ID_GENERATOR"]
+
+
+def test_config_file_is_said_to_be_not_read():
+    """OTEL_CONFIG_FILE set: one problem saying otel_dynamo does not read it (never a
+    silent ignore)."""
+    env = read_otel_env({"OTEL_CONFIG_FILE": "/etc/otel.yaml"})
+    assert [(p.variable, p.value, p.consequence) for p in env.problems] == [
+        ("OTEL_CONFIG_FILE", "/etc/otel.yaml", "not read by otel_dynamo")
     ]

@@ -70,7 +70,9 @@ def test_every_standard_variable_read_is_in_the_configuration_table():
         if key.startswith("ENV_") and isinstance(value, str) and value.startswith("OTEL_")
     }
     read |= set(otel_env.ENV_EXPORTER.values())
-    read |= {otel_env.otlp_variable(suffix) for suffix in ("ENDPOINT", "PROTOCOL", "HEADERS")}
+    read |= {
+        otel_env.otlp_variable(suffix) for suffix in ("ENDPOINT", "PROTOCOL", "HEADERS", "INSECURE")
+    }
     assert read and sorted(v for v in read if f"`{v}`" not in table) == []
 
 

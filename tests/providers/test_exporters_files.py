@@ -158,9 +158,9 @@ def test_strict_mode_raises_for_bad_otel_variable(tmp_path):
     """Strict mode also raises for a bad standard variable (here the protocol)."""
     environ = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
-        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/xml",
     }
-    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_PROTOCOL='http/json'"):
+    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_PROTOCOL='http/xml'"):
         setup_providers(Settings(output_dir=str(tmp_path), strict=True), environ=environ)
 
 

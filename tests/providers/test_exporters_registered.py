@@ -1,0 +1,164 @@
+"""Exporters the SDK finds by name: any entry point registered beside it (a third-party
+package, Prometheus), the file exporter's own name, and OTLP/JSON over HTTP."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from _export_support import child_environ, clear_otel_environ, free_port
+
+from otel_dynamo import names
+from otel_dynamo._config.otel_env import read_otel_env
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._providers.setup import setup_providers
+
+TESTS = Path(__file__).parents[1]
+JOB = TESTS / "programs" / "compile_job.py"
+REGISTERED = TESTS / "data" / "registered_exporter"
+TIMEOUT_S = 240
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_otel_variables(monkeypatch):
+    clear_otel_environ(monkeypatch)
+
+
+def test_a_third_party_exporter_registered_by_entry_point_gets_the_spans(tmp_path):
+    """OTEL_TRACES_EXPORTER=fake_lines, a name only an installed package's entry points
+    know: an enabled training job's frame and graph spans reach that exporter."""
+    out = tmp_path / "lines.txt"
+    env = child_environ(
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_TRACES_EXPORTER="fake_lines",
+        FAKE_EXPORTER_OUT=str(out),
+        JOB_BACKEND="eager",
+    )
+    env["PYTHONPATH"] = os.pathsep.join([str(REGISTERED), env["PYTHONPATH"]])
+    done = subprocess.run(
+        [sys.executable, str(JOB)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert {names.SPAN_FRAME, names.SPAN_GRAPH} <= set(out.read_text().splitlines())
+
+
+def test_an_unknown_exporter_name_is_one_problem_naming_the_entry_points():
+    """A name no entry point registers: the signal's export is off, with one problem whose
+    accepted text says where names come from."""
+    env = read_otel_env({"OTEL_TRACES_EXPORTER": "zipkin_nowhere"})
+    (problem,) = env.problems
+    assert (problem.variable, problem.value) == ("OTEL_TRACES_EXPORTER", "zipkin_nowhere")
+    assert "opentelemetry_<signal>_exporter entry points" in problem.accepted
+    assert env.plans["traces"].exporters == ()
+
+
+def test_the_file_exporters_own_name_writes_our_files(tmp_path):
+    """OTEL_TRACES_EXPORTER=otlp_json_file (the installed exporter's entry-point name)
+    writes the embedded default's private OTLP/JSON Lines files."""
+    environ = {
+        name: "otlp_json_file"
+        for name in ("OTEL_TRACES_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_METRICS_EXPORTER")
+    }
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+    telemetry.tracer_provider.get_tracer("t").start_span("s").end()
+    telemetry.shutdown(5.0)
+    (traces,) = tmp_path.glob("traces-*.jsonl")
+    assert json.loads(traces.read_text().splitlines()[0])["resourceSpans"]
+
+
+class _Requests(http.server.BaseHTTPRequestHandler):
+    received: list[tuple[str, str, bytes]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.received.append((self.path, self.headers.get("Content-Type", ""), body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _json_receiver(port: int) -> Iterator[list[tuple[str, str, bytes]]]:
+    handler = type("Handler", (_Requests,), {"received": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield handler.received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_json_protocol_sends_otlp_json(tmp_path):
+    """OTEL_EXPORTER_OTLP_PROTOCOL=http/json: spans, logs and metrics are POSTed as OTLP/JSON
+    (application/json) to /v1/<signal> of the endpoint."""
+    port = free_port()
+    environ = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+    }
+    with _json_receiver(port) as received:
+        telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+        telemetry.tracer_provider.get_tracer("t").start_span("json-span").end()
+        telemetry.meter_provider.get_meter("t").create_counter("json.count").add(1)
+        telemetry.logger_provider.get_logger("t").emit(body="json-log")
+        telemetry.shutdown(5.0)
+    by_path = {path: (kind, json.loads(body)) for path, kind, body in received}
+    assert set(by_path) == {"/v1/traces", "/v1/metrics", "/v1/logs"}
+    assert all(kind.startswith("application/json") for kind, _ in by_path.values())
+    spans = by_path["/v1/traces"][1]["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [span["name"] for span in spans] == ["json-span"]
+
+
+PROMETHEUS_SCRIPT = """
+import os, sys, urllib.request
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._providers.setup import setup_providers
+telemetry = setup_providers(Settings(output_dir=sys.argv[1]))
+telemetry.meter_provider.get_meter("t").create_counter("scraped.count").add(3)
+port = os.environ["OTEL_EXPORTER_PROMETHEUS_PORT"]
+print(urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode())
+telemetry.shutdown(2.0)
+"""
+
+
+def test_prometheus_by_its_entry_point_name_serves_a_scrape(tmp_path):
+    """OTEL_METRICS_EXPORTER=prometheus (the prometheus exporter's entry point, a reader):
+    a scrape of OTEL_EXPORTER_PROMETHEUS_PORT returns the counter."""
+    env = child_environ(
+        OTEL_METRICS_EXPORTER="prometheus",
+        OTEL_EXPORTER_PROMETHEUS_HOST="127.0.0.1",
+        OTEL_EXPORTER_PROMETHEUS_PORT=str(free_port()),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROMETHEUS_SCRIPT, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (sample,) = [
+        line for line in done.stdout.splitlines() if line.startswith("scraped_count_total")
+    ]
+    assert sample.endswith(" 3.0")
