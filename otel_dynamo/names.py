@@ -1,6 +1,6 @@
 """Every name otel_dynamo emits: span names, attribute keys, metric names, log events.
 
-This module is the single source of truth. Code, the README tables, the Grafana
+This module is the single source of truth. Code, the tables of docs/names.md, the Grafana
 dashboards and the Collector configs all refer to these constants; tests check that
 each one is documented and that nothing downstream uses a name that is not here.
 """
@@ -244,7 +244,7 @@ ATTR_CODE_LINE = "code.line.number"
 """First line of the compiled frame's code object."""
 
 ATTR_FRAME_OUTCOME = "torch.compile.frame.outcome"
-"""How the frame compile ended: success, no_graph, skipped or failure."""
+"""How the frame compile ended: success, no_graph, skipped, failure or interrupted."""
 
 ATTR_FRAME_GRAPH_COUNT = "torch.compile.frame.graph.count"
 """Number of graphs handed to the backend while compiling this frame."""

@@ -11,7 +11,7 @@ Typical use::
     print(report.explain(["./otel-dynamo"]))  # torch._dynamo.explain's summary, no reset
 
 ``summarize`` returns plain data (dicts, lists, strings, numbers), the same that
-``otel-dynamo report --json`` prints; its keys are documented in the README.
+``otel-dynamo report --json`` prints; its keys are documented in docs/report-json.md.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def is_recompile(frame: Span) -> bool:
 
 
 def compile_row(frame: Span, tree: SpanTree) -> dict[str, Any]:
-    """The report's row for one frame compile (documented in the README part)."""
+    """The report's row for one frame compile (documented in docs/report-json.md)."""
     attrs = frame.attributes
     below = tree.descendants(frame)
     graphs = [span for span in below if span.name == names.SPAN_GRAPH and not is_discarded(span)]

@@ -1,7 +1,7 @@
 """Turn :class:`Telemetry` into the report summary: one plain, JSON-ready dict.
 
 The dict is the contract shared by the terminal view, ``--json`` and the HTML page
-(schema in the README). Every key is always present; lists are in a stable order.
+(schema in docs/report-json.md). Every key is always present; lists are in a stable order.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def summarize(
     recompile_limit: int = DEFAULT_RECOMPILE_LIMIT,
     slowest: int = DEFAULT_SLOWEST,
 ) -> dict[str, Any]:
-    """The report summary of ``telemetry`` (see the README for every key)."""
+    """The report summary of ``telemetry`` (docs/report-json.md has every key)."""
     builder = SummaryBuilder(recompile_limit=recompile_limit, slowest=slowest)
     builder.add(telemetry)
     return builder.finish(telemetry.files, telemetry.problems)

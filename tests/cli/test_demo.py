@@ -63,7 +63,7 @@ def _named(spans: list[report.Span], name: str) -> list[report.Span]:
 
 
 def test_demo_exits_0_and_says_how_long_it_took(demo: DemoResult) -> None:
-    """Exit 0, and the last line gives the demo's own wall time (bench numbers: README)."""
+    """Exit 0, and the last line gives the demo's own wall time (benches: docs/performance.md)."""
     assert demo.returncode == 0, demo.stderr
     assert re.search(r"^demo took \d+\.\d s;", demo.stdout, re.MULTILINE), demo.stdout
 

@@ -1,4 +1,4 @@
-"""The README's sentence on booleans states exactly the words parse_bool accepts."""
+"""docs/configuration.md's sentence on booleans states exactly the words parse_bool accepts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from otel_dynamo._config.settings import parse_bool
 
-README = Path(__file__).parents[2] / "README.md"
+README = Path(__file__).parents[2] / "docs" / "configuration.md"
 
 
 def _stated_pairs() -> list[tuple[str, str]]:
