@@ -137,6 +137,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "METRIC_GRAPH_BREAKS",
     "METRIC_RECOMPILES",
     "METRIC_GUARDS",
+    "METRIC_CACHE_ENTRIES",
     "METRIC_RUNS",
     "METRIC_RUN_DURATION",
     "METRIC_FAILURES",
@@ -591,6 +592,11 @@ METRIC_RECOMPILES = "torch.compile.recompiles"
 
 METRIC_GUARDS = "torch.compile.guards.per_frame"
 """Histogram of guards installed per frame compile. Unit {guard}."""
+
+METRIC_CACHE_ENTRIES = "torch.compile.frame.cache_entries"
+"""Histogram of the cache entries a frame compile found for its code (0: first compile;
+the recompile limit, 8 by default, refuses the compile that would add a 9th), by backend.
+Unit {entry}."""
 
 METRIC_RUNS = "torch.compile.runs"
 """Counter of compiled-graph executions (all runs, sampled or not), by run kind. Unit {run}."""

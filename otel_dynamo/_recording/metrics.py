@@ -40,6 +40,9 @@ RUN_DURATION_BUCKETS_S = (
 
 GUARD_BUCKETS = (1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 """Guards-per-frame histogram boundaries."""
+CACHE_ENTRY_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64)
+"""Cache-entries histogram boundaries: one per entry up to the default recompile limit (8),
+so an alert can count compiles that found 7 (they fill the cache)."""
 
 UNKNOWN_BACKEND = "unknown"
 MAX_TRACKED_RUNS = 10_000
@@ -75,6 +78,11 @@ class CompileMetrics:
         self._guards = meter.create_histogram(
             names.METRIC_GUARDS, unit="{guard}", explicit_bucket_boundaries_advisory=GUARD_BUCKETS
         )
+        self._cache_entries = meter.create_histogram(
+            names.METRIC_CACHE_ENTRIES,
+            unit="{entry}",
+            explicit_bucket_boundaries_advisory=CACHE_ENTRY_BUCKETS,
+        )
         self._run_duration = meter.create_histogram(
             names.METRIC_RUN_DURATION,
             unit="s",
@@ -102,6 +110,9 @@ class CompileMetrics:
         )
         self._record_time_split(attributes, backend, names.COMPILE_KIND_FRAME, context)
         self._guards.record(int(attributes.get(names.ATTR_GUARD_COUNT) or 0), labels)
+        cache_entries = attributes.get(names.ATTR_FRAME_CACHE_SIZE)
+        if isinstance(cache_entries, int):
+            self._cache_entries.record(cache_entries, {names.ATTR_BACKEND: backend})
         if attributes.get(names.ATTR_RECOMPILE_REASON):
             self._recompiles.add(1, {names.ATTR_BACKEND: labels[names.ATTR_BACKEND]})
         if self._flush_soon is not None:

@@ -196,6 +196,18 @@ def test_guards_histogram_per_frame(traced, reader):
     assert point.count == 1 and point.sum >= 1
 
 
+def test_cache_entries_histogram_counts_what_each_compile_found(traced, reader):
+    """torch.compile.frame.cache_entries: a function compiled for three dtypes records 0,
+    1 and 2 (the entries already cached for its code), by backend, in the 0, 1, 2 buckets."""
+    compiled = torch.compile(lambda x: x + 1, backend=traced("eager"), dynamic=False)
+    for dtype in (torch.float32, torch.float64, torch.int64):
+        compiled(torch.ones(3, dtype=dtype))
+    (point,) = points(reader)[names.METRIC_CACHE_ENTRIES]
+    assert (point.count, point.sum) == (3, 3)
+    assert list(point.bucket_counts[:4]) == [1, 1, 1, 0]
+    assert dict(point.attributes) == {names.ATTR_BACKEND: "eager"}
+
+
 def test_still_compiling_event_for_a_slow_compile(provider, logger_provider, records, monkeypatch):
     """A compile running past OTEL_DYNAMO_SLOW_COMPILE_SECONDS logs still_compiling."""
     import time

@@ -76,7 +76,11 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
     recorder = CompileMetrics(MeterProvider(metric_readers=[reader], shutdown_on_exit=False))
     recorder.frame_compiled(
         None,
-        {names.ATTR_RECOMPILE_REASON: "x", names.ATTR_TIME_PREFIX + names.TIME_TRACING: 0.4},
+        {
+            names.ATTR_RECOMPILE_REASON: "x",
+            names.ATTR_TIME_PREFIX + names.TIME_TRACING: 0.4,
+            names.ATTR_FRAME_CACHE_SIZE: 1,
+        },
         "success",
         0.5,
     )
