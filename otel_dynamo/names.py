@@ -29,6 +29,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CODE_FUNCTION",
     "ATTR_CODE_FILE",
     "ATTR_CODE_LINE",
+    "ATTR_THREAD_ID",
+    "ATTR_THREAD_NAME",
     "ATTR_FRAME_OUTCOME",
     "ATTR_FRAME_GRAPH_COUNT",
     "ATTR_FRAME_CACHE_SIZE",
@@ -243,6 +245,13 @@ ATTR_CODE_FILE = "code.file.path"
 
 ATTR_CODE_LINE = "code.line.number"
 """First line of the compiled frame's code object."""
+
+ATTR_THREAD_ID = "thread.id"
+"""The OS thread id (``threading.get_native_id``) of the thread that compiled (frame and
+lazy backward spans): one track per thread in ``otel-dynamo report --perfetto``."""
+
+ATTR_THREAD_NAME = "thread.name"
+"""The Python name of that thread (``MainThread``, a DataLoader or user thread)."""
 
 ATTR_FRAME_OUTCOME = "torch.compile.frame.outcome"
 """How the frame compile ended: success, no_graph, skipped, failure or interrupted."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -104,7 +105,11 @@ class Recorder:
         frame.span = self.tracer.start_span(
             names.SPAN_FRAME,
             start_time=start,
-            attributes={names.ATTR_COMPILE_ID: frame.compile_id, **frame.code_attributes()},
+            attributes={
+                names.ATTR_COMPILE_ID: frame.compile_id,
+                **frame.code_attributes(),
+                **thread_attributes(),
+            },
         )
         frame.started_ns = start
         self.log_events.frame_started(frame)
@@ -208,6 +213,7 @@ class Recorder:
             return
         frame_context = self._ended.get(event.compile_id, (None, None))[0]
         attributes: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
+        attributes.update(thread_attributes())
         backend = self._backend_of(event.compile_id)
         if backend:
             attributes[names.ATTR_BACKEND] = backend
@@ -384,3 +390,9 @@ _RUN_SPAN_NAMES = {
 
 def run_span_name(kind: str) -> str:
     return _RUN_SPAN_NAMES[kind]
+
+
+def thread_attributes() -> dict[str, Any]:
+    """``thread.id`` and ``thread.name`` of the calling thread (the one compiling)."""
+    current = threading.current_thread()
+    return {names.ATTR_THREAD_ID: threading.get_native_id(), names.ATTR_THREAD_NAME: current.name}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,6 +34,12 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--html", metavar="FILE", type=Path, help="also write a self-contained HTML page"
+    )
+    parser.add_argument(
+        "--perfetto",
+        metavar="FILE",
+        type=Path,
+        help="also write the run as Chrome Trace Event JSON (ui.perfetto.dev, chrome://tracing)",
     )
     parser.add_argument(
         "--limit",
@@ -67,13 +74,17 @@ def run_report(args: argparse.Namespace) -> int:
     from otel_dynamo import report
 
     progress = report.TerminalProgress(sys.stderr)
-    # Read and summarized a few processes at a time: memory follows the largest process.
-    done = report.read_report(
-        args.paths,
-        progress=progress,
-        recompile_limit=args.recompile_limit,
-        timeline=args.html is not None,
-    )
+    with _perfetto_writer(args.perfetto) as perfetto:
+        if args.perfetto is not None and perfetto is None:
+            return EXIT_FAILED
+        # Read and summarized a few processes at a time: memory follows the largest process.
+        done = report.read_report(
+            args.paths,
+            progress=progress,
+            recompile_limit=args.recompile_limit,
+            timeline=args.html is not None,
+            visitor=perfetto,
+        )
     progress.clear()
     for problem in done.problems:
         error(report.printable(str(problem)))
@@ -109,6 +120,27 @@ def print_report(summary: dict[str, Any], args: argparse.Namespace, stream: Text
     except BrokenPipeError:
         # `otel-dynamo report ... | head`: the reader left; that is not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+@contextlib.contextmanager
+def _perfetto_writer(path: Path | None) -> Iterator[Any]:
+    """A PerfettoWriter over ``path`` (None when not asked for, or when it cannot be
+    opened: then said on stderr), closed and its file complete on the way out."""
+    if path is None:
+        yield None
+        return
+    from otel_dynamo import report
+
+    try:
+        stream = path.open("w", encoding="utf-8")
+    except OSError as problem:
+        error(f"{path}: cannot write the Perfetto trace: {problem.strerror}")
+        yield None
+        return
+    with stream:
+        writer = report.PerfettoWriter(stream)
+        yield writer
+        writer.close()
 
 
 def write_html(path: Path, page: str) -> bool:

@@ -28,9 +28,10 @@ from otel_dynamo.report._model import (
     SpanEvent,
     Telemetry,
 )
+from otel_dynamo.report._perfetto import PerfettoWriter
 from otel_dynamo.report._progress import TerminalProgress
 from otel_dynamo.report._read import TELEMETRY_SUFFIXES, ProgressCallback, load_telemetry
-from otel_dynamo.report._stream import Report, read_report
+from otel_dynamo.report._stream import GroupVisitor, Report, read_report
 from otel_dynamo.report._summary import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
@@ -55,7 +56,9 @@ __all__ = [
     "ExplainSource",
     "ExplainSummary",
     "FileStats",
+    "GroupVisitor",
     "LogRecord",
+    "PerfettoWriter",
     "Problem",
     "Process",
     "ProgressCallback",

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from otel_dynamo.report import _decode
 from otel_dynamo.report._html_timeline import TimelineBuilder
@@ -32,6 +32,15 @@ from otel_dynamo.report._read import (
 from otel_dynamo.report._summary import DEFAULT_RECOMPILE_LIMIT, DEFAULT_SLOWEST, SummaryBuilder
 
 Key = tuple[str, ...]
+
+
+class GroupVisitor(Protocol):
+    """Also told each group of processes read (``PerfettoWriter`` writes them out)."""
+
+    def add(self, telemetry: Telemetry) -> None: ...
+
+    def restart(self) -> None:
+        """Everything is read again, at once: forget what was added."""
 
 
 @dataclasses.dataclass
@@ -51,9 +60,11 @@ def read_report(
     recompile_limit: int = DEFAULT_RECOMPILE_LIMIT,
     slowest: int = DEFAULT_SLOWEST,
     timeline: bool = False,
+    visitor: GroupVisitor | None = None,
 ) -> Report:
     """Read and summarize every telemetry file in ``paths`` (files or directories), the
-    same summary as ``summarize(load_telemetry(paths))``, one group of processes at a time."""
+    same summary as ``summarize(load_telemetry(paths))``, one group of processes at a time;
+    ``visitor`` is given each group too."""
     problems: list[Problem] = []
     files, explicit = input_files(paths, problems)
     meter = ProgressMeter(progress, total=sum(file_size(path) for path in files))
@@ -67,11 +78,22 @@ def read_report(
             FileReader(path, telemetry, meter).read(explicit=path in explicit)
         keys = {process.key for process in telemetry.processes}
         if keys & summarized:
-            return _all_at_once(paths, progress, recompile_limit, slowest, timeline)
+            if visitor is not None:
+                visitor.restart()
+            return _all_at_once(
+                paths,
+                progress,
+                recompile_limit=recompile_limit,
+                slowest=slowest,
+                timeline=timeline,
+                visitor=visitor,
+            )
         summarized |= keys
         summary.add(telemetry)
         if bars is not None:
             bars.add(telemetry)
+        if visitor is not None:
+            visitor.add(telemetry)
         read.update(_files_only(group, telemetry))
     meter.finish()
     stats = [stats for path in files for stats in read[path].files]
@@ -98,15 +120,19 @@ def _files_only(group: list[Path], telemetry: Telemetry) -> dict[Path, Telemetry
 def _all_at_once(
     paths: Iterable[str | os.PathLike[str]],
     progress: ProgressCallback | None,
+    *,
     recompile_limit: int,
     slowest: int,
     timeline: bool,
+    visitor: GroupVisitor | None,
 ) -> Report:
     from otel_dynamo.report._html_timeline import timeline_data
     from otel_dynamo.report._read import load_telemetry
     from otel_dynamo.report._summary import summarize
 
     telemetry = load_telemetry(paths, progress=progress)
+    if visitor is not None:
+        visitor.add(telemetry)
     return Report(
         summary=summarize(telemetry, recompile_limit=recompile_limit, slowest=slowest),
         timeline=timeline_data(telemetry) if timeline else None,

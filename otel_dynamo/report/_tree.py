@@ -20,6 +20,10 @@ class SpanTree:
             if span.parent_span_id:
                 self._children[span.parent_span_id].append(span)
 
+    def children(self, span_id: str) -> list[Span]:
+        """The spans whose parent is ``span_id``."""
+        return list(self._children.get(span_id, ()))
+
     def descendants(self, frame: Span) -> list[Span]:
         """The spans beneath a frame span, without those of frames nested in it."""
         return [found for found, depth in self.walk(frame) if depth > 0]

@@ -332,3 +332,27 @@ def test_startup_names_the_entry_point_the_package_declares():
         if ep.value.startswith("otel_dynamo.")
     }
     assert declared == {INSTRUMENTOR_ENTRY_POINT}
+
+
+def test_perfetto_trace_of_a_real_training_job(tmp_path):
+    """A real traced training job, then report --perfetto: its frame compiles and lazy
+    backward compiles are slices on the track of the thread that compiled them (the main
+    thread, named so), its graph break an instant on that track."""
+    assert run_job(tmp_path, OTEL_DYNAMO_ENABLED="true").returncode == 0
+    out = tmp_path / "trace.json"
+    done = run(
+        [sys.executable, "-m", "otel_dynamo.cli", "report", str(tmp_path), "--perfetto", str(out)],
+        child_environ(),
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    frames = [e for e in events if e["ph"] == "X" and e["cat"] == names.SPAN_FRAME]
+    lazy = [e for e in events if e["ph"] == "X" and e["cat"] == names.SPAN_LAZY_BACKWARD]
+    threads = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert frames and lazy
+    (main,) = {e["tid"] for e in frames + lazy}
+    assert main == frames[0]["args"][names.ATTR_THREAD_ID]
+    assert threads[main] == f"MainThread ({main})"
+    breaks = [e for e in events if e["ph"] == "i" and e["name"].startswith("graph break")]
+    assert breaks and {e["tid"] for e in breaks} == {main}
