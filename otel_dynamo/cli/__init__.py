@@ -13,7 +13,7 @@ import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 
-from otel_dynamo.cli import demo_command, report_command
+from otel_dynamo.cli import demo_command, diff_command, report_command
 from otel_dynamo.cli.arguments import PROG
 
 __all__ = ["main"]
@@ -69,6 +69,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         report_command.REPORT_HELP,
         report_command.add_report_arguments,
         report_command.run_report,
+    ),
+    Subcommand(
+        "diff", diff_command.DIFF_HELP, diff_command.add_diff_arguments, diff_command.run_diff
     ),
     Subcommand(
         "demo", demo_command.DEMO_HELP, demo_command.add_demo_arguments, demo_command.run_demo

@@ -108,10 +108,10 @@ def print_report(summary: dict[str, Any], args: argparse.Namespace, stream: Text
     if args.json:  # in pieces: a large run's summary is never one string in memory
         pieces: Iterable[str] = report.json_chunks(summary)
     else:
-        color = _use_color(args.color, stream)
+        color = use_color(args.color, stream)
         pieces = [
             report.render_terminal(
-                summary, width=_terminal_width(stream), color=color, limit=args.limit
+                summary, width=terminal_width(stream), color=color, limit=args.limit
             )
         ]
     try:
@@ -152,7 +152,7 @@ def write_html(path: Path, page: str) -> bool:
     return True
 
 
-def _use_color(choice: str, stream: TextIO) -> bool:
+def use_color(choice: str, stream: TextIO) -> bool:
     from otel_dynamo.report import color_enabled
 
     if choice == "auto":
@@ -160,7 +160,7 @@ def _use_color(choice: str, stream: TextIO) -> bool:
     return choice == "always"
 
 
-def _terminal_width(stream: TextIO) -> int:
+def terminal_width(stream: TextIO) -> int:
     """At most 100 columns; fewer on a narrower terminal."""
     from otel_dynamo.report import DEFAULT_WIDTH
 

@@ -356,3 +356,31 @@ def test_perfetto_trace_of_a_real_training_job(tmp_path):
     assert threads[main] == f"MainThread ({main})"
     breaks = [e for e in events if e["ph"] == "i" and e["name"].startswith("graph break")]
     assert breaks and {e["tid"] for e in breaks} == {main}
+
+
+def test_diff_of_the_same_real_job_run_twice_passes_the_gate(tmp_path):
+    """Two real traced runs of one training job: diff finds the same compiles, graphs,
+    breaks and recompiles (counts equal, nothing new or gone) and the CI gate passes."""
+    for run_dir in ("base", "new"):
+        (tmp_path / run_dir).mkdir()
+        assert run_job(tmp_path / run_dir, OTEL_DYNAMO_ENABLED="true").returncode == 0
+    command = [
+        sys.executable,
+        "-m",
+        "otel_dynamo.cli",
+        "diff",
+        str(tmp_path / "base"),
+        str(tmp_path / "new"),
+        "--json",
+        "--fail-on",
+        "new_graph_breaks>0",
+        "--fail-on",
+        "recompiles>+0",
+    ]
+    done = run(command, child_environ(), tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    diff = json.loads(done.stdout)
+    for key in ("frame_compiles", "graphs", "ops", "graph_breaks", "recompiles", "failures"):
+        assert diff["totals"][key]["change"] == 0, key
+    assert diff["totals"]["graph_breaks"]["new"] >= 1
+    assert diff["graph_breaks"] == {"new": [], "gone": [], "changed": []}

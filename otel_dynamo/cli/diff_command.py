@@ -1,0 +1,119 @@
+"""``otel-dynamo diff BASE NEW``: what changed between two runs, and a CI gate on it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from otel_dynamo.cli.arguments import EXIT_OK, error
+
+DIFF_HELP = "compare two runs' telemetry: what changed, with --fail-on conditions for CI"
+EXIT_GATE_FAILED = 1
+"""A --fail-on condition held."""
+EXIT_UNREADABLE = 2
+"""BASE or NEW held no readable record, or the HTML page could not be written (argparse
+uses 2 for bad arguments too)."""
+
+
+def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
+    from otel_dynamo.report._diff import DEFAULT_MIN_CHANGE
+
+    parser.add_argument("base", type=Path, help="the base run: a telemetry file or directory")
+    parser.add_argument("new", type=Path, help="the new run: a telemetry file or directory")
+    parser.add_argument(
+        "--min-change",
+        type=_min_change,
+        default=DEFAULT_MIN_CHANGE,
+        metavar="REL,ABS",
+        help=f"a compile time changed when it moved by both (default {DEFAULT_MIN_CHANGE})",
+    )
+    parser.add_argument(
+        "--fail-on",
+        type=_condition,
+        action="append",
+        default=[],
+        metavar="CONDITION",
+        help="exit 1 when it holds, e.g. new_graph_breaks>0, recompiles>+2, "
+        "compile_seconds>+20%% (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the diff as JSON")
+    parser.add_argument("--html", metavar="FILE", type=Path, help="also write one HTML page")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour the tables"
+    )
+
+
+def _min_change(text: str) -> Any:
+    from otel_dynamo.report._diff import MinChange
+
+    try:
+        return MinChange.parse(text)
+    except ValueError as problem:
+        raise argparse.ArgumentTypeError(str(problem)) from None
+
+
+def _condition(text: str) -> Any:
+    from otel_dynamo.report._gate import Condition
+
+    try:
+        return Condition.parse(text)
+    except ValueError as problem:
+        raise argparse.ArgumentTypeError(str(problem)) from None
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    from otel_dynamo import report
+    from otel_dynamo.report._diff import MinChange, diff_summaries
+
+    summaries = []
+    for label, path in (("BASE", args.base), ("NEW", args.new)):
+        done = report.read_report([path])
+        for problem in done.problems:
+            error(report.printable(str(problem)))
+        if done.records == 0:
+            error(f"{label} {path}: no OTLP/JSON records could be read")
+            return EXIT_UNREADABLE
+        summaries.append(done.summary)
+    min_change = args.min_change
+    if isinstance(min_change, str):
+        min_change = MinChange.parse(min_change)
+    diff = diff_summaries(summaries[0], summaries[1], min_change=min_change)
+    verdicts = [condition.evaluate(diff) for condition in args.fail_on]
+    diff["conditions"] = verdicts
+    if args.html is not None and not _write_html(args.html, diff, verdicts):
+        return EXIT_UNREADABLE
+    _print(diff, verdicts, args)
+    return EXIT_GATE_FAILED if any(verdict["failed"] for verdict in verdicts) else EXIT_OK
+
+
+def _print(diff: dict[str, Any], verdicts: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    from otel_dynamo import report
+    from otel_dynamo.cli.report_command import terminal_width, use_color
+    from otel_dynamo.report._diff_terminal import render_diff
+
+    if args.json:
+        text = "".join(report.json_chunks(diff))
+    else:
+        width = terminal_width(sys.stdout)
+        text = render_diff(diff, verdicts, width=width, color=use_color(args.color, sys.stdout))
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _write_html(path: Path, diff: dict[str, Any], verdicts: list[dict[str, Any]]) -> bool:
+    from otel_dynamo.report._diff_html import render_diff_html
+
+    try:
+        path.write_text(render_diff_html(diff, verdicts), encoding="utf-8")
+    except OSError as problem:
+        error(f"{path}: cannot write the HTML page: {problem.strerror}")
+        return False
+    return True
+
+
+def dumps(diff: dict[str, Any]) -> str:
+    """The diff as compact JSON (tests, scripts)."""
+    return json.dumps(diff, separators=(",", ":"))

@@ -1,0 +1,209 @@
+"""otel-dynamo diff BASE NEW: what changed between two runs (counts exact, times past a
+threshold), as text, JSON and HTML, and --fail-on conditions that set the exit code."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _report_support import (
+    DTYPE_REASON,
+    MODEL_FILE,
+    PRINT_BREAK,
+    FakeCompile,
+    GraphBreak,
+    small_compiles,
+    write_traces,
+)
+
+from otel_dynamo import cli
+
+
+def _write(directory: Path, compiles: list[FakeCompile]) -> Path:
+    directory.mkdir(parents=True)
+    write_traces(directory / "traces.jsonl", compiles)
+    return directory
+
+
+def _shifted(compile_: FakeCompile, lines: int) -> FakeCompile:
+    """The same compile after an edit moved the code down by ``lines``."""
+    breaks = tuple(
+        dataclasses.replace(
+            b,
+            user_stack=tuple(
+                re.sub(r":(\d+) in", lambda m: f":{int(m[1]) + lines} in", e) for e in b.user_stack
+            ),
+        )
+        for b in compile_.graph_breaks
+    )
+    return dataclasses.replace(compile_, line=compile_.line + lines, graph_breaks=breaks)
+
+
+NEW_BREAK = GraphBreak(
+    "Data-dependent branching", "Data-dependent branching", (f"{MODEL_FILE}:77 in decode",)
+)
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE: the small job. NEW: the same code moved 5 lines down, its failing compile
+    fixed, one more recompile of forward, a new break in decode, forward 3 s slower."""
+    base = small_compiles()
+    new = [_shifted(c, 5) for c in base if c.compile_id != "1/0"]
+    new[0] = dataclasses.replace(new[0], duration_ms=3100)
+    new += [
+        FakeCompile("0/2", start_ms=5000, cache_size=2, recompile_reason=DTYPE_REASON),
+        FakeCompile("3/0", function="decode", line=70, start_ms=6000, graph_breaks=(NEW_BREAK,)),
+    ]
+    return _write(tmp_path / "base", base), _write(tmp_path / "new", new)
+
+
+def _diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    code = cli.main(["diff", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_break_moved_by_an_edit_is_not_new_and_a_new_one_is(runs, capsys) -> None:
+    """Breaks are matched by reason and the user's function and file: the print break
+    whose lines moved is unchanged; the one in decode is new, with its file:line."""
+    code, diff = _diff(capsys, str(runs[0]), str(runs[1]))
+    assert code == 0
+    breaks = diff["graph_breaks"]
+    assert [
+        (b["reason"], b["function"], b["file"], b["lines"], b["base_count"], b["new_count"])
+        for b in breaks["new"]
+    ] == [("Data-dependent branching", "decode", "project/model.py", [77], 0, 1)]
+    assert breaks["gone"] == [] and breaks["changed"] == []
+    assert PRINT_BREAK not in json.dumps(breaks["new"])
+
+
+def test_recompiles_and_failures_new_gone_and_changed(runs, capsys) -> None:
+    """One more dtype recompile of forward: changed 1 → 2; the failing helper compile
+    fixed: its failure is gone."""
+    _, diff = _diff(capsys, str(runs[0]), str(runs[1]))
+    (changed,) = diff["recompiles"]["changed"]
+    assert (
+        changed["function"],
+        changed["reason"],
+        changed["base_count"],
+        changed["new_count"],
+    ) == ("forward", DTYPE_REASON, 1, 2)
+    (gone,) = diff["failures"]["gone"]
+    assert (gone["stage"], gone["function"], gone["new_count"]) == ("compile", "helper", 0)
+    assert diff["totals"]["failures"] == {"base": 1, "new": 0, "change": -1, "relative": -1.0}
+
+
+def test_compile_time_changes_only_past_the_threshold(runs, capsys) -> None:
+    """forward: 0.3 s → 3.4 s is past 10 % and 0.5 s; with --min-change 10%,5s it is not."""
+    _, diff = _diff(capsys, str(runs[0]), str(runs[1]))
+    forward = next(row for row in diff["functions"] if row["function"] == "forward")
+    assert forward["time_significant"] is True
+    assert forward["frame_compiles"] == {"base": 2, "new": 3, "change": 1, "relative": 0.5}
+    _, strict = _diff(capsys, str(runs[0]), str(runs[1]), "--min-change", "10%,5s")
+    forward = next(row for row in strict["functions"] if row["function"] == "forward")
+    assert forward["time_significant"] is False  # listed for its counts, not its time
+
+
+@pytest.mark.parametrize(
+    ("condition", "failed", "value"),
+    [
+        ("new_graph_breaks>0", True, 1.0),
+        ("recompiles>+2", False, 1.0),
+        ("recompiles>=+1", True, 1.0),
+        ("compile_seconds>+20%", True, None),
+        ("failures>0", False, 0.0),
+        ("graph_breaks<=3", False, 4.0),
+    ],
+)
+def test_fail_on_sets_the_exit_code(runs, capsys, condition, failed, value) -> None:
+    """Each condition compares what its VALUE form says (new value, change or percent) and
+    exit 1 means one held."""
+    code, diff = _diff(capsys, str(runs[0]), str(runs[1]), "--fail-on", condition)
+    (verdict,) = diff["conditions"]
+    assert (code, verdict["condition"], verdict["failed"]) == (int(failed), condition, failed)
+    if value is not None:
+        assert verdict["value"] == value
+
+
+def test_a_malformed_condition_is_a_usage_error_saying_what_is_accepted(runs, capsys) -> None:
+    """--fail-on 'breaks>>1': exit 2 from argparse, naming the accepted forms."""
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["diff", str(runs[0]), str(runs[1]), "--fail-on", "breaks>>1"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "'breaks>>1': expected METRIC OP VALUE" in err and "new_graph_breaks" in err
+
+
+def test_terminal_diff_fits_100_columns_and_lists_what_changed(runs, capsys) -> None:
+    """The text view: totals, the new break with where it is, the gone failure, the
+    function that slowed, the verdicts; no line over 100 columns."""
+    code = cli.main(
+        ["diff", str(runs[0]), str(runs[1]), "--color", "never", "--fail-on", "new_graph_breaks>0"]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert all(len(line) <= 100 for line in out.splitlines())
+    assert "New graph breaks (1)" in out and "at project/model.py:77 in decode" in out
+    assert "Gone failures (1)" in out and "Functions that changed" in out
+    assert "FAILED  new_graph_breaks>0 (value 1)" in out
+
+
+def test_html_page_is_self_contained_and_escapes_text(runs, capsys, tmp_path) -> None:
+    """--html: one page, no external resource, every section titled; text escaped."""
+    page_path = tmp_path / "diff.html"
+    assert cli.main(["diff", str(runs[0]), str(runs[1]), "--html", str(page_path)]) == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert re.findall(r"https?://|\bsrc\s*=|<link\b", page) == []
+    assert "<h3>New graph breaks (1)</h3>" in page and "<h3>Gone failures (1)</h3>" in page
+    assert "backend=&#x27;inductor&#x27; raised: boom" in page
+
+
+def test_unreadable_base_is_exit_2_naming_it(tmp_path, capsys) -> None:
+    """BASE with no telemetry: exit 2, the message says which side."""
+    (tmp_path / "empty").mkdir()
+    new = _write(tmp_path / "new", small_compiles())
+    assert cli.main(["diff", str(tmp_path / "empty"), str(new)]) == 2
+    assert f"BASE {tmp_path / 'empty'}: no OTLP/JSON records could be read" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("raw", ["10", "-5%", "x%", "nan%"])
+def test_a_bad_min_change_is_a_usage_error(runs, capsys, raw) -> None:
+    """--min-change takes a percentage and/or seconds, neither negative."""
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["diff", str(runs[0]), str(runs[1]), f"--min-change={raw}"])
+    assert stopped.value.code == 2
+
+
+def test_the_same_run_twice_has_no_changes(tmp_path, capsys) -> None:
+    """A run against itself: every count change 0, nothing new, gone or changed."""
+    run = _write(tmp_path / "run", small_compiles())
+    code, diff = _diff(capsys, str(run), str(run), "--fail-on", "new_graph_breaks>0")
+    assert code == 0
+    assert all(entry["change"] == 0 for entry in diff["totals"].values())
+    assert all(
+        diff[s][p] == []
+        for s in ("graph_breaks", "recompiles", "failures")
+        for p in ("new", "gone", "changed")
+    )
+    assert diff["functions"] == []
+
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {key for item in value.values() for key in _keys(item)}
+    if isinstance(value, list):
+        return {key for item in value for key in _keys(item)}
+    return set()
+
+
+def test_every_json_key_is_documented(runs, capsys) -> None:
+    """Each key --json prints, at any depth, appears as `key` in docs/diff-json.md."""
+    _, diff = _diff(capsys, str(runs[0]), str(runs[1]), "--fail-on", "failures>0")
+    doc = (Path(__file__).parents[2] / "docs" / "diff-json.md").read_text(encoding="utf-8")
+    assert sorted(key for key in _keys(diff) if f"`{key}`" not in doc) == []
