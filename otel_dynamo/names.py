@@ -42,6 +42,12 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CACHE_FX_MISSES",
     "ATTR_GUARD_COUNT",
     "ATTR_GUARDS",
+    "ATTR_GRAPH_TEXT_KIND",
+    "ATTR_GRAPH_TEXT",
+    "ATTR_GRAPH_TEXT_LENGTH",
+    "ATTR_GRAPH_TEXT_TRUNCATED",
+    "ATTR_GRAPH_TEXT_MAX_LENGTH",
+    "ATTR_GRAPH_TEXT_PATH",
     "ATTR_RECOMPILE_REASON",
     "ATTR_GRAPH_BREAK_COUNT",
     "ATTR_GRAPH_BREAK_REASONS",
@@ -111,6 +117,13 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "OUTCOME_SKIPPED",
     "OUTCOME_NO_GRAPH",
     "OUTCOME_INTERRUPTED",
+    "GRAPH_TEXT_DYNAMO",
+    "GRAPH_TEXT_AOT_JOINT",
+    "GRAPH_TEXT_AOT_FORWARD",
+    "GRAPH_TEXT_AOT_BACKWARD",
+    "GRAPH_TEXT_AOT_INFERENCE",
+    "GRAPH_TEXT_OUTPUT_CODE",
+    "GRAPH_TEXT_GUARDS",
     "COMPILE_KIND_FRAME",
     "COMPILE_KIND_LAZY_BACKWARD",
     "TIME_TRACING",
@@ -166,6 +179,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "LOG_ACCURACY_CHECKED",
     "LOG_REPRO_WRITTEN",
     "LOG_STILL_COMPILING",
+    "LOG_GRAPH_TEXT",
     "LOG_CONFIG_PROBLEM",
     "LOG_EXPORTED",
     "LOG_EXPORT_FAILED",
@@ -286,6 +300,25 @@ ATTR_GUARD_COUNT = "torch.compile.guard.count"
 ATTR_GUARDS = "torch.compile.guards"
 """Guard descriptions (string array, length-capped); only with `OTEL_DYNAMO_CAPTURE`
 including `guards`."""
+
+ATTR_GRAPH_TEXT_KIND = "torch.compile.graph_text.kind"
+"""Which text a `torch.compile.graph_text` log event carries (one of `GRAPH_TEXT_KINDS`)."""
+
+ATTR_GRAPH_TEXT = "torch.compile.graph_text.text"
+"""The text itself, as torch's structured trace has it (capped at
+`OTEL_DYNAMO_MAX_GRAPH_TEXT_LENGTH`; without `stacks`, no `# File:` source lines)."""
+
+ATTR_GRAPH_TEXT_LENGTH = "torch.compile.graph_text.length"
+"""Characters of the text before any cap."""
+
+ATTR_GRAPH_TEXT_TRUNCATED = "torch.compile.graph_text.truncated"
+"""True when the text was cut at the cap (its end is then `…`)."""
+
+ATTR_GRAPH_TEXT_MAX_LENGTH = "torch.compile.graph_text.max_length"
+"""The cap in force (`OTEL_DYNAMO_MAX_GRAPH_TEXT_LENGTH`)."""
+
+ATTR_GRAPH_TEXT_PATH = "torch.compile.graph_text.path"
+"""Inductor's output code: the file inductor wrote it to (its code cache)."""
 
 ATTR_RECOMPILE_REASON = "torch.compile.recompile.reason"
 """On recompiles only: the guard that failed, e.g. "tensor 'x' dtype mismatch. ..."."""
@@ -506,6 +539,38 @@ OUTCOME_INTERRUPTED = "interrupted"
 """The process got SIGTERM or SIGHUP while this frame compiled: the span was ended and
 exported before the signal did what it would have done (``error.type`` is its name)."""
 
+GRAPH_TEXT_DYNAMO = "dynamo_output_graph"
+"""The FX graph Dynamo handed the backend (`gm.print_readable()` with strides and devices)."""
+
+GRAPH_TEXT_AOT_JOINT = "aot_joint_graph"
+"""AOT Autograd's joint forward-backward graph."""
+
+GRAPH_TEXT_AOT_FORWARD = "aot_forward_graph"
+"""AOT Autograd's forward graph after partitioning."""
+
+GRAPH_TEXT_AOT_BACKWARD = "aot_backward_graph"
+"""AOT Autograd's backward graph after partitioning."""
+
+GRAPH_TEXT_AOT_INFERENCE = "aot_inference_graph"
+"""AOT Autograd's graph when no gradient is needed."""
+
+GRAPH_TEXT_OUTPUT_CODE = "inductor_output_code"
+"""The Python module inductor generated (its kernels inline)."""
+
+GRAPH_TEXT_GUARDS = "dynamo_guards"
+"""Dynamo's guard tree for the frame, as text (values and source lines as the capture allows)."""
+
+GRAPH_TEXT_KINDS = (
+    GRAPH_TEXT_DYNAMO,
+    GRAPH_TEXT_AOT_JOINT,
+    GRAPH_TEXT_AOT_FORWARD,
+    GRAPH_TEXT_AOT_BACKWARD,
+    GRAPH_TEXT_AOT_INFERENCE,
+    GRAPH_TEXT_OUTPUT_CODE,
+    GRAPH_TEXT_GUARDS,
+)
+"""Every `torch.compile.graph_text.kind`, in the order a compile produces them."""
+
 COMPILE_KIND_FRAME = "frame"
 """A frame compile (``torch.compile.compile.kind``)."""
 
@@ -683,6 +748,10 @@ LOG_REPRO_WRITTEN = "torch.compile.repro_written"
 
 LOG_STILL_COMPILING = "torch.compile.still_compiling"
 """Log event: a frame compile has been running longer than the threshold."""
+
+LOG_GRAPH_TEXT = "torch.compile.graph_text"
+"""Log event: the text of one graph, output code or guard tree, in the span of the compile
+step that made it (only with `graphs` in `OTEL_DYNAMO_CAPTURE`)."""
 
 LOG_EXPORTED = "torch.export.exported"
 """Log event: a torch.export.export call returned a program."""

@@ -14,6 +14,7 @@ _PER_BACKEND = frozenset(
         "capture",
         "max_attribute_length",
         "max_list_length",
+        "max_graph_text_length",
         "top_ops",
         "fault",
         "accuracy",
@@ -39,6 +40,8 @@ def apply_options(settings: Settings, options: dict[str, Any]) -> Settings:
 def _parse(field: str, value: Any) -> Any:
     if field == "accuracy" and isinstance(value, bool):
         value = str(value)
+    if field == "capture" and isinstance(value, (set, frozenset, list, tuple)):
+        value = ",".join(value) or "none"  # checked as the variable is (graphs needs values)
     if not isinstance(value, str):
         return value
     variable = _PARSERS[field]

@@ -23,6 +23,7 @@ ENV_OUTPUT_DIR = "OTEL_DYNAMO_OUTPUT_DIR"
 ENV_CAPTURE = "OTEL_DYNAMO_CAPTURE"
 ENV_MAX_ATTRIBUTE_LENGTH = "OTEL_DYNAMO_MAX_ATTRIBUTE_LENGTH"
 ENV_MAX_LIST_LENGTH = "OTEL_DYNAMO_MAX_LIST_LENGTH"
+ENV_MAX_GRAPH_TEXT_LENGTH = "OTEL_DYNAMO_MAX_GRAPH_TEXT_LENGTH"
 ENV_TOP_OPS = "OTEL_DYNAMO_TOP_OPS"
 ENV_STRICT = "OTEL_DYNAMO_STRICT"
 ENV_FLUSH_ON_SIGNAL = "OTEL_DYNAMO_FLUSH_ON_SIGNAL"
@@ -43,11 +44,19 @@ DEFAULT_OUTPUT_DIR = "./otel-dynamo"
 DEFAULT_CAPTURE = frozenset({"stacks", "values"})
 """Guard text is opt-in: Dynamo builds the text of a frame's guard tree only when asked,
 which costs 5-20 ms per frame compile of a large model (the guard count is always there)."""
-CAPTURE_CHOICES = frozenset({"stacks", "values", "guards"})
+CAPTURE_CHOICES = frozenset({"stacks", "values", "guards", "graphs"})
 """stacks: graph-break user stacks and the source lines Dynamo quotes in its reasons;
-values: the literal values in recompile, guard and graph-break reasons; guards: guard text."""
+values: the literal values in recompile, guard and graph-break reasons; guards: guard text;
+graphs: the text of every graph (Dynamo's, AOT Autograd's, inductor's output code, guards)."""
+GRAPHS_NEED_VALUES = (
+    "graphs needs values: a graph's text carries the constants the code used "
+    "(e.g. OTEL_DYNAMO_CAPTURE=stacks,values,graphs)"
+)
 DEFAULT_MAX_ATTRIBUTE_LENGTH = 512
 DEFAULT_MAX_LIST_LENGTH = 64
+DEFAULT_MAX_GRAPH_TEXT_LENGTH = 262_144
+"""Characters of one graph text: a batch of such log records stays well under the 4 MiB an
+OTLP/gRPC receiver accepts by default, while the graphs of most models fit whole."""
 DEFAULT_TOP_OPS = 10
 DEFAULT_LOG = "off"
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -103,6 +112,7 @@ class Settings:
     capture: frozenset[str] = DEFAULT_CAPTURE
     max_attribute_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH
     max_list_length: int = DEFAULT_MAX_LIST_LENGTH
+    max_graph_text_length: int = DEFAULT_MAX_GRAPH_TEXT_LENGTH
     top_ops: int = DEFAULT_TOP_OPS
     strict: bool = False
     flush_on_signal: bool = True
@@ -141,8 +151,12 @@ def parse_capture(raw: str) -> frozenset[str]:
     items = {item.strip().lower() for item in raw.split(",") if item.strip()}
     if items == {"none"}:
         return frozenset()
-    if not items or not items <= CAPTURE_CHOICES:
-        raise ValueError(raw)
+    if not items:
+        raise ValueError("empty")
+    if not items <= CAPTURE_CHOICES:
+        raise ValueError("unknown: " + ", ".join(sorted(items - CAPTURE_CHOICES)))
+    if "graphs" in items and "values" not in items:
+        raise ValueError(GRAPHS_NEED_VALUES)
     return frozenset(items)
 
 
@@ -225,12 +239,19 @@ VARIABLES: tuple[_Variable, ...] = (
     _Variable(ENV_RUN_SPANS, "run_spans", parse_run_spans, RunSpanPolicy.ACCEPTED),
     _Variable(ENV_OUTPUT_DIR, "output_dir", _output_dir, "a writable directory path"),
     _Variable(
-        ENV_CAPTURE, "capture", parse_capture, "a comma list of stacks, values, guards; or none"
+        ENV_CAPTURE,
+        "capture",
+        parse_capture,
+        "a comma list of stacks, values, guards, graphs; or none",
+        explains=True,
     ),
     _Variable(
         ENV_MAX_ATTRIBUTE_LENGTH, "max_attribute_length", _positive_int, "a positive integer"
     ),
     _Variable(ENV_MAX_LIST_LENGTH, "max_list_length", _positive_int, "a positive integer"),
+    _Variable(
+        ENV_MAX_GRAPH_TEXT_LENGTH, "max_graph_text_length", _positive_int, "a positive integer"
+    ),
     _Variable(ENV_TOP_OPS, "top_ops", _positive_int, "a positive integer"),
     _Variable(ENV_STRICT, "strict", parse_bool, "true or false"),
     _Variable(ENV_FLUSH_ON_SIGNAL, "flush_on_signal", parse_bool, "true or false"),

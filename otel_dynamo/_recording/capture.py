@@ -21,6 +21,9 @@ _NAME = re.compile(
 _STRING = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*\"""")
 _NUMBER = re.compile(r"(?<![\w.\x00])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w\x00])")
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+_GRAPH_SOURCE_LINE = re.compile(r"^[ \t]*# File: .*\n?", re.MULTILINE)
+"""The user's source line an FX graph quotes above the nodes it made
+(``# File: train.py:12 in forward, code: h = self.fc(x)``)."""
 
 
 def without_source(text: str) -> str:
@@ -56,3 +59,8 @@ def captured(text: str, *, source: bool, values: bool) -> str:
     if not values:
         text = without_values(text)
     return text
+
+
+def graph_without_source(text: str) -> str:
+    """A graph's or output code's text without the user source lines FX quotes."""
+    return _GRAPH_SOURCE_LINE.sub("", text)

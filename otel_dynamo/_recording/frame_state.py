@@ -31,6 +31,8 @@ class CompileState:
 
     compile_id: str
     span: Span | None = None
+    step_span: Span | None = None
+    """The innermost compile step span open in this compile (graph, AOT), if any."""
     started_ns: int = 0
     open_phases: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     closed_phases: list[Phase] = dataclasses.field(default_factory=list)

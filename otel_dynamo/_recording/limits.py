@@ -8,8 +8,8 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._recording.capture import captured
-from otel_dynamo._recording.stream_events import GraphBreakReported
+from otel_dynamo._recording.capture import captured, graph_without_source
+from otel_dynamo._recording.stream_events import GraphBreakReported, GraphTextReported
 
 ELLIPSIS = "…"
 
@@ -21,6 +21,8 @@ class Limits:
     capture_stacks: bool
     top_ops: int
     capture_values: bool = True
+    graph_text_length: int = 0
+    """Cap on a graph's text; 0: graph texts are not captured."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -30,6 +32,9 @@ class Limits:
             capture_stacks="stacks" in settings.capture,
             top_ops=settings.top_ops,
             capture_values="values" in settings.capture,
+            graph_text_length=(
+                settings.max_graph_text_length if "graphs" in settings.capture else 0
+            ),
         )
 
     def reason(self, text: str) -> str:
@@ -57,4 +62,31 @@ class Limits:
             attributes[names.ATTR_GRAPH_BREAK_KIND] = self.text(event.kind)
         if self.capture_stacks:
             attributes[names.ATTR_GRAPH_BREAK_USER_STACK] = self.strings(event.user_stack)
+        return attributes
+
+    def graph_text_attributes(self, event: GraphTextReported) -> dict[str, Any]:
+        """The graph text as the capture setting allows, capped, with its full length.
+
+        Guard text is a Dynamo reason like the others (source lines and values as
+        captured); a graph keeps its values (``graphs`` needs ``values``) and loses the
+        ``# File:`` source lines without ``stacks``.
+        """
+        if event.kind == names.GRAPH_TEXT_GUARDS:
+            text = self.reason(event.text)
+        elif not self.capture_stacks:
+            text = graph_without_source(event.text)
+        else:
+            text = event.text
+        truncated = len(text) > self.graph_text_length
+        attributes: dict[str, Any] = {
+            names.ATTR_GRAPH_TEXT_KIND: event.kind,
+            names.ATTR_GRAPH_TEXT_LENGTH: len(text),
+            names.ATTR_GRAPH_TEXT_TRUNCATED: truncated,
+            names.ATTR_GRAPH_TEXT_MAX_LENGTH: self.graph_text_length,
+            names.ATTR_GRAPH_TEXT: (
+                text[: self.graph_text_length - 1] + ELLIPSIS if truncated else text
+            ),
+        }
+        if event.path and self.capture_stacks:
+            attributes[names.ATTR_GRAPH_TEXT_PATH] = event.path
         return attributes

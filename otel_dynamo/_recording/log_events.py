@@ -142,3 +142,7 @@ class CompileLogEvents:
     def repro_written(self, span: Span | None, **fields: Any) -> None:
         with in_span(span):
             self._events.emit(names.LOG_REPRO_WRITTEN, level="warning", **fields)
+
+    def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        with in_span(span):
+            self._events.emit(names.LOG_GRAPH_TEXT, **fields)

@@ -39,6 +39,7 @@ from otel_dynamo._recording.stream_events import (
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
+    GraphTextReported,
     GuardsReported,
     LazyBackwardEnded,
     LazyBackwardStarted,
@@ -85,6 +86,24 @@ class Recorder:
 
     def wants_guard_text(self) -> bool:
         return "guards" in self.settings.capture
+
+    def wants_graph_text(self) -> bool:
+        return self.limits.graph_text_length > 0
+
+    def graph_text(self, event: GraphTextReported) -> None:
+        """A log record in the span of the compile step that made the text (the frame
+        span for Dynamo's graph and guards, made before the backend is called)."""
+        state = self._open_compile(event.compile_id)
+        fields: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
+        fields.update(self.limits.graph_text_attributes(event))
+        if isinstance(state, FrameState):
+            # Dynamo's graph comes before its graph span: it gets the next index.
+            is_next = event.kind == names.GRAPH_TEXT_DYNAMO
+            index = state.graph_count if is_next else state.graph_count - 1
+            if event.kind != names.GRAPH_TEXT_GUARDS and index >= 0:
+                fields[names.ATTR_GRAPH_INDEX] = index
+        span = None if state is None else state.step_span or state.span
+        self.log_events.graph_text(span, fields)
 
     def _frame(self, compile_id: str) -> FrameState:
         frame = self._frames.get(compile_id)
@@ -135,6 +154,12 @@ class Recorder:
     def timed(self, compile_id: str, name: str, start_ns: int, end_ns: int) -> None:
         """A phase a source timed itself (an AOT inner compiler call, a partition)."""
         self._compile_in_progress(compile_id).timed(name, start_ns, end_ns)
+
+    def _open_compile(self, compile_id: str | None) -> CompileState | None:
+        """The open frame of this compile id, else its open lazy backward compile."""
+        if not compile_id:
+            return None
+        return self._frames.get(compile_id) or self._lazy_backwards.get(compile_id)
 
     def _compile_in_progress(self, compile_id: str) -> CompileState:
         """The open frame of this compile id, else its lazy backward compile, else a new
@@ -307,6 +332,10 @@ class Recorder:
         """
         start_ns = time.time_ns() if phase is not None else 0
         span = self.tracer.start_span(name, context=context, attributes=attributes)
+        state = self._open_compile(attributes.get(names.ATTR_COMPILE_ID))
+        outer_step = None if state is None else state.step_span
+        if state is not None:
+            state.step_span = span
         try:
             with trace.use_span(
                 span, end_on_exit=False, record_exception=False, set_status_on_exception=False
@@ -321,6 +350,8 @@ class Recorder:
                 self.mark_failed(span, exc, stage="compile", attributes=attributes)
             raise
         finally:
+            if state is not None:
+                state.step_span = outer_step
             end_ns = time.time_ns()
             end_span(span, end_ns)
             compile_id = attributes.get(names.ATTR_COMPILE_ID)

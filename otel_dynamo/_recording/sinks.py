@@ -18,6 +18,7 @@ from otel_dynamo._recording.stream_events import (
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
+    GraphTextReported,
     GuardsReported,
     LazyBackwardEnded,
     LazyBackwardStarted,
@@ -38,6 +39,8 @@ class StreamSink(Protocol):
     def lazy_backward_started(self, event: LazyBackwardStarted) -> None: ...
     def lazy_backward_ended(self, event: LazyBackwardEnded) -> None: ...
     def wants_guard_text(self) -> bool: ...
+    def wants_graph_text(self) -> bool: ...
+    def graph_text(self, event: GraphTextReported) -> None: ...
 
 
 class LogEventSink(Protocol):
@@ -55,6 +58,7 @@ class LogEventSink(Protocol):
     def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None: ...
     def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None: ...
     def repro_written(self, span: Span | None, **fields: Any) -> None: ...
+    def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
 
 
 class MetricsSink(Protocol):
@@ -101,6 +105,9 @@ class _NullLogEvents:
         pass
 
     def repro_written(self, span: Span | None, **fields: Any) -> None:
+        pass
+
+    def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None:
         pass
 
 

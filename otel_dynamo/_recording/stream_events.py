@@ -124,3 +124,17 @@ class LazyBackwardEnded:
 
     compile_id: str
     time_ns: int
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphTextReported:
+    """The text of a graph Dynamo, AOT Autograd or inductor made for a compile, or of the
+    frame's guard tree (structured-trace ``dynamo_output_graph``, ``aot_*_graph``,
+    ``inductor_output_code``, ``dynamo_cpp_guards_str``)."""
+
+    compile_id: str
+    kind: str
+    """One of ``names.GRAPH_TEXT_KINDS``."""
+    text: str
+    path: str | None = None
+    """Where inductor wrote its output code."""

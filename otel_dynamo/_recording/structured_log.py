@@ -113,7 +113,8 @@ _ELLIPSIS = "…"
 class CapLengths:
     """Every text field of an event at most ``max_length`` characters, every list at most
     ``max_items`` items (a 2 MB graph-break reason or exception message goes out capped);
-    a stack trace at most ``MAX_STACKTRACE_LENGTH``."""
+    a stack trace at most ``MAX_STACKTRACE_LENGTH``. A graph's text has its own cap, put
+    on by the recorder with its length before the cap (``Limits.graph_text_attributes``)."""
 
     def __init__(self, max_length: int, max_items: int) -> None:
         self._max_length = max_length
@@ -123,6 +124,8 @@ class CapLengths:
         for key, value in event_dict.items():
             if key == exception_attributes.EXCEPTION_STACKTRACE and isinstance(value, str):
                 event_dict[key] = _head_and_tail(value, MAX_STACKTRACE_LENGTH)
+            elif key == names.ATTR_GRAPH_TEXT:
+                continue
             elif isinstance(value, str):
                 event_dict[key] = _head(value, self._max_length)
             elif isinstance(value, list | tuple):

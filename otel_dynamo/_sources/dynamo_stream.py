@@ -4,9 +4,11 @@ Dynamo reports frame starts, graph breaks (all of them, including those with no 
 before them and loops that make it skip the frame), recompile reasons, guards, its
 compilation metrics and its own phase timings through ``trace_structured``. Adding a
 logging handler would make torch build every payload (a measured ~6% of a small
-compile); wrapping the function lets us build only the payloads we read. Every caller
-we need looks the function up on the ``torch._logging`` module at call time, so one
-attribute swap sees them all.
+compile); wrapping the function lets us build only the payloads we read. Dynamo's
+callers look the function up on the ``torch._logging`` module at call time; AOT
+Autograd's and inductor's graph texts come from modules that bound it by name at import
+(``from torch._logging import trace_structured``), so the tap also takes the place of
+that binding in every torch module already imported (those imported later bind the tap).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from otel_dynamo._recording.stream_events import (
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
+    GraphTextReported,
     GuardsReported,
     LazyBackwardEnded,
     LazyBackwardStarted,
@@ -58,6 +61,16 @@ CACHE_COUNTERS = {
 }
 """CompilationMetrics counters copied onto the frame span when Dynamo reports them."""
 UNKNOWN_KIND = "other"
+GRAPH_TEXT_EVENTS = {
+    "dynamo_output_graph": names.GRAPH_TEXT_DYNAMO,
+    "aot_joint_graph": names.GRAPH_TEXT_AOT_JOINT,
+    "aot_forward_graph": names.GRAPH_TEXT_AOT_FORWARD,
+    "aot_backward_graph": names.GRAPH_TEXT_AOT_BACKWARD,
+    "aot_inference_graph": names.GRAPH_TEXT_AOT_INFERENCE,
+    "inductor_output_code": names.GRAPH_TEXT_OUTPUT_CODE,
+    "dynamo_cpp_guards_str": names.GRAPH_TEXT_GUARDS,
+}
+"""trace_structured events whose payload is a graph's text, and the kind each becomes."""
 
 
 # --- payload parsing (pure functions, tested without torch) ----------------------------
@@ -255,9 +268,23 @@ def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> N
     sink.frame_ended(frame_ended(event_id, time.time_ns(), metrics))
 
 
-def _on_guards(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
-    if sink.wants_guard_text():
-        sink.guards(GuardsReported(compile_id, parse_guards(str(kw["payload_fn"]()))))
+def _on_graph_text(
+    sink: StreamSink, name: str, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
+) -> None:
+    """A graph's text (built only when someone reads it: torch defers it to payload_fn)."""
+    wants_guards = name == "dynamo_cpp_guards_str" and sink.wants_guard_text()
+    wants_text = sink.wants_graph_text()
+    if not (wants_guards or wants_text):
+        return
+    text = kw["payload_fn"]()
+    if not isinstance(text, str):  # torch's failure path may pass None
+        return
+    if wants_guards:
+        sink.guards(GuardsReported(compile_id, parse_guards(text)))
+    if wants_text:
+        path = metadata_fn().get("file_path") if name == "inductor_output_code" else None
+        kind = GRAPH_TEXT_EVENTS[name]
+        sink.graph_text(GraphTextReported(compile_id, kind, text, _text(path)))
 
 
 def dispatch(
@@ -281,13 +308,26 @@ def dispatch(
         _on_artifact(sink, compile_id or "", metadata_fn, kw)
     elif name == "compilation_metrics":
         _on_metrics(sink, compile_id or "", metadata_fn)
-    elif name == "dynamo_cpp_guards_str":
-        _on_guards(sink, compile_id or "", kw)
+    elif name in GRAPH_TEXT_EVENTS:
+        _on_graph_text(sink, name, compile_id or "", metadata_fn, kw)
 
 
 _WANTED = frozenset(
-    {"chromium_event", "dynamo_start", "artifact", "compilation_metrics", "dynamo_cpp_guards_str"}
+    {"chromium_event", "dynamo_start", "artifact", "compilation_metrics", *GRAPH_TEXT_EVENTS}
 )
+
+
+_BOUND_NAME = "trace_structured"
+
+
+def _rebind(old: Callable[..., None], new: Callable[..., None]) -> None:
+    """Every imported torch module holding ``old`` under its own name now holds ``new``."""
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("torch."):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if namespace is not None and namespace.get(_BOUND_NAME) is old:
+            setattr(module, _BOUND_NAME, new)
 
 
 class StreamTap:
@@ -317,11 +357,13 @@ class StreamTap:
         self._original = torch._logging.trace_structured
         tap = self._make_tap(self._original)
         torch._logging.trace_structured = tap
+        _rebind(self._original, tap)
 
     def uninstall(self) -> None:
         import torch._logging
 
         if self.installed and self._original is not None:
+            _rebind(torch._logging.trace_structured, self._original)
             torch._logging.trace_structured = self._original
 
     def _make_tap(self, original: Callable[..., None]) -> Callable[..., None]:

@@ -42,6 +42,13 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="also write the run as Chrome Trace Event JSON (ui.perfetto.dev, chrome://tracing)",
     )
     parser.add_argument(
+        "--artifacts",
+        metavar="DIR",
+        type=Path,
+        help="also write each captured graph text (OTEL_DYNAMO_CAPTURE with graphs) to a "
+        "file, DIR/<process>/<compile id>/<NN>-<kind>.py",
+    )
+    parser.add_argument(
         "--limit",
         type=non_negative_int,
         default=DEFAULT_ROW_LIMIT,
@@ -74,18 +81,27 @@ def run_report(args: argparse.Namespace) -> int:
     from otel_dynamo import report
 
     progress = report.TerminalProgress(sys.stderr)
+    graphs = report.GraphTextCollector() if args.html is not None else None
+    files = report.GraphTextFiles(args.artifacts) if args.artifacts is not None else None
     with _perfetto_writer(args.perfetto) as perfetto:
         if args.perfetto is not None and perfetto is None:
             return EXIT_FAILED
         # Read and summarized a few processes at a time: memory follows the largest process.
-        done = report.read_report(
-            args.paths,
-            progress=progress,
-            recompile_limit=args.recompile_limit,
-            timeline=args.html is not None,
-            visitor=perfetto,
-        )
+        try:
+            done = report.read_report(
+                args.paths,
+                progress=progress,
+                recompile_limit=args.recompile_limit,
+                timeline=args.html is not None,
+                visitor=report.Visitors(perfetto, graphs, files),
+            )
+        except OSError as failed:
+            progress.clear()
+            error(f"{failed.filename}: cannot write graph texts: {failed.strerror}")
+            return EXIT_FAILED
     progress.clear()
+    if files is not None:
+        error(f"{files.written} graph texts written under {args.artifacts}")
     for problem in done.problems:
         error(report.printable(str(problem)))
     if done.records == 0:
@@ -94,7 +110,7 @@ def run_report(args: argparse.Namespace) -> int:
     summary = done.summary
     if args.html is not None and done.timeline is not None:
         progress.step(f"writing {args.html}")
-        if not write_html(args.html, report.render_page(summary, done.timeline)):
+        if not write_html(args.html, report.render_page(summary, done.timeline, graphs)):
             progress.clear()
             return EXIT_FAILED
     progress.clear()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from otel_dynamo.report._explain import BreakReason, ExplainSource, ExplainSummary, explain
 from otel_dynamo.report._format import json_chunks, printable, render_json
+from otel_dynamo.report._graph_texts import GraphText, GraphTextCollector, GraphTextFiles
 from otel_dynamo.report._html import render_html, render_page
 from otel_dynamo.report._model import (
     FileStats,
@@ -31,7 +32,7 @@ from otel_dynamo.report._model import (
 from otel_dynamo.report._perfetto import PerfettoWriter
 from otel_dynamo.report._progress import TerminalProgress
 from otel_dynamo.report._read import TELEMETRY_SUFFIXES, ProgressCallback, load_telemetry
-from otel_dynamo.report._stream import GroupVisitor, Report, read_report
+from otel_dynamo.report._stream import GroupVisitor, Report, Visitors, read_report
 from otel_dynamo.report._summary import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
@@ -56,6 +57,9 @@ __all__ = [
     "ExplainSource",
     "ExplainSummary",
     "FileStats",
+    "GraphText",
+    "GraphTextCollector",
+    "GraphTextFiles",
     "GroupVisitor",
     "LogRecord",
     "PerfettoWriter",
@@ -67,6 +71,7 @@ __all__ = [
     "SpanEvent",
     "Telemetry",
     "TerminalProgress",
+    "Visitors",
     "color_enabled",
     "explain",
     "json_chunks",

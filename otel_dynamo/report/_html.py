@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_dynamo.report import _html_tables
+from otel_dynamo.report._graph_texts import GraphTextCollector
 from otel_dynamo.report._html_assets import SCRIPT, STYLE
 from otel_dynamo.report._html_timeline import timeline_data
 from otel_dynamo.report._model import Telemetry
@@ -53,12 +54,19 @@ _PAGE = """<!DOCTYPE html>
 
 
 def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
-    """The report page: stats, a filter box, the timeline and every table."""
-    return render_page(summary, timeline_data(telemetry))
+    """The report page: stats, a filter box, the timeline, every table and the graphs."""
+    graphs = GraphTextCollector()
+    graphs.add(telemetry)
+    return render_page(summary, timeline_data(telemetry), graphs)
 
 
-def render_page(summary: Mapping[str, Any], timeline: Mapping[str, Any]) -> str:
-    """The report page from a summary and its timeline (``TimelineBuilder``)."""
+def render_page(
+    summary: Mapping[str, Any],
+    timeline: Mapping[str, Any],
+    graphs: GraphTextCollector | None = None,
+) -> str:
+    """The report page from a summary, its timeline (``TimelineBuilder``) and the graph
+    texts the run captured, if collected."""
     # Each process's tables become JSON text at once: a large run's tables never all
     # exist as objects beside its summary.
     processes = ",".join(
@@ -66,6 +74,7 @@ def render_page(summary: Mapping[str, Any], timeline: Mapping[str, Any]) -> str:
             {
                 "heading": _html_tables.process_heading(section),
                 "tables": _html_tables.process_tables(section),
+                "graphs": graphs.page_data(section["process"]) if graphs else [],
             }
         )
         for section in summary["processes"]

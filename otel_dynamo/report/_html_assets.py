@@ -2,7 +2,8 @@
 
 The script renders the tables and the timeline from the JSON in
 ``<script id="report-data">``, then records what it rendered on ``<body>``
-(``data-ready``, ``data-timeline-bars``, ``data-table-rows``, ``data-visible-rows``)
+(``data-ready``, ``data-timeline-bars``, ``data-table-rows``, ``data-visible-rows``,
+``data-graph-texts``)
 so a headless browser can check it. ``#filter=TEXT`` in the URL pre-fills the filter.
 """
 
@@ -37,6 +38,9 @@ main, section { padding: 0 18px; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 4px;
             vertical-align: -1px; border-radius: 2px; }
 details { border-top: 1px solid var(--line); margin-top: 10px; }
+details.graphs, details.graph-text { margin: 2px 0 2px 14px; }
+details.graphs > summary, details.graph-text > summary { font-weight: 400; padding: 3px 0; }
+pre { font-size: 12px; background: #f7f8fa; padding: 8px; overflow-x: auto; max-height: 70vh; }
 summary { cursor: pointer; font-weight: 600; padding: 8px 0; }
 table { border-collapse: collapse; margin: 4px 0 10px; font-size: 13px; }
 th, td { text-align: left; padding: 3px 10px 3px 0; border-bottom: 1px solid var(--line);
@@ -68,7 +72,7 @@ SCRIPT = r"""
   // --- tables --------------------------------------------------------------------
   var allRows = [];
 
-  function renderTable(parent, spec) {
+  function renderTable(parent, spec, linkFor) {
     var count = spec.count === undefined ? spec.rows.length : spec.count;
     parent.appendChild(el("h3", null, spec.title + " (" + count + ")"));
     if (!spec.rows.length) { parent.appendChild(el("p", "empty", "none")); return; }
@@ -84,7 +88,10 @@ SCRIPT = r"""
       row.forEach(function (cell, i) {
         var text = Array.isArray(cell) ? cell[0] : cell;
         var cls = (Array.isArray(cell) ? cell[1] : "") + (right[i] ? " num" : "");
-        tr.appendChild(el("td", cls.trim() || null, text));
+        var td = tr.appendChild(el("td", cls.trim() || null));
+        var href = linkFor && i === 0 ? linkFor(text) : null;
+        if (href) { var a = td.appendChild(el("a", null, text)); a.href = href; }
+        else td.textContent = text;
       });
       allRows.push({ tr: tr, text: row.map(function (c) { return Array.isArray(c) ? c[0] : c; })
                                         .join(" ").toLowerCase() });
@@ -97,14 +104,48 @@ SCRIPT = r"""
   function renderTables() {
     if (data.ranks) renderTable(document.getElementById("ranks"), data.ranks);
     var main = document.getElementById("processes");
-    data.processes.forEach(function (proc) {
+    data.processes.forEach(function (proc, p) {
       var details = el("details");
       details.open = true;
       details.appendChild(el("summary", null, proc.heading));
-      proc.tables.forEach(function (spec) { renderTable(details, spec); });
+      var anchors = {};
+      proc.graphs.forEach(function (c) {
+        anchors[c.compile_id] = "#graphs-" + p + "-" + c.compile_id;
+      });
+      proc.tables.forEach(function (spec) {
+        var link = spec.title === "Frame compiles" ? function (id) { return anchors[id]; } : null;
+        renderTable(details, spec, link);
+      });
+      renderGraphs(details, proc.graphs, p);
       main.appendChild(details);
     });
     body.dataset.tableRows = String(allRows.length);
+    body.dataset.graphTexts = String(graphTexts);
+  }
+
+  // --- graph texts (OTEL_DYNAMO_CAPTURE with graphs): collapsed, found by the filter --
+  var graphRows = [], graphTexts = 0;
+  function renderGraphs(parent, compiles, p) {
+    if (!compiles.length) return;
+    parent.appendChild(el("h3", null, "Graphs (" + compiles.length + " compiles)"));
+    compiles.forEach(function (c) {
+      var box = el("details", "graphs");
+      box.id = "graphs-" + p + "-" + c.compile_id;
+      box.appendChild(el("summary", null, "compile " + c.compile_id + " · " +
+        c.texts.map(function (t) { return t.kind; }).join(", ")));
+      var searchable = [c.compile_id];
+      c.texts.forEach(function (t) {
+        var item = el("details", "graph-text");
+        item.appendChild(el("summary", null, t.title));
+        if (t.path) item.appendChild(el("p", "note", t.path));
+        item.appendChild(el("pre", null, t.text));
+        box.appendChild(item);
+        searchable.push(t.kind, t.text);
+        graphTexts++;
+      });
+      graphRows.push({ tr: box, text: searchable.join(" ").toLowerCase() });
+      parent.appendChild(box);
+    });
   }
 
   // --- timeline -------------------------------------------------------------------
@@ -268,6 +309,7 @@ SCRIPT = r"""
       row.tr.hidden = !show;
       if (show) visible++;
     });
+    graphRows.forEach(function (row) { row.tr.hidden = !!query && row.text.indexOf(query) < 0; });
     count.textContent = query ? visible + " of " + allRows.length + " rows match" : "";
     body.dataset.visibleRows = String(visible);
     applyTimelineFilter();

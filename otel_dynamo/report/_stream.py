@@ -43,6 +43,21 @@ class GroupVisitor(Protocol):
         """Everything is read again, at once: forget what was added."""
 
 
+class Visitors:
+    """Several visitors told each group in turn (e.g. Perfetto and graph-text files)."""
+
+    def __init__(self, *visitors: GroupVisitor | None) -> None:
+        self._visitors = [visitor for visitor in visitors if visitor is not None]
+
+    def add(self, telemetry: Telemetry) -> None:
+        for visitor in self._visitors:
+            visitor.add(telemetry)
+
+    def restart(self) -> None:
+        for visitor in self._visitors:
+            visitor.restart()
+
+
 @dataclasses.dataclass
 class Report:
     """A run's summary, its timeline (when asked for) and what could not be read."""
