@@ -121,6 +121,13 @@ def _correlated() -> list[object]:
             "Filtered by compile id and trace id; each line links to its trace.",
             logs,
         ),
+        panels.log_lines(
+            "Graph texts of the selected compiles",
+            "Dynamo's graph, AOT graphs, inductor's output code and guards "
+            "(OTEL_DYNAMO_CAPTURE with graphs); expand a line for its text, "
+            "follow its trace id to the compile.",
+            f"{logs} {logql.event('LOG_GRAPH_TEXT')}",
+        ),
     ]
 
 

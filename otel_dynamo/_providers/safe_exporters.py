@@ -195,13 +195,53 @@ class SafeSpanExporter(SpanExporter):
         return True
 
 
+MAX_EXPORT_TEXT = 2 * 1024 * 1024
+"""Characters of text one log export request carries at most (one larger record goes
+alone): graph texts (up to 256 Ki characters each) batched 512 at a time would exceed the
+4 MiB an OTLP/gRPC receiver accepts by default, and the whole batch would be refused."""
+
+
+def record_text_size(record: ReadableLogRecord) -> int:
+    """Characters of the record's body and string attributes (what dominates its size)."""
+    log_record = record.log_record
+    size = len(log_record.body) if isinstance(log_record.body, str) else 0
+    for value in (log_record.attributes or {}).values():
+        if isinstance(value, str):
+            size += len(value)
+    return size
+
+
+def size_chunks(
+    batch: Sequence[ReadableLogRecord], limit: int = MAX_EXPORT_TEXT
+) -> list[Sequence[ReadableLogRecord]]:
+    """``batch`` in consecutive pieces of at most ``limit`` characters of text each."""
+    chunks: list[Sequence[ReadableLogRecord]] = []
+    start, size = 0, 0
+    for index, record in enumerate(batch):
+        record_size = record_text_size(record)
+        if index > start and size + record_size > limit:
+            chunks.append(batch[start:index])
+            start, size = index, 0
+        size += record_size
+    if start < len(batch):
+        chunks.append(batch[start:])
+    return chunks
+
+
 class SafeLogExporter(LogRecordExporter):
     def __init__(self, safe_export: SafeExport) -> None:
         self.safe_export = safe_export
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        ok = self.safe_export.run(lambda e: e.export(batch), _is(LogRecordExportResult.SUCCESS))
-        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+        for chunk in size_chunks(batch):
+            if not self._send(chunk):  # a collector that refused one piece: stop there
+                return LogRecordExportResult.FAILURE
+        return LogRecordExportResult.SUCCESS
+
+    def _send(self, chunk: Sequence[ReadableLogRecord]) -> bool:
+        return self.safe_export.run(
+            lambda exporter: exporter.export(chunk), _is(LogRecordExportResult.SUCCESS)
+        )
 
     def shutdown(self) -> None:
         self.safe_export.shutdown()

@@ -205,3 +205,22 @@ def test_grpc_host_and_port_with_insecure_true_reaches_a_plaintext_receiver(tmp_
         assert len(sink.spans()) == 2
         assert sink.metric_names() >= {"test.count"}
     assert list(tmp_path.iterdir()) == []  # nothing fell back to files
+
+
+def test_large_log_records_are_sent_in_pieces_a_grpc_receiver_accepts(tmp_path):
+    """12 records of 600,000 characters (7 MB, over gRPC's default 4 MiB per message) all
+    reach a real gRPC receiver, in several requests of at most ~2 MiB of text."""
+    port = free_port()
+    text = "x" * 600_000
+    with grpc_sink(port) as sink:
+        telemetry = setup_providers(
+            Settings(output_dir=str(tmp_path)), environ=_environ("grpc", port)
+        )
+        logger = telemetry.logger_provider.get_logger("test")
+        for index in range(12):
+            logger.emit(body="big", event_name="test.big", attributes={"i": index, "t": text})
+        assert telemetry.shutdown(10.0) is True
+        records = sink.log_records()
+        requests = len(sink.requests["logs"])
+    assert sorted(proto_attributes(r.attributes)["i"] for r in records) == list(range(12))
+    assert requests >= 4
