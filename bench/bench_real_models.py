@@ -1,7 +1,7 @@
 """End to end on real models: a whole compile-heavy job, traced vs plain. Prints ratios.
 
     python bench/bench_real_models.py [--pairs 5] [--models gpt2,llama,bert,model_and_loss]
-                                      [--backend aot_eager]
+                                      [--backend aot_eager] [--capture stacks,values,graphs]
 
 Each job is ``tests/programs/real_model_job.py`` run without taking ground truth (Hugging
 Face models, tiny configs built in code, random init): GPT-2 trained with a shape change,
@@ -9,8 +9,9 @@ Llama ``generate()``, BERT at changing batch sizes, a model and its loss compile
 One pair is two fresh processes run back to back, plain then traced or traced then plain
 (alternating by pair), each with its own empty inductor cache. The traced one has
 ``OTEL_DYNAMO_ENABLED=true`` and writes its telemetry files (the embedded default); the
-plain one never imports otel_dynamo. Wall time is the whole process, start-up and exit
-flush included. The ratio is the median over the pairs of traced / plain.
+plain one never imports otel_dynamo (``--capture`` sets the traced one's
+``OTEL_DYNAMO_CAPTURE``: the cost of graph texts, say). Wall time is the whole process,
+start-up and exit flush included. The ratio is the median over the pairs of traced / plain.
 
 Bytecode: an installed otel_dynamo has its ``.pyc`` files (pip compiles them); a checkout
 under ``PYTHONDONTWRITEBYTECODE`` would compile its sources in every process. So every run
@@ -37,7 +38,7 @@ MODELS = ("gpt2", "llama", "bert", "model_and_loss")
 PYCACHE = tempfile.mkdtemp(prefix="otel-dynamo-bench-pycache-")
 
 
-def run_job(model: str, backend: str, *, traced: bool) -> float:
+def run_job(model: str, backend: str, *, traced: bool, capture: str | None = None) -> float:
     """Seconds one fresh process takes to run the job."""
     with tempfile.TemporaryDirectory(prefix="otel-dynamo-bench-") as directory:
         env = {
@@ -50,6 +51,8 @@ def run_job(model: str, backend: str, *, traced: bool) -> float:
         if traced:
             env["OTEL_DYNAMO_ENABLED"] = "true"
             env["OTEL_DYNAMO_OUTPUT_DIR"] = os.path.join(directory, "telemetry")
+            if capture is not None:
+                env["OTEL_DYNAMO_CAPTURE"] = capture
         command = [sys.executable, str(PROGRAM), model, backend, "-"]
         start = time.perf_counter()
         subprocess.run(command, env=env, check=True, capture_output=True, timeout=900)
@@ -60,16 +63,16 @@ def run_job(model: str, backend: str, *, traced: bool) -> float:
         return seconds
 
 
-def ratios(model: str, backend: str, pairs: int) -> list[float]:
+def ratios(model: str, backend: str, pairs: int, capture: str | None = None) -> list[float]:
     run_job(model, backend, traced=False)  # fill the bytecode cache, untimed
-    run_job(model, backend, traced=True)
+    run_job(model, backend, traced=True, capture=capture)
     found = []
     for pair in range(pairs):
         if pair % 2 == 0:
             plain = run_job(model, backend, traced=False)
-            traced = run_job(model, backend, traced=True)
+            traced = run_job(model, backend, traced=True, capture=capture)
         else:
-            traced = run_job(model, backend, traced=True)
+            traced = run_job(model, backend, traced=True, capture=capture)
             plain = run_job(model, backend, traced=False)
         found.append(traced / plain)
         print(f"  {model} pair {pair + 1}: plain {plain:.2f} s, traced {traced:.2f} s", flush=True)
@@ -81,15 +84,19 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5, help="traced/plain pairs (default 5)")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated")
     parser.add_argument("--backend", default="aot_eager", help="aot_eager (default), inductor")
+    parser.add_argument("--capture", default=None, help="OTEL_DYNAMO_CAPTURE of the traced runs")
     args = parser.parse_args()
     summary = []
     try:
         for model in args.models.split(","):
-            found = ratios(model, args.backend, args.pairs)
+            found = ratios(model, args.backend, args.pairs, args.capture)
             summary.append((model, statistics.median(found), min(found), max(found)))
     finally:
         shutil.rmtree(PYCACHE, ignore_errors=True)
-    print(f"\n{args.backend}, median of {args.pairs} pairs (traced / plain, whole process):")
+    capture = f", OTEL_DYNAMO_CAPTURE={args.capture}" if args.capture else ""
+    print(
+        f"\n{args.backend}{capture}, median of {args.pairs} pairs (traced / plain, whole process):"
+    )
     for model, median, low, high in summary:
         print(f"  {model:16s} {median:.3f}x  (pairs {low:.3f}x .. {high:.3f}x)")
 

@@ -282,7 +282,10 @@ def _on_graph_text(
     if wants_guards:
         sink.guards(GuardsReported(compile_id, parse_guards(text)))
     if wants_text:
-        path = metadata_fn().get("file_path") if name == "inductor_output_code" else None
+        path = None
+        if name == "inductor_output_code":  # "file_path" from torch 2.9; "filename" before
+            metadata = metadata_fn()
+            path = metadata.get("file_path") or metadata.get("filename")
         kind = GRAPH_TEXT_EVENTS[name]
         sink.graph_text(GraphTextReported(compile_id, kind, text, _text(path)))
 
