@@ -8,6 +8,7 @@ OTEL_DYNAMO_* environment and reporting to the global tracer provider.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 PREFIX = "otel_"
@@ -35,15 +36,43 @@ TWINNED_BACKENDS = (
 __all__ = [PREFIX + name for name in TWINNED_BACKENDS]
 
 _twins: dict[str, Any] = {}
+_siblings_registered = False
 
 
 def twin(name: str) -> Any:
-    """The traced twin of backend ``name`` (one per process)."""
-    if name not in _twins:
-        from otel_dynamo._enablement import traced
+    """The traced twin of backend ``name`` (one per process). The first one built also
+    registers the others with torch, each tagged as its original (list_backends() then
+    hides the twins of torch's debug backends, as it hides those)."""
+    global _siblings_registered
+    made = _twins.get(name)
+    if made is None:
+        made = _twins[name] = _make(name)
+        if not _siblings_registered:
+            _siblings_registered = True
+            _register_all_but(name)
+    return made
 
-        _twins[name] = traced.environment_backend(name)
-    return _twins[name]
+
+def _make(name: str) -> Any:
+    from otel_dynamo._enablement import traced
+    from otel_dynamo._sources import backend_registry
+
+    made = traced.environment_backend(name)
+    made.fixed_tags = backend_registry.original_tags(made.inner)
+    return made
+
+
+def _register_all_but(loading: str) -> None:
+    """Every twin but ``loading`` (torch registers that one itself, having loaded it)."""
+    from otel_dynamo._sources import backend_registry
+
+    backend_registry.register_twins(
+        {
+            PREFIX + other: functools.partial(twin, other)
+            for other in TWINNED_BACKENDS
+            if other != loading
+        }
+    )
 
 
 def __getattr__(attribute: str) -> Any:
