@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 
@@ -77,12 +77,15 @@ def _exec(command: list[str], env: dict[str, str]) -> int:
 
 def _run_and_report(command: list[str], env: dict[str, str]) -> int:
     started = time.time()
-    try:
-        child = subprocess.Popen(command, env=env)
-    except OSError as error:
-        _say(f"cannot run {command[0]!r}: {error.strerror}")
-        return EXIT_NOT_FOUND
-    with _forwarding_signals_to(child):
+    # Forwarding is set up before the child starts: a signal that comes while it starts
+    # is held and sent on once it runs, never left to end this process alone.
+    with _forwarding_signals() as forward_to:
+        try:
+            child = subprocess.Popen(command, env=env)
+        except OSError as error:
+            _say(f"cannot run {command[0]!r}: {error.strerror}")
+            return EXIT_NOT_FOUND
+        forward_to(child)
         status = exit_status(child.wait())
     _report_written(env, started)
     return status
@@ -94,20 +97,34 @@ def exit_status(returncode: int) -> int:
 
 
 @contextlib.contextmanager
-def _forwarding_signals_to(child: subprocess.Popen[bytes]) -> Iterator[None]:
+def _forwarding_signals() -> Iterator[Callable[[subprocess.Popen[bytes]], None]]:
     """While the child runs, a signal sent to us is sent on to it (it decides what to do;
-    we wait for it and report). A Ctrl-C at the terminal already reached the child with
-    the whole foreground process group: that one is not sent twice."""
+    we wait for it and report); one that comes before the child is given (it is starting)
+    is sent when it is. A Ctrl-C at the terminal already reached the child with the whole
+    foreground process group: that one is not sent twice."""
+    children: list[subprocess.Popen[bytes]] = []
+    held: list[int] = []
+
+    def send(signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            children[0].send_signal(signum)
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signum == signal.SIGINT and _terminal_sent_it_to_the_group():
             return
-        with contextlib.suppress(ProcessLookupError):
-            child.send_signal(signum)
+        if children:
+            send(signum)
+        else:
+            held.append(signum)
+
+    def forward_to(child: subprocess.Popen[bytes]) -> None:
+        children.append(child)
+        while held:
+            send(held.pop(0))
 
     previous = {signum: signal.signal(signum, forward) for signum in FORWARDED_SIGNALS}
     try:
-        yield
+        yield forward_to
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
