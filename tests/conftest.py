@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,16 @@ TORCH_FACING_FOLDERS = frozenset({"sources", "enablement", "realmodels"})
 """Test folders whose every test compiles, exports or enables by environment: the tests
 ``.ci/torch_matrix.sh`` runs on each other torch (``-m torch_facing``). A module elsewhere
 joins with ``pytestmark = pytest.mark.torch_facing``."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The real-signal tests need default signal dispositions: a suite started under
+    ``nohup`` or as a background job inherits SIGHUP or SIGINT ignored, and so would every
+    process it starts (a job that ignores SIGHUP rightly survives it)."""
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
