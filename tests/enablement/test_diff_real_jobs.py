@@ -59,7 +59,12 @@ def _record(directory: Path, job: Path, **environ: str) -> Path:
             **environ,
         )
         done = subprocess.run(
-            [sys.executable, str(job)], env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+            [sys.executable, str(job)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
         )
         assert done.returncode == 0, done.stderr
     return directory
@@ -82,7 +87,7 @@ def _diff(base: Path, new: Path, *fail_on: str) -> tuple[int, dict[str, Any]]:
     for condition in fail_on:
         command += ["--fail-on", condition]
     done = subprocess.run(
-        command, env=child_environ(), capture_output=True, text=True, timeout=TIMEOUT_S
+        command, env=child_environ(), capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
