@@ -8,13 +8,12 @@ import html
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _report_support import CHROMIUM_NAMES, run_chromium, write_small
+from _report_support import run_chromium, write_small
 
 from otel_dynamo import cli, names
 from otel_dynamo.report import GraphTextCollector, load_telemetry, render_html, summarize
@@ -46,15 +45,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }
     subprocess.run([sys.executable, str(root / "job.py")], env=env, check=True, timeout=300)
     return out
-
-
-@pytest.fixture
-def chromium() -> str:
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no Chromium installed (.ci/setup.sh installs it)")
 
 
 @pytest.mark.slow

@@ -5,14 +5,12 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _report_support import (
-    CHROMIUM_NAMES,
     FakeCompile,
     GraphBreak,
     count_color,
@@ -51,15 +49,6 @@ def _body_attributes(result: subprocess.CompletedProcess[str]) -> dict[str, str]
         key: html.unescape(value)
         for key, value in re.findall(r'([\w-]+)="([^"]*)"', match.group(1))
     }
-
-
-@pytest.fixture
-def chromium() -> str:
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("chromium is not installed (apt-get install -y --no-install-recommends chromium)")
 
 
 def test_page_loads_nothing_from_outside(tmp_path: Path) -> None:
