@@ -26,13 +26,18 @@ def original_tags(backend: Any) -> tuple[str, ...]:
 
 
 def register_twins(twins: Mapping[str, Callable[[], Any]]) -> None:
-    """Register each not-yet-registered twin by name (``make()`` builds it); never raises."""
+    """Register each not-yet-registered twin by name (``make()`` builds it; a twin whose
+    original this torch lacks is left out); never raises."""
     try:
         from torch._dynamo.backends.registry import register_backend
 
         for name, make in twins.items():
             try:
-                register_backend(make(), name=name)
+                twin = make()
+            except Exception:  # its original is not in this torch (invoke_subgraph on 2.8)
+                continue
+            try:
+                register_backend(twin, name=name)
             except AssertionError:  # torch's "duplicate name": loaded already
                 continue
     except Exception:  # telemetry must never break a compile

@@ -158,21 +158,25 @@ def test_mode_and_options_reach_inductor(provider, exporter):
 def test_list_backends_hides_the_twins_torch_hides_the_originals_of():
     """In a fresh process, once one twin is used, list_backends() lists a twin exactly when
     it lists its original (torch tags its debug backends: only otel_inductor stays), and
-    every twin still compiles by name, as the same object otel_dynamo.backends holds."""
+    every twin of a backend this torch has still compiles by name, as the same object
+    otel_dynamo.backends holds; no warning. (A twin whose original this torch lacks,
+    invoke_subgraph on 2.8, stays an unloadable entry-point name, listed.)"""
     code = (
         "import torch, otel_dynamo.backends as b\n"
         "from torch._dynamo.backends.registry import list_backends, lookup_backend\n"
         "print(torch.compile(lambda x: x + 1, backend='otel_aot_eager')(torch.ones(1)).item())\n"
-        "shown = set(list_backends())\n"
-        "print(sorted(n for n in shown if n.startswith('otel_')))\n"
+        "shown, known = set(list_backends()), set(list_backends(exclude_tags=()))\n"
+        "print(sorted(n for n in shown if n.startswith('otel_') and n[5:] in known))\n"
         "print(sorted('otel_' + n for n in b.TWINNED_BACKENDS if n in shown))\n"
-        "print(all(lookup_backend('otel_' + n) is b.twin(n) for n in b.TWINNED_BACKENDS))\n"
+        "print(all(lookup_backend('otel_' + n) is b.twin(n) for n in b.TWINNED_BACKENDS"
+        " if n in known))\n"
         "print(torch.compile(lambda x: x * 3, backend='otel_eager_debug')(torch.ones(1)).item())\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=240
     )
     lines = out.stdout.splitlines()
+    assert "otel_dynamo" not in out.stderr
     assert lines[0] == "2.0"
     assert lines[1] == lines[2]
     assert "'otel_eager'" not in lines[1] and "TESTING_ONLY" not in lines[1]

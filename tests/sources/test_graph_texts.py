@@ -110,17 +110,17 @@ def test_aot_graphs_and_guards_come_in_the_graph_and_frame_spans(
 
 @pytest.mark.slow
 def test_inductor_output_code_equals_the_file_inductor_wrote(
-    provider, exporter, logger_provider, records, monkeypatch
+    provider, exporter, logger_provider, records
 ):
     """Under inductor each output code text is the module inductor wrote (its path on the
     record), in the span of the AOT compile that made it (caches off: a cache hit has no
     AOT compile, its code comes in the graph span)."""
     import torch._inductor.config
 
-    monkeypatch.setattr(torch._inductor.config, "force_disable_caches", True)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
     backend = _traced("inductor", provider, logger_provider, capture=FULL)
-    torch.compile(model, backend=backend)(torch.randn(2, 8)).sum().backward()
+    with torch._inductor.config.patch(force_disable_caches=True):
+        torch.compile(model, backend=backend)(torch.randn(2, 8)).sum().backward()
     codes = _texts(records, names.GRAPH_TEXT_OUTPUT_CODE)
     assert len(codes) == 2  # forward, and the backward compiled at its first run
     spans = {s.context.span_id: s.name for s in exporter.get_finished_spans()}
