@@ -50,7 +50,15 @@ def twin(name: str) -> Any:
         if not _siblings_registered:
             _siblings_registered = True
             _register_all_but(name)
+            # torch registers this one itself once it is loaded, with no tags
+            made.first_call = functools.partial(_retag, name, made.fixed_tags)
     return made
+
+
+def _retag(name: str, tags: tuple[str, ...]) -> None:
+    from otel_dynamo._sources import backend_registry
+
+    backend_registry.retag(PREFIX + name, tags)
 
 
 def _make(name: str) -> Any:
@@ -58,7 +66,7 @@ def _make(name: str) -> Any:
     from otel_dynamo._sources import backend_registry
 
     made = traced.environment_backend(name)
-    made.fixed_tags = backend_registry.original_tags(made.inner)
+    made.fixed_tags = backend_registry.original_tags(name)
     return made
 
 

@@ -43,6 +43,9 @@ class TracedBackend:
     ``list_backends()`` hides it where it hides the original ("debug"). Torch sets ``()``
     on every backend it loads from an entry point (``register_backend``)."""
     _assigned_tags: tuple[str, ...] = ()
+    first_call: Callable[[], None] | None = None
+    """Run once, at the first graph this backend compiles (a twin's retagging, which must
+    wait until torch's registry has finished loading it)."""
 
     @property
     def _tags(self) -> tuple[str, ...]:
@@ -85,6 +88,9 @@ class TracedBackend:
         return getter() if getter else None
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        if self.first_call is not None:
+            run_once, self.first_call = self.first_call, None
+            run_once()
         if suppressed():  # suppress_instrumentation(): compiled as untraced, runs too
             return self.inner(gm, example_inputs, **kwargs)
         recorder = self._recorder_factory()
