@@ -309,8 +309,14 @@ SCRIPT = r"""
       row.tr.hidden = !show;
       if (show) visible++;
     });
-    graphRows.forEach(function (row) { row.tr.hidden = !!query && row.text.indexOf(query) < 0; });
-    count.textContent = query ? visible + " of " + allRows.length + " rows match" : "";
+    var graphsShown = 0;
+    graphRows.forEach(function (row) {
+      row.tr.hidden = !!query && row.text.indexOf(query) < 0;
+      if (!row.tr.hidden) graphsShown++;
+    });
+    var graphsNote = graphRows.length ?
+      ", graphs of " + graphsShown + " of " + graphRows.length + " compiles" : "";
+    count.textContent = query ? visible + " of " + allRows.length + " rows match" + graphsNote : "";
     body.dataset.visibleRows = String(visible);
     applyTimelineFilter();
     draw();

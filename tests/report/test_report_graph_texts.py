@@ -152,7 +152,7 @@ def test_page_links_compiles_to_their_graphs_and_filters_them_in_chromium(
     recorded: Path, tmp_path: Path, chromium: str
 ) -> None:
     """Drawn in Chromium: 10 texts, the compile ids link to their collapsed graphs, and
-    #filter=aten.sin leaves only compile 1/0's graphs shown."""
+    #filter=aten.sin leaves only compile 1/0's graphs shown, and the count says so."""
     telemetry = load_telemetry([recorded])
     (tmp_path / "r.html").write_text(render_html(telemetry, summarize(telemetry)), "utf-8")
     url = (tmp_path / "r.html").as_uri() + "#filter=aten.sin"
@@ -162,6 +162,7 @@ def test_page_links_compiles_to_their_graphs_and_filters_them_in_chromium(
     assert '<a href="#graphs-0-0/0">0/0</a>' in html.unescape(dom)
     boxes = re.findall(r'<details class="graphs" id="graphs-0-(\d/0)"( hidden="")?>', dom)
     assert boxes == [("0/0", ' hidden=""'), ("1/0", "")]
+    assert re.search(r'id="filter-count">\d+ of \d+ rows match, graphs of 1 of 2 compiles<', dom)
 
 
 def test_a_run_without_graph_texts_has_no_graphs_section(tmp_path: Path) -> None:
