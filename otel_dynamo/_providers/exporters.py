@@ -158,15 +158,7 @@ def _json_http_exporter(cls: Any, target: OtlpTarget) -> Any:
 
     compression = Compression.GZIP if target.compression == "gzip" else Compression.NONE
     with _header_variables_hidden():
-        return cls(
-            endpoint=target.endpoint,
-            certificate_file=target.certificate,
-            client_key_file=target.client_key,
-            client_certificate_file=target.client_certificate,
-            headers=dict(target.headers) or None,
-            timeout=target.timeout_s,
-            compression=compression,
-        )
+        return cls(**_http_options(target), compression=compression)
 
 
 def _build_grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
@@ -216,12 +208,16 @@ def _build_http_exporter(cls: Any, target: OtlpTarget) -> Any:
     from opentelemetry.exporter.otlp.proto.http import Compression
 
     compression = Compression.Gzip if target.compression == "gzip" else Compression.NoCompression
-    return cls(
-        endpoint=target.endpoint,
-        certificate_file=target.certificate,
-        client_key_file=target.client_key,
-        client_certificate_file=target.client_certificate,
-        headers=dict(target.headers) or None,
-        timeout=target.timeout_s,
-        compression=compression,
-    )
+    return cls(**_http_options(target), compression=compression)
+
+
+def _http_options(target: OtlpTarget) -> dict[str, Any]:
+    """The keywords both HTTP exporters (protobuf and JSON) take alike."""
+    return {
+        "endpoint": target.endpoint,
+        "certificate_file": target.certificate,
+        "client_key_file": target.client_key,
+        "client_certificate_file": target.client_certificate,
+        "headers": dict(target.headers) or None,
+        "timeout": target.timeout_s,
+    }

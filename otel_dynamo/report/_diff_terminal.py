@@ -5,7 +5,7 @@ verdicts."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from otel_dynamo.report import _format
@@ -156,8 +156,18 @@ def _functions(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[s
         ]
         for row in rows
     ]
-    title = paint(f"Functions that changed ({len(rows)})", "bold", color=color)
-    return ["", title, *format_table(columns, table, width=width, color=color)]
+    return _titled(f"Functions that changed ({len(rows)})", columns, table, width, color)
+
+
+def _titled(
+    title: str, columns: list[Column], rows: Sequence[Sequence[Any]], width: int, color: bool
+) -> list[str]:
+    """A blank line, the bold title, then the table."""
+    return [
+        "",
+        paint(title, "bold", color=color),
+        *format_table(columns, rows, width=width, color=color),
+    ]
 
 
 def _arrow(entry: Mapping[str, Any]) -> str:
@@ -183,8 +193,7 @@ def _phases(phases: Mapping[str, Any], width: int, color: bool) -> list[str]:
         ]
         for phase in moved
     ]
-    title = paint("Compile time by phase (changed)", "bold", color=color)
-    return ["", title, *format_table(columns, rows, width=width, color=color)]
+    return _titled("Compile time by phase (changed)", columns, rows, width, color)
 
 
 def _processes(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[str]:
@@ -209,8 +218,7 @@ def _processes(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[s
         ]
         for row in rows
     ]
-    title = paint("Per process", "bold", color=color)
-    return ["", title, *format_table(columns, table, width=width, color=color)]
+    return _titled("Per process", columns, table, width, color)
 
 
 def _verdicts(verdicts: list[dict[str, Any]], color: bool) -> list[str]:
