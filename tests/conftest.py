@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 OUTPUT_DIR_VARIABLE = "OTEL_DYNAMO_OUTPUT_DIR"
+INDUCTOR_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 
 TORCH_FACING_FOLDERS = frozenset({"sources", "enablement", "realmodels"})
 """Test folders whose every test compiles, exports or enables by environment: the tests
@@ -36,14 +37,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _telemetry_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory):
     """Tests write only inside temporary directories: telemetry a test does not direct
     elsewhere (in this process, or in a child started with ``child_environ``) goes to one
-    directory of the session, never to the checkout's ``./otel-dynamo``."""
-    previous = os.environ.get(OUTPUT_DIR_VARIABLE)
-    os.environ[OUTPUT_DIR_VARIABLE] = str(tmp_path_factory.mktemp("unrouted-telemetry"))
+    directory of the session, never to the checkout's ``./otel-dynamo``; inductor's
+    generated code to another."""
+    placed = {
+        OUTPUT_DIR_VARIABLE: tmp_path_factory.mktemp("unrouted-telemetry"),
+        # inductor's code cache too (torch's default is /tmp/torchinductor_<user>)
+        INDUCTOR_CACHE_VARIABLE: tmp_path_factory.mktemp("inductor-cache"),
+    }
+    previous = {name: os.environ.get(name) for name in placed}
+    os.environ.update({name: str(path) for name, path in placed.items()})
     yield
-    if previous is None:
-        os.environ.pop(OUTPUT_DIR_VARIABLE, None)
-    else:
-        os.environ[OUTPUT_DIR_VARIABLE] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture
