@@ -1,4 +1,4 @@
-"""Interpreter-start enablement, imported by ``otel_dynamo.pth`` only when
+"""Interpreter-start enablement, imported by ``otel_dynamo.pth`` (``site_hook``) only when
 OTEL_DYNAMO_ENABLED is set to something other than a false value.
 
 Nothing heavy is imported here: torch is never imported, and OpenTelemetry loads only

@@ -1,73 +1,102 @@
 """Source: torch's backend registry, for the ``otel_`` twins (``otel_dynamo.backends``).
 
-Torch lists a backend not yet loaded from an entry point by name only, and one it loaded
-with no tags, so ``list_backends()`` would show every twin although torch hides their
-originals ("debug"). Once the first twin is built, the others are registered with
-``register_backend`` (public) under their originals' tags, read with ``list_backends``
-(public); from then on ``list_backends()`` hides the twins torch hides the originals of,
-and ``backend="otel_…"`` finds the same twin object. The twin torch was loading gets its
-tags at its first compile: where torch keeps tags on the backend (up to 2.14) the twin's
-own ``_tags`` already says them; where it keeps them by name (``_BACKEND_TAGS``, 2.15)
-that private table is set, and a torch with neither is left as it is.
+Torch lists every name of the ``torch_dynamo_backends`` entry-point group, loaded or not,
+and hides only loaded backends tagged "debug" or "experimental". The twins are entry
+points (``backend="otel_eager"`` works in a process that never imported otel_dynamo), so
+torch would list all of them although it hides their originals. ``list_backends`` (public)
+is therefore wrapped where torch's registry defines it and where ``torch._dynamo``
+re-exports it: a twin is listed exactly when its original is, in the same call, whatever
+tags this torch gives the original. ``otel_dynamo.pth`` installs the wrapper as the
+registry module is imported (``_enablement/site_hook.py``); a traced twin installs it too,
+for installs that skip the ``.pth``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Collection
+from types import ModuleType
 from typing import Any
+
+import wrapt
 
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
-HIDING_TAGS = ("debug", "experimental")
-"""The tags ``list_backends()`` leaves out by default."""
+
+TWIN_PREFIX = "otel_"
+TWINNED_BACKENDS = (
+    "inductor",
+    "eager",
+    "aot_eager",
+    "eager_noexcept",
+    "eager_debug",
+    "pre_dispatch_eager",
+    "invoke_subgraph",
+    "aot_eager_default_partitioner",
+    "aot_eager_decomp_partition",
+    "aot_eager_decomp_partition_crossref",
+    "ts",
+    "aot_ts",
+    "relu_compile_error_TESTING_ONLY",
+    "relu_runtime_error_TESTING_ONLY",
+    "relu_accuracy_error_TESTING_ONLY",
+    "non_leaf_compile_error_TESTING_ONLY",
+)
+"""Every backend of torch/_dynamo/backends/{debugging,inductor}.py selectable by name."""
+
+REGISTRY_MODULE = "torch._dynamo.backends.registry"
+RE_EXPORTING_MODULES = ("torch._dynamo",)
+"""Modules that bind ``list_backends`` by name (``torch.compiler.list_backends`` calls
+``torch._dynamo.list_backends`` at each call, so it needs nothing)."""
+_LISTING = "list_backends"
+_ORIGINAL_OF = {TWIN_PREFIX + name: name for name in TWINNED_BACKENDS}
 
 
-def original_tags(name: str) -> tuple[str, ...]:
-    """The tags among ``HIDING_TAGS`` torch gave backend ``name``, seen through the public
-    ``list_backends(exclude_tags=...)``."""
-    from torch._dynamo.backends.registry import list_backends
-
-    return tuple(tag for tag in HIDING_TAGS if name not in list_backends(exclude_tags=(tag,)))
+def twin_hidden(name: str, listed: Collection[str]) -> bool:
+    """Whether ``name`` is a twin whose original is not among ``listed``."""
+    original = _ORIGINAL_OF.get(name)
+    return original is not None and original not in listed
 
 
-def register_twins(twins: Mapping[str, Callable[[], Any]]) -> None:
-    """Register each not-yet-registered twin by name (``make()`` builds it; a twin whose
-    original this torch lacks is left out); never raises."""
+def _list_twins_as_originals(
+    wrapped: Any, _instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``list_backends`` with each twin listed exactly when its original is."""
+    listed = wrapped(*args, **kwargs)
     try:
-        from torch._dynamo.backends.registry import register_backend
-
-        for name, make in twins.items():
-            try:
-                twin = make()
-            except Exception:  # its original is not in this torch (invoke_subgraph on 2.8)
-                continue
-            try:
-                register_backend(twin, name=name, tags=twin.fixed_tags or ())
-            except AssertionError:  # torch's "duplicate name": loaded already
-                continue
-    except Exception:  # telemetry must never break a compile
-        _warn("register")
+        shown = frozenset(listed)
+        return [name for name in listed if not twin_hidden(name, shown)]
+    except Exception:  # an answer we do not understand: torch's own, untouched
+        _warn()
+        return listed
 
 
-def retag(name: str, tags: tuple[str, ...]) -> None:
-    """Give twin ``name``, which torch registered with no tags, its original's; never raises."""
+def hide_twins(registry: ModuleType | None = None) -> None:
+    """Wrap ``list_backends`` in torch's registry and where it is re-exported (once;
+    never raises). ``registry`` is the module, if already imported (None: look it up)."""
     try:
-        from torch._dynamo.backends import registry
+        registry = registry or sys.modules.get(REGISTRY_MODULE)
+        if registry is None:
+            return
+        original = getattr(registry, _LISTING)
+        if isinstance(original, wrapt.FunctionWrapper):
+            return  # wrapped already
+        listing = wrapt.FunctionWrapper(original, _list_twins_as_originals)
+        setattr(registry, _LISTING, listing)
+        for name in RE_EXPORTING_MODULES:
+            module = sys.modules.get(name)
+            if module is not None and getattr(module, _LISTING, None) is original:
+                setattr(module, _LISTING, listing)
+    except Exception:  # telemetry must never break an import of torch
+        _warn()
 
-        by_name = getattr(registry, "_BACKEND_TAGS", None)
-        if isinstance(by_name, dict) and name in by_name:
-            by_name[name] = tags
-    except Exception:
-        _warn("retag")
 
-
-def _warn(step: str) -> None:
+def _warn() -> None:
     _log.warning(
-        "otel_dynamo: could not %s the otel_ backends in torch %s's registry; they still "
-        "work by name, and list_backends() may list them",
-        step,
+        "otel_dynamo: could not hide the otel_ twins of hidden backends in torch %s's "
+        "list_backends(); they still work by name, and list_backends() may list them",
         torch_version(),
         exc_info=True,
     )

@@ -38,24 +38,6 @@ def backend_name(backend: Any) -> str:
 class TracedBackend:
     """A Dynamo backend that traces ``inner`` and otherwise behaves exactly like it."""
 
-    fixed_tags: tuple[str, ...] | None = None
-    """Registry tags torch's registry may not overwrite: a twin keeps its original's, so
-    ``list_backends()`` hides it where it hides the original ("debug"). Torch sets ``()``
-    on every backend it loads from an entry point (``register_backend``)."""
-    _assigned_tags: tuple[str, ...] = ()
-    first_call: Callable[[], None] | None = None
-    """Run once, at the first graph this backend compiles (a twin's retagging, which must
-    wait until torch's registry has finished loading it)."""
-
-    @property
-    def _tags(self) -> tuple[str, ...]:
-        """What torch's ``list_backends()`` reads to leave debug backends out."""
-        return self.fixed_tags if self.fixed_tags is not None else self._assigned_tags
-
-    @_tags.setter
-    def _tags(self, tags: tuple[str, ...]) -> None:
-        self._assigned_tags = tuple(tags)
-
     def __init__(
         self, backend: str | Callable[..., Any], *, recorder_factory: Callable[[], Recorder]
     ) -> None:
@@ -88,9 +70,6 @@ class TracedBackend:
         return getter() if getter else None
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        if self.first_call is not None:
-            run_once, self.first_call = self.first_call, None
-            run_once()
         if suppressed():  # suppress_instrumentation(): compiled as untraced, runs too
             return self.inner(gm, example_inputs, **kwargs)
         recorder = self._recorder_factory()

@@ -155,29 +155,90 @@ def test_mode_and_options_reach_inductor(provider, exporter):
         torch.compile(relu_plus_one, backend=backend, options={"no_such_option": 1})(torch.ones(3))
 
 
-def test_list_backends_hides_the_twins_torch_hides_the_originals_of():
-    """In a fresh process, once one twin is used, list_backends() lists a twin exactly when
-    it lists its original (torch tags its debug backends: only otel_inductor stays), and
-    every twin of a backend this torch has still compiles by name, as the same object
-    otel_dynamo.backends holds; no warning. (A twin whose original this torch lacks,
-    invoke_subgraph on 2.8, stays an unloadable entry-point name, listed.)"""
-    code = (
-        "import torch, otel_dynamo.backends as b\n"
-        "from torch._dynamo.backends.registry import list_backends, lookup_backend\n"
-        "print(torch.compile(lambda x: x + 1, backend='otel_aot_eager')(torch.ones(1)).item())\n"
-        "shown, known = set(list_backends()), set(list_backends(exclude_tags=()))\n"
-        "print(sorted(n for n in shown if n.startswith('otel_') and n[5:] in known))\n"
-        "print(sorted('otel_' + n for n in b.TWINNED_BACKENDS if n in shown))\n"
-        "print(all(lookup_backend('otel_' + n) is b.twin(n) for n in b.TWINNED_BACKENDS"
-        " if n in known))\n"
+LISTING = (
+    "import sys, torch\n"
+    "from otel_dynamo._sources.backend_registry import TWINNED_BACKENDS as T\n"
+    "def twins(listed):\n"
+    "    return sorted(n for n in listed if n.startswith('otel_') and n[5:] in T)\n"
+    "def originals(listed):\n"
+    "    return sorted('otel_' + n for n in listed if n in T)\n"
+    "def check(label):\n"
+    "    for tags in ((), ('debug',), ('debug', 'experimental')):\n"
+    "        listed = torch._dynamo.list_backends(exclude_tags=tags)\n"
+    "        print(label, tags, twins(listed) == originals(listed), len(twins(listed)))\n"
+    "    print(label, twins(torch.compiler.list_backends()))\n"
+)
+"""Prints, for each exclude_tags, whether the twins listed are exactly those whose
+originals are listed, and how many; then the twins torch.compiler.list_backends() shows."""
+
+
+def _listing_lines(code):
+    done = subprocess.run(
+        [sys.executable, "-c", LISTING + code], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0 and "otel_dynamo" not in done.stderr, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_list_backends_hides_the_twins_of_hidden_backends_before_any_is_loaded():
+    """In a fresh process that has loaded no twin, list_backends() lists a twin exactly
+    when it lists its original, for every exclude_tags (torch tags its debug backends:
+    only otel_inductor stays by default); listing loads no twin; every twin of a backend
+    this torch has still compiles by name, as the object otel_dynamo.backends holds."""
+    lines = _listing_lines(
+        "check('before')\n"
+        "print('otel_dynamo.backends' in sys.modules)\n"
+        "import otel_dynamo.backends as b\n"
+        "from torch._dynamo.backends.registry import lookup_backend\n"
         "print(torch.compile(lambda x: x * 3, backend='otel_eager_debug')(torch.ones(1)).item())\n"
+        "known = torch._dynamo.list_backends(exclude_tags=())\n"
+        "print(all(lookup_backend('otel_' + n) is b.twin(n) for n in T if n in known))\n"
+        "check('after')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=240
+    before, after = lines[:4], lines[-4:]
+    assert [line.split(" True ")[0] for line in before[:3]] == [
+        "before ()",
+        "before ('debug',)",
+        "before ('debug', 'experimental')",
+    ]
+    every_twin = int(before[0].rsplit(" ", 1)[1])
+    assert every_twin >= 15  # invoke_subgraph is missing from torch 2.8 and 2.10
+    assert before[3] == "before ['otel_inductor']"
+    assert lines[4:7] == ["False", "3.0", "True"]
+    assert [line.replace("after", "before") for line in after] == before
+
+
+def test_twins_are_hidden_from_their_first_use_where_the_pth_hook_did_not_run():
+    """An install that skips otel_dynamo.pth (its hook cancelled here, as --target would):
+    torch lists every twin until the first one is built, then only otel_inductor."""
+    lines = _listing_lines(
+        "from otel_dynamo._enablement import import_hooks, site_hook\n"
+        "import_hooks.cancel(site_hook.REGISTRY_MODULE, site_hook.hide_twins)\n"
+        "print(len(twins(torch.compiler.list_backends())) >= 15)\n"
+        "torch.compile(lambda x: x + 1, backend='otel_aot_eager')(torch.ones(1))\n"
+        "check('used')\n"
     )
-    lines = out.stdout.splitlines()
-    assert "otel_dynamo" not in out.stderr
-    assert lines[0] == "2.0"
-    assert lines[1] == lines[2]
-    assert "'otel_eager'" not in lines[1] and "TESTING_ONLY" not in lines[1]
-    assert lines[3:] == ["True", "3.0"]
+    assert lines[0] == "True"
+    assert lines[-1] == "used ['otel_inductor']"
+    assert all(" True " in line for line in lines[1:4])
+
+
+def test_a_listing_it_does_not_understand_is_torchs_own():
+    """Should list_backends() answer something that is not a list of names, the wrapper
+    returns it untouched and warns, never raises."""
+    from otel_dynamo._sources import backend_registry
+
+    assert backend_registry._list_twins_as_originals(lambda: None, None, (), {}) is None
+    listed = ["eager", "inductor", "otel_eager", "otel_inductor", "otel_mine"]
+    kept = backend_registry._list_twins_as_originals(lambda: listed[1:], None, (), {})
+    assert kept == ["inductor", "otel_inductor", "otel_mine"]
+
+
+def test_pth_hook_constants_match_the_modules_they_stand_for():
+    """site_hook keeps its own copies (importing settings or wrapt costs every start)."""
+    from otel_dynamo._config import settings
+    from otel_dynamo._enablement import site_hook
+    from otel_dynamo._sources import backend_registry
+
+    assert site_hook.ENV_ENABLED == settings.ENV_ENABLED
+    assert site_hook.REGISTRY_MODULE == backend_registry.REGISTRY_MODULE
