@@ -10,7 +10,6 @@ imported (never imported here), and ``uninstrument()`` puts the original back.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -24,10 +23,12 @@ from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._enablement import import_hooks, torch_export_switch
 from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
+from otel_dynamo._sources import patching
+from otel_dynamo._sources.backend_registry import TWIN_PREFIX
 
 DYNAMO_MODULE = "torch._dynamo"
 DEFAULT_BACKEND = "inductor"
-TWIN_PREFIX = "otel_"
+OPTIMIZE = "optimize"
 
 _log = logging.getLogger(__name__)
 _lock = threading.RLock()
@@ -40,21 +41,29 @@ class _Instrumentation:
         self.settings = settings
         self.providers = providers
         self.module: ModuleType | None = None
-        self.original: Callable[..., Any] | None = None
         self.by_name: dict[str, Any] = {}
 
     def patch(self, module: ModuleType) -> None:
         with _lock:
             if _current is not self or self.module is not None:
                 return
-            self.module, self.original = module, module.optimize
-            module.optimize = _traced_optimize(module.optimize, self)  # type: ignore[attr-defined]  # torch._dynamo.optimize: unknown to ModuleType
+            patching.patch(module, OPTIMIZE, self._traced_optimize)
+            self.module = module
 
     def unpatch(self) -> None:
         import_hooks.cancel(DYNAMO_MODULE, self.patch)
-        if self.module is not None and self.original is not None:
-            self.module.optimize = self.original  # type: ignore[attr-defined]  # torch._dynamo.optimize: unknown to ModuleType
-        self.module = self.original = None
+        if self.module is not None:
+            patching.unpatch(self.module, OPTIMIZE, self._traced_optimize)
+        self.module = None
+
+    def _traced_optimize(
+        self, optimize: Callable[..., Any], _instance: Any, args: Any, kwargs: Any
+    ) -> Any:
+        """The patched ``torch._dynamo.optimize``: its backend traced (wrapt's calling
+        convention)."""
+        if not kwargs.get("disable", False):
+            args, kwargs = _with_traced_backend(self, args, kwargs)
+        return optimize(*args, **kwargs)
 
     def traced(self, backend: Any) -> Any:
         """``backend`` wrapped (once per backend name), or unchanged if already traced."""
@@ -78,17 +87,6 @@ def is_traced(backend: Any, traced_type: type) -> bool:
         return backend.startswith(TWIN_PREFIX)
     inner = getattr(backend, "compiler_fn", backend)  # torch.compile's _TorchCompileWrapper
     return isinstance(backend, traced_type) or isinstance(inner, traced_type)
-
-
-def _traced_optimize(original: Callable[..., Any], state: _Instrumentation) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def optimize(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs.get("disable", False):
-            args, kwargs = _with_traced_backend(state, args, kwargs)
-        return original(*args, **kwargs)
-
-    optimize.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
-    return optimize
 
 
 def _with_traced_backend(

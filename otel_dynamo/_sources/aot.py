@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
 from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_PHASE
-from otel_dynamo._sources import graph_facts
+from otel_dynamo._sources import graph_facts, patching
 from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
 
@@ -260,62 +260,63 @@ def instrument_kwargs(graph: GraphCompile, kwargs: dict[str, Any]) -> dict[str, 
 
 
 class AotTap:
-    """Swaps ``torch._dynamo.backends.common.aot_module_simplified`` for a traced one,
-    and ``AOTDispatchAutograd.post_compile`` for one that counts compiled backwards."""
-
-    def __init__(self) -> None:
-        self._original: Callable[..., Any] | None = None
-        self._original_post_compile: Any = None
+    """Wraps ``torch._dynamo.backends.common.aot_module_simplified`` to trace AOT
+    Autograd's partitioner and compilers, and ``AOTDispatchAutograd.post_compile`` to count
+    compiled backwards loaded from the cache."""
 
     @property
     def installed(self) -> bool:
         from torch._dynamo.backends import common
 
-        return getattr(common.aot_module_simplified, "_otel_dynamo_tap", None) is self
+        return patching.patched(common, "aot_module_simplified", self._traced_aot)
 
     def install(self) -> None:
         from torch._dynamo.backends import common
 
-        if self.installed:
-            return
-        original = self._original = common.aot_module_simplified
+        patching.patch(common, "aot_module_simplified", self._traced_aot)
 
-        def aot_module_simplified(mod: Any, args: Any, **kwargs: Any) -> Any:
-            graph = _current.get()
-            if graph is not None:
-                kwargs = graph.safely(lambda: instrument_kwargs(graph, kwargs)) or kwargs
-            return original(mod, args, **kwargs)
-
-        aot_module_simplified._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
-        common.aot_module_simplified = aot_module_simplified  # type: ignore[assignment]  # forwards any arguments
+    @staticmethod
+    def _traced_aot(
+        aot_module_simplified: Callable[..., Any],
+        _instance: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """The patched ``aot_module_simplified(mod, args, **kwargs)``: during a traced
+        graph compile, with its partitioner and compilers traced."""
+        graph = _current.get()
+        if graph is not None:
+            kwargs = graph.safely(lambda: instrument_kwargs(graph, kwargs)) or kwargs
+        return aot_module_simplified(*args, **kwargs)
 
     def install_post_compile(self) -> None:
         """Raises (and installs nothing) if ``post_compile`` has neither known form."""
         from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
 
-        if getattr(AOTDispatchAutograd.post_compile, "_otel_dynamo_tap", None) is self:
+        if patching.patched(AOTDispatchAutograd, "post_compile", self._counted_post_compile):
             return
         check_post_compile_form(AOTDispatchAutograd.post_compile)
-        # The staticmethod object itself, so uninstall puts back exactly what was there.
-        self._original_post_compile = AOTDispatchAutograd.__dict__["post_compile"]
-        original = AOTDispatchAutograd.post_compile
+        # wrapt wraps the staticmethod itself: uninstall puts back exactly what was there.
+        patching.patch(AOTDispatchAutograd, "post_compile", self._counted_post_compile)
 
-        def post_compile(*args: Any, **kwargs: Any) -> Any:
-            graph = _current.get()
-            if graph is not None:
-                found = graph.safely(lambda: with_loaded_backward(args, kwargs, graph))
-                args, kwargs = found or (args, kwargs)
-            return original(*args, **kwargs)
-
-        post_compile._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
-        AOTDispatchAutograd.post_compile = staticmethod(post_compile)  # type: ignore[method-assign]  # the tap patches torch's class
+    @staticmethod
+    def _counted_post_compile(
+        post_compile: Callable[..., Any],
+        _instance: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """The patched ``AOTDispatchAutograd.post_compile``: a backward loaded from the
+        cache during a traced graph compile is traced at its runs."""
+        graph = _current.get()
+        if graph is not None:
+            found = graph.safely(lambda: with_loaded_backward(args, kwargs, graph))
+            args, kwargs = found or (args, kwargs)
+        return post_compile(*args, **kwargs)
 
     def uninstall(self) -> None:
         from torch._dynamo.backends import common
         from torch._functorch._aot_autograd.runtime_wrappers import AOTDispatchAutograd
 
-        if self.installed and self._original is not None:
-            common.aot_module_simplified = self._original
-        if self._original_post_compile is not None:
-            AOTDispatchAutograd.post_compile = self._original_post_compile  # type: ignore[method-assign]  # puts torch's back
-            self._original_post_compile = None
+        patching.unpatch(common, "aot_module_simplified", self._traced_aot)
+        patching.unpatch(AOTDispatchAutograd, "post_compile", self._counted_post_compile)

@@ -38,6 +38,7 @@ from otel_dynamo._recording.stream_events import (
     PhaseBoundary,
     RecompileReported,
 )
+from otel_dynamo._sources import patching
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
@@ -321,20 +322,13 @@ _WANTED = frozenset(
 
 
 _BOUND_NAME = "trace_structured"
-
-
-def _rebind(old: Callable[..., None], new: Callable[..., None]) -> None:
-    """Every imported torch module holding ``old`` under its own name now holds ``new``."""
-    for module_name, module in list(sys.modules.items()):
-        if module is None or not module_name.startswith("torch."):
-            continue
-        namespace = getattr(module, "__dict__", None)
-        if namespace is not None and namespace.get(_BOUND_NAME) is old:
-            setattr(module, _BOUND_NAME, new)
+_REBOUND_IN = ("torch.",)
+"""AOT Autograd's and inductor's modules bind ``trace_structured`` by name at import."""
 
 
 class StreamTap:
-    """Installs itself as ``torch._logging.trace_structured`` and forwards to the original."""
+    """Wraps ``torch._logging.trace_structured``, wherever torch bound it, and forwards to
+    the original."""
 
     def __init__(
         self,
@@ -343,41 +337,45 @@ class StreamTap:
     ) -> None:
         self._get_sink = get_sink
         self._get_code = get_code
-        self._original: Callable[..., None] | None = None
         self._failed_once = False
 
     @property
     def installed(self) -> bool:
         import torch._logging
 
-        return getattr(torch._logging.trace_structured, "_otel_dynamo_tap", None) is self
+        return patching.patched(torch._logging, _BOUND_NAME, self._tap)
 
     def install(self) -> None:
         import torch._logging
 
-        if self.installed:
-            return
-        self._original = torch._logging.trace_structured
-        tap = self._make_tap(self._original)
-        torch._logging.trace_structured = tap
-        _rebind(self._original, tap)
+        original = getattr(torch._logging, _BOUND_NAME)
+        tap = patching.patch(torch._logging, _BOUND_NAME, self._tap)
+        if tap is not original:
+            patching.rebind(original, tap, _BOUND_NAME, _REBOUND_IN)
 
     def uninstall(self) -> None:
         import torch._logging
 
-        if self.installed and self._original is not None:
-            _rebind(torch._logging.trace_structured, self._original)
-            torch._logging.trace_structured = self._original
+        tap = getattr(torch._logging, _BOUND_NAME)
+        if self.installed:
+            patching.unpatch(torch._logging, _BOUND_NAME, self._tap)
+            patching.rebind(tap, tap.__wrapped__, _BOUND_NAME, _REBOUND_IN)
 
-    def _make_tap(self, original: Callable[..., None]) -> Callable[..., None]:
-        def trace_structured(name: str, metadata_fn: MetadataFn = dict, **kw: Any) -> None:
-            if name in _WANTED:
-                self._observe(name, metadata_fn, kw)
-            return original(name, metadata_fn, **kw)
-
-        trace_structured._otel_dynamo_tap = self  # type: ignore[attr-defined]  # marks our tap
-        trace_structured.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps
-        return trace_structured
+    def _tap(
+        self,
+        trace_structured: Callable[..., None],
+        _instance: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """The patched ``trace_structured(name, metadata_fn=dict, **kw)`` (wrapt's calling
+        convention)."""
+        name = args[0] if args else kwargs.get("name")
+        if name in _WANTED:
+            metadata_fn = args[1] if len(args) > 1 else kwargs.get("metadata_fn", dict)
+            kw = {k: v for k, v in kwargs.items() if k not in ("name", "metadata_fn")}
+            self._observe(str(name), metadata_fn, kw)
+        return trace_structured(*args, **kwargs)
 
     def _observe(self, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
         sink = self._get_sink()

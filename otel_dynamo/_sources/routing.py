@@ -32,6 +32,7 @@ from typing import Any
 from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import CodeLocation
+from otel_dynamo._sources import patching
 from otel_dynamo._sources.suppression import suppressed
 from otel_dynamo._sources.torch_version import torch_version
 
@@ -62,7 +63,6 @@ backend; ``functools.partial``; under DDP, Dynamo compiles with the bound method
 MAX_CHAIN = 16
 """Wrappers followed down a compiler chain before giving up (a cycle would never end)."""
 
-TAP_MARKER = "_otel_dynamo_tap"
 SAVED_ROUTE_ATTRIBUTE = "_otel_dynamo_route"
 """Set on Dynamo's ``CompileContext`` of a traced compile: its route, for a lazy backward."""
 
@@ -187,7 +187,6 @@ class FrameCompilerTap:
     """Wraps ``ConvertFrameAssert.__call__`` so every frame compile opens its route."""
 
     def __init__(self) -> None:
-        self._original: Callable[..., Any] | None = None
         self._warned = False
 
     def _target(self) -> type | None:
@@ -208,27 +207,23 @@ class FrameCompilerTap:
     @property
     def installed(self) -> bool:
         target = self._target()
-        call = None if target is None else target.__dict__["__call__"]
-        return getattr(call, TAP_MARKER, None) is self
+        return target is not None and patching.patched(target, "__call__", self._route_call)
 
     def install(self) -> None:
         target = self._target()
-        if target is None or self.installed:
-            return
-        original = target.__dict__["__call__"]
-        self._original = original
+        if target is not None:
+            patching.patch(target, "__call__", self._route_call)
 
-        def __call__(convert: Any, *args: Any, **kwargs: Any) -> Any:
-            frame = args[0] if args else kwargs.get("frame")
-            token = _route.set(route_for(self._compiler_of(convert), frame))
-            try:
-                return original(convert, *args, **kwargs)
-            finally:
-                _route.reset(token)
-
-        setattr(__call__, TAP_MARKER, self)
-        __call__.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps
-        target.__call__ = __call__  # type: ignore[method-assign]  # the tap patches torch's class
+    def _route_call(
+        self, call: Callable[..., Any], convert: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """The patched ``ConvertFrameAssert.__call__`` (wrapt's calling convention)."""
+        frame = args[0] if args else kwargs.get("frame")
+        token = _route.set(route_for(self._compiler_of(convert), frame))
+        try:
+            return call(*args, **kwargs)
+        finally:
+            _route.reset(token)
 
     def _compiler_of(self, convert: object) -> object:
         """The backend a ``ConvertFrameAssert`` compiles with; None, and one warning, on a
@@ -249,5 +244,5 @@ class FrameCompilerTap:
 
     def uninstall(self) -> None:
         target = self._target()
-        if target is not None and self.installed and self._original is not None:
-            target.__call__ = self._original  # type: ignore[method-assign]  # puts torch's back
+        if target is not None:
+            patching.unpatch(target, "__call__", self._route_call)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import logging
 import threading
 import time
@@ -31,7 +30,7 @@ from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.recorder_factory import make_recorder, sinks_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.torch_export_signals import TorchExportEvents, torch_export_metrics
-from otel_dynamo._sources import routing, taps
+from otel_dynamo._sources import patching, routing, taps
 from otel_dynamo._sources.runs import wrap_unboxed_run
 from otel_dynamo._sources.torch_export_facts import (
     aten_op_counts,
@@ -243,31 +242,31 @@ class TorchExportInstrumentation:
                 return
             program_class = module.exported_program.ExportedProgram
             targets = (
-                (module, "export", _traced_export),
-                (program_class, "run_decompositions", _traced_decompositions),
-                (program_class, "module", _traced_module),
+                (module, "export", self._traced_export),
+                (program_class, "run_decompositions", self._traced_decompositions),
+                (program_class, "module", self._traced_module),
             )
-            for owner, attribute, wrap in targets:
-                original = vars(owner).get(attribute)
-                if original is None:
+            for owner, attribute, wrapper in targets:
+                try:
+                    patching.patch(owner, attribute, wrapper)
+                except AttributeError:
                     _log.warning("otel_dynamo: %s has no %s to trace", owner, attribute)
                     continue
-                setattr(owner, attribute, wrap(original, self))
-                self.patched.append((owner, attribute, original))
+                self.patched.append((owner, attribute, wrapper))
 
     def unpatch(self) -> None:
         with _lock:
-            for owner, attribute, original in reversed(self.patched):
-                setattr(owner, attribute, original)
+            for owner, attribute, wrapper in reversed(self.patched):
+                patching.unpatch(owner, attribute, wrapper)
             self.patched.clear()
 
-
-def _traced_export(original: Callable[..., Any], state: TorchExportInstrumentation) -> Any:
-    @functools.wraps(original)
-    def export(*args: Any, **kwargs: Any) -> Any:
-        recorder = state.recorder()
+    def _traced_export(
+        self, export: Callable[..., Any], _instance: Any, args: tuple[Any, ...], kwargs: Any
+    ) -> Any:
+        """The patched ``torch.export.export`` (wrapt's calling convention)."""
+        recorder = self.recorder()
         if recorder is None:
-            return original(*args, **kwargs)
+            return export(*args, **kwargs)
         mod = args[0] if args else kwargs.get("mod")
         attributes = _safely(
             lambda: call_attributes(
@@ -280,53 +279,45 @@ def _traced_export(original: Callable[..., Any], state: TorchExportInstrumentati
             return recorder.call(
                 names.EXPORT_OPERATION_EXPORT,
                 attributes or {},
-                lambda: original(*args, **kwargs),
+                lambda: export(*args, **kwargs),
                 recorder.describe_export,
             )
 
-    export.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
-    return export
-
-
-def _traced_decompositions(original: Callable[..., Any], state: TorchExportInstrumentation) -> Any:
-    @functools.wraps(original)
-    def run_decompositions(self: Any, *args: Any, **kwargs: Any) -> Any:
-        recorder = state.recorder()
-        before = _safely(lambda: aten_op_counts(self)) if recorder is not None else None
+    def _traced_decompositions(
+        self, run_decompositions: Callable[..., Any], program: Any, args: Any, kwargs: Any
+    ) -> Any:
+        """The patched ``ExportedProgram.run_decompositions``."""
+        recorder = self.recorder()
+        before = _safely(lambda: aten_op_counts(program)) if recorder is not None else None
         if recorder is None or before is None:
-            return original(self, *args, **kwargs)
+            return run_decompositions(*args, **kwargs)
         table = args[0] if args else kwargs.get("decomp_table")
         attributes = _safely(lambda: table_attributes(table)) or {}
-        module_class = origin_of(self).module_class
+        module_class = origin_of(program).module_class
         if module_class:
             attributes[names.ATTR_EXPORT_MODULE_CLASS] = module_class
 
-        def describe(program: Any) -> dict[str, Any]:
-            after = aten_op_counts(program)
+        def describe(decomposed: Any) -> dict[str, Any]:
+            after = aten_op_counts(decomposed)
             found = decomposition_attributes(before, after, max_items=recorder.limits.list_length)
-            return {**recorder.describe_export(program), **found}
+            return {**recorder.describe_export(decomposed), **found}
 
         with _export_in_progress():
             return recorder.call(
                 names.EXPORT_OPERATION_DECOMPOSITIONS,
                 attributes,
-                lambda: original(self, *args, **kwargs),
+                lambda: run_decompositions(*args, **kwargs),
                 describe,
             )
 
-    run_decompositions.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
-    return run_decompositions
-
-
-def _traced_module(original: Callable[..., Any], state: TorchExportInstrumentation) -> Any:
-    @functools.wraps(original)
-    def module(self: Any, *args: Any, **kwargs: Any) -> Any:
-        made = original(self, *args, **kwargs)
-        if getattr(_inside, "depth", 0) == 0:  # modules torch builds while exporting: not runs
-            recorder = state.recorder()
+    def _traced_module(
+        self, module: Callable[..., Any], program: Any, args: Any, kwargs: Any
+    ) -> Any:
+        """The patched ``ExportedProgram.module``: modules it makes are traced at their runs
+        (not those torch builds while exporting)."""
+        made = module(*args, **kwargs)
+        if getattr(_inside, "depth", 0) == 0:
+            recorder = self.recorder()
             if recorder is not None:
-                _safely(lambda: recorder.track_module(made, origin_of(self)))
+                _safely(lambda: recorder.track_module(made, origin_of(program)))
         return made
-
-    module.__wrapped_by_otel_dynamo__ = True  # type: ignore[attr-defined]  # marks our wrapper
-    return module

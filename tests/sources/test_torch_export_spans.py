@@ -408,7 +408,8 @@ def test_instrument_traces_export_and_uninstrument_restores_it(provider):
     original = torch.export.export
     otel_dynamo.instrument(tracer_provider=provider)
     try:
-        assert getattr(torch.export.export, "__wrapped_by_otel_dynamo__", False) is True
+        assert type(torch.export.export).__name__ == "FunctionWrapper"
+        assert torch.export.export.__wrapped__ is original
     finally:
         otel_dynamo.uninstrument()
     assert torch.export.export is original
@@ -419,7 +420,7 @@ def test_enabled_environment_instruments_export_at_torch_import():
     code = (
         "import otel_dynamo._enablement.startup as s; s.start(); import sys; "
         "assert 'torch' not in sys.modules; import torch; "
-        "print(getattr(torch.export.export, '__wrapped_by_otel_dynamo__', False), "
+        "print(type(torch.export.export).__name__ == 'FunctionWrapper', "
         "'torch._dynamo' in sys.modules)"
     )
     env = {**os.environ, "OTEL_DYNAMO_ENABLED": "true", "PYTHONPATH": str(ROOT)}
