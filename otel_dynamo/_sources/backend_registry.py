@@ -19,8 +19,7 @@ from collections.abc import Collection
 from types import ModuleType
 from typing import Any
 
-import wrapt
-
+from otel_dynamo._sources import patching
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
@@ -48,8 +47,8 @@ TWINNED_BACKENDS = (
 
 REGISTRY_MODULE = "torch._dynamo.backends.registry"
 RE_EXPORTING_MODULES = ("torch._dynamo",)
-"""Modules that bind ``list_backends`` by name (``torch.compiler.list_backends`` calls
-``torch._dynamo.list_backends`` at each call, so it needs nothing)."""
+"""Where modules bind ``list_backends`` by name: ``torch._dynamo`` re-exports it
+(``torch.compiler.list_backends`` calls ``torch._dynamo.list_backends`` at each call)."""
 _LISTING = "list_backends"
 _ORIGINAL_OF = {TWIN_PREFIX + name: name for name in TWINNED_BACKENDS}
 
@@ -74,21 +73,16 @@ def _list_twins_as_originals(
 
 
 def hide_twins(registry: ModuleType | None = None) -> None:
-    """Wrap ``list_backends`` in torch's registry and where it is re-exported (once;
+    """Wrap ``list_backends`` in torch's registry and where it was bound by name (once;
     never raises). ``registry`` is the module, if already imported (None: look it up)."""
     try:
         registry = registry or sys.modules.get(REGISTRY_MODULE)
         if registry is None:
             return
         original = getattr(registry, _LISTING)
-        if isinstance(original, wrapt.FunctionWrapper):
-            return  # wrapped already
-        listing = wrapt.FunctionWrapper(original, _list_twins_as_originals)
-        setattr(registry, _LISTING, listing)
-        for name in RE_EXPORTING_MODULES:
-            module = sys.modules.get(name)
-            if module is not None and getattr(module, _LISTING, None) is original:
-                setattr(module, _LISTING, listing)
+        listing = patching.patch(registry, _LISTING, _list_twins_as_originals)
+        if listing is not original:
+            patching.rebind(original, listing, _LISTING, RE_EXPORTING_MODULES)
     except Exception:  # telemetry must never break an import of torch
         _warn()
 
