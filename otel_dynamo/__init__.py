@@ -6,12 +6,12 @@ when a traced backend is first created.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from otel_dynamo.version import __version__
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays unimported: otel_dynamo.pth imports this at every start
     from collections.abc import Callable
+    from typing import Any
 
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.metrics import MeterProvider

@@ -4,15 +4,16 @@ Env-var enablement must not import torch at interpreter start: ``when_imported``
 calls back at once if the module is already loaded, otherwise a meta-path finder
 wraps the module's loader so the callback runs when its import completes.
 
-``otel_dynamo.pth`` imports this at every interpreter start, so it imports only what
-Python itself has loaded by then, and threading (logging, importlib.abc and typing would
-add ~5 ms to every start; the finder and loader follow their protocols without the ABCs).
+``otel_dynamo.pth`` imports this at every interpreter start, so it imports nothing that
+``site`` has not loaded by then (logging, importlib.abc, typing and threading would add
+several ms to every start): ``_thread`` for the lock and the per-thread flag, and the
+finder and loader follow their protocols without the ABCs.
 """
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing is not imported at run time
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: typing is not imported at run time
 
     Callback = Callable[[ModuleType], None]
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _pending: dict[str, list[Callback]] = {}
 
 
@@ -72,7 +73,7 @@ class _PostImportFinder:
     """Finds watched modules through the other finders and wraps their loaders."""
 
     def __init__(self) -> None:
-        self._busy = threading.local()
+        self._busy = _thread._local()
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None

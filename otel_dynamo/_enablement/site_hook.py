@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
-from types import ModuleType
 
 from otel_dynamo._enablement import import_hooks
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (see import_hooks)
+    from types import ModuleType
 
 ENV_ENABLED = "OTEL_DYNAMO_ENABLED"
 OFF_VALUES = ("", "0", "false", "no", "off")

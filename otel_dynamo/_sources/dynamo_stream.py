@@ -356,9 +356,9 @@ class StreamTap:
     def uninstall(self) -> None:
         import torch._logging
 
-        tap = getattr(torch._logging, _BOUND_NAME)
-        if self.installed:
-            patching.unpatch(torch._logging, _BOUND_NAME, self._tap)
+        tap, outermost = getattr(torch._logging, _BOUND_NAME), self.installed
+        patching.unpatch(torch._logging, _BOUND_NAME, self._tap)  # or switches it off
+        if outermost:
             patching.rebind(tap, tap.__wrapped__, _BOUND_NAME, _REBOUND_IN)
 
     def _tap(

@@ -2,24 +2,63 @@
 instrumentations do (``wrapt.wrap_function_wrapper`` and ``unwrap``).
 
 A patch replaces one attribute with a ``wrapt.FunctionWrapper`` around what was there
-(a class's own descriptor, a staticmethod included, so that binding is torch's own);
-``wrapper(wrapped, instance, args, kwargs)`` is wrapt's calling convention. ``patched``
-recognises our own patch by its wrapper, so a second install is a no-op and someone
-else's later patch is never taken for ours; ``unpatch`` puts back ``__wrapped__``, as
-contrib's ``opentelemetry.instrumentation.utils.unwrap`` does (not imported: that module
-loads the propagators, an entry-point scan at every traced start).
+(a class's own descriptor, so a staticmethod binds as one); ``wrapper(wrapped, instance,
+args, kwargs)`` is wrapt's calling convention. ``patched`` recognises our own live patch
+by its wrapper, so a second install is a no-op and someone else's later patch is never
+taken for ours. ``unpatch`` puts back ``__wrapped__``, as contrib's
+``opentelemetry.instrumentation.utils.unwrap`` does (not imported: that module loads the
+propagators, an entry-point scan at every traced start); where someone else has patched
+on top of ours since, ours cannot be taken out of their chain, so it is switched off and
+passes every call straight through. A patched function copies and pickles as the
+function it stands for (a plain wrapt proxy refuses both).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import wrapt
 
 Wrapper = Callable[[Callable[..., Any], Any, tuple[Any, ...], dict[str, Any]], Any]
 """wrapt's wrapper: ``(wrapped, instance, args, kwargs)``, returns what the call returns."""
+MAX_CHAIN = 16
+"""Patches looked through, outermost first, for ours under someone else's."""
+_lock = threading.Lock()
+
+
+class _Switch:
+    """Whether a patch still calls its wrapper (wrapt's ``enabled``)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = True
+
+    def __call__(self) -> bool:
+        return self.on
+
+
+if TYPE_CHECKING:
+    _FunctionWrapper = wrapt.FunctionWrapper[..., Any]
+else:  # not subscriptable at run time
+    _FunctionWrapper = wrapt.FunctionWrapper
+
+
+class _Patch(_FunctionWrapper):
+    """A FunctionWrapper that copies and pickles as the function it stands for."""
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # A global found by name, which is this patch (pickle checks that it is).
+        return getattr(self.__wrapped__, "__qualname__", None)
 
 
 def own_attribute(owner: Any, attribute: str) -> Any:
@@ -30,29 +69,41 @@ def own_attribute(owner: Any, attribute: str) -> Any:
 
 
 def patched(owner: Any, attribute: str, wrapper: Wrapper) -> bool:
-    """Whether ``owner.attribute`` is our patch made with ``wrapper``."""
+    """Whether ``owner.attribute`` is our live patch made with ``wrapper``."""
     return _ours(own_attribute(owner, attribute), wrapper)
 
 
 def patch(owner: Any, attribute: str, wrapper: Wrapper) -> Any:
-    """Replace ``owner.attribute`` with a FunctionWrapper calling ``wrapper`` (once: an
-    attribute already patched with ``wrapper`` is left as it is). Raises AttributeError
-    if ``owner`` has no such attribute of its own."""
-    current = own_attribute(owner, attribute)
-    if current is None:
-        raise AttributeError(f"{owner!r} has no attribute {attribute!r} of its own")
-    if _ours(current, wrapper):
-        return current
-    function_wrapper = wrapt.FunctionWrapper(current, wrapper)
-    setattr(owner, attribute, function_wrapper)
-    return function_wrapper
+    """Replace ``owner.attribute`` with a FunctionWrapper calling ``wrapper`` and return
+    it (once: an attribute already patched with ``wrapper`` is left as it is). Raises
+    AttributeError if ``owner`` has no such attribute of its own."""
+    with _lock:
+        current = own_attribute(owner, attribute)
+        if current is None:
+            raise AttributeError(f"{owner!r} has no attribute {attribute!r} of its own")
+        if _ours(current, wrapper):
+            return current
+        made = _Patch(current, wrapper, enabled=_Switch())
+        setattr(owner, attribute, made)
+        return made
 
 
 def unpatch(owner: Any, attribute: str, wrapper: Wrapper) -> None:
-    """Put back what our patch with ``wrapper`` replaced (nothing if it is not ours)."""
-    current = own_attribute(owner, attribute)
-    if _ours(current, wrapper):
-        setattr(owner, attribute, current.__wrapped__)
+    """Take out our patch with ``wrapper``: put back what it replaced if it is outermost,
+    else switch it off where it sits in someone else's chain."""
+    with _lock:
+        current = own_attribute(owner, attribute)
+        if _ours(current, wrapper):
+            _switch_of(current).on = False
+            setattr(owner, attribute, current.__wrapped__)
+            return
+        for _ in range(MAX_CHAIN):
+            current = getattr(current, "__wrapped__", None)
+            if current is None:
+                return
+            if _ours(current, wrapper):
+                _switch_of(current).on = False
+                return
 
 
 def rebind(old: Any, new: Any, attribute: str, prefixes: Iterable[str]) -> None:
@@ -68,6 +119,15 @@ def rebind(old: Any, new: Any, attribute: str, prefixes: Iterable[str]) -> None:
 
 
 def _ours(value: Any, wrapper: Wrapper) -> bool:
-    return isinstance(value, wrapt.FunctionWrapper) and bool(
-        getattr(value, "_self_wrapper", None) == wrapper
+    """A live patch of ours made with ``wrapper``."""
+    return (
+        isinstance(value, _Patch)
+        and bool(value._self_wrapper == wrapper)
+        and _switch_of(value).on
     )
+
+
+def _switch_of(made: _Patch) -> _Switch:
+    switch = made._self_enabled
+    assert isinstance(switch, _Switch)  # every _Patch is made with one
+    return switch

@@ -70,15 +70,37 @@ def test_a_staticmethod_keeps_its_binding_and_comes_back_as_the_same_descriptor(
     assert vars(Holder)["combine"] is descriptor
 
 
-def test_someone_elses_later_patch_is_neither_ours_nor_removed():
-    """A patch laid over ours by someone else is not taken for ours: unpatch leaves it."""
+def test_someone_elses_later_patch_is_kept_and_ours_under_it_switched_off():
+    """A patch laid over ours by someone else is not taken for ours: unpatch leaves theirs
+    in place and turns ours into a pass-through; a new install wraps afresh."""
     module = _module()
     patching.patch(module, "add", _calls_plus_ten)
     theirs = patching.patch(module, "add", _someone_elses)
     assert patching.patched(module, "add", _calls_plus_ten) is False
     patching.unpatch(module, "add", _calls_plus_ten)
     assert module.add is theirs
-    assert module.add(1) == 24
+    assert module.add(1) == 4  # (1 + 1) * 2: their wrapper runs, ours no longer
+    patching.patch(module, "add", _calls_plus_ten)
+    assert module.add(1) == 14
+
+
+def test_a_patched_function_copies_and_pickles_as_itself():
+    """copy, deepcopy and pickle of a patched module function give the patch itself, as
+    they give a plain function (a bare wrapt proxy raises NotImplementedError)."""
+    import copy
+    import pickle
+
+    module = types.ModuleType("pickled_patch_test")
+    module.add = _module().add
+    module.add.__module__, module.add.__qualname__ = module.__name__, "add"
+    sys.modules[module.__name__] = module
+    try:
+        made = patching.patch(module, "add", _calls_plus_ten)
+        assert copy.copy(made) is made
+        assert copy.deepcopy({"f": made})["f"] is made
+        assert pickle.loads(pickle.dumps(made)) is made
+    finally:
+        del sys.modules[module.__name__]
 
 
 def test_patching_what_is_not_there_raises_attribute_error():

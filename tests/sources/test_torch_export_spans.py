@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 import torch
+import wrapt
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
@@ -408,7 +409,7 @@ def test_instrument_traces_export_and_uninstrument_restores_it(provider):
     original = torch.export.export
     otel_dynamo.instrument(tracer_provider=provider)
     try:
-        assert type(torch.export.export).__name__ == "FunctionWrapper"
+        assert isinstance(torch.export.export, wrapt.FunctionWrapper)
         assert torch.export.export.__wrapped__ is original
     finally:
         otel_dynamo.uninstrument()
@@ -420,7 +421,7 @@ def test_enabled_environment_instruments_export_at_torch_import():
     code = (
         "import otel_dynamo._enablement.startup as s; s.start(); import sys; "
         "assert 'torch' not in sys.modules; import torch; "
-        "print(type(torch.export.export).__name__ == 'FunctionWrapper', "
+        "import wrapt; print(isinstance(torch.export.export, wrapt.FunctionWrapper), "
         "'torch._dynamo' in sys.modules)"
     )
     env = {**os.environ, "OTEL_DYNAMO_ENABLED": "true", "PYTHONPATH": str(ROOT)}
