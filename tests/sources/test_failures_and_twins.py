@@ -88,7 +88,8 @@ def test_twins_are_registered_through_entry_points_without_import():
 
 
 def test_every_debug_backend_selectable_by_name_has_a_twin():
-    """Each backend torch registers in debugging.py (usable by name) has an otel_ twin."""
+    """Each backend torch registers in debugging.py (usable by name) has an otel_ twin,
+    registered where this torch has the original and hidden where it lacks it."""
     from torch._dynamo.backends.registry import list_backends
 
     from otel_dynamo.backends import TWINNED_BACKENDS
@@ -100,7 +101,9 @@ def test_every_debug_backend_selectable_by_name_has_a_twin():
         n for n in torch_names if n in TWINNED_BACKENDS or "TESTING_ONLY" in n or "eager" in n
     }
     assert debugging <= set(TWINNED_BACKENDS)
-    assert {f"otel_{n}" for n in TWINNED_BACKENDS} <= registered
+    assert {f"otel_{n}" for n in TWINNED_BACKENDS if n in registered} <= registered
+    missing = {n for n in TWINNED_BACKENDS if n not in registered}  # invoke_subgraph on 2.8
+    assert not {f"otel_{n}" for n in missing} & registered
 
 
 def _outcome(backend, x):
@@ -172,9 +175,9 @@ LISTING = (
 originals are listed, and how many; then the twins torch.compiler.list_backends() shows."""
 
 
-def _listing_lines(code):
+def _listing_lines(code, prelude=""):
     done = subprocess.run(
-        [sys.executable, "-c", LISTING + code],
+        [sys.executable, "-c", prelude + LISTING + code],
         capture_output=True,
         text=True,
         timeout=240,
@@ -216,11 +219,14 @@ def test_twins_are_hidden_from_their_first_use_where_the_pth_hook_did_not_run():
     """An install that skips otel_dynamo.pth (its hook cancelled here, as --target would):
     torch lists every twin until the first one is built, then only otel_inductor."""
     lines = _listing_lines(
-        "from otel_dynamo._enablement import import_hooks, site_hook\n"
-        "import_hooks.cancel(site_hook.REGISTRY_MODULE, site_hook.hide_twins)\n"
         "print(len(twins(torch.compiler.list_backends())) >= 15)\n"
         "torch.compile(lambda x: x + 1, backend='otel_aot_eager')(torch.ones(1))\n"
-        "check('used')\n"
+        "check('used')\n",
+        # before torch is imported: some torch versions import the registry with it
+        prelude=(
+            "from otel_dynamo._enablement import import_hooks, site_hook\n"
+            "import_hooks.cancel(site_hook.REGISTRY_MODULE, site_hook.hide_twins)\n"
+        ),
     )
     assert lines[0] == "True"
     assert lines[-1] == "used ['otel_inductor']"
