@@ -159,6 +159,25 @@ def test_the_pth_hook_loads_no_module_site_has_not_loaded(tmp_path):
     assert done.stdout.strip() == repr(sorted(["__future__", *PTH_IMPORTS])), done.stderr
 
 
+@pytest.mark.parametrize(("enabled", "said"), [("", ""), ("true", "tracing is off")])
+def test_a_pth_left_without_its_package_never_breaks_the_interpreter(tmp_path, enabled, said):
+    """The .pth line where otel_dynamo cannot be imported (an editable install whose
+    checkout is gone): no traceback, the interpreter runs; with OTEL_DYNAMO_ENABLED set,
+    one line says tracing is off."""
+    from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
+
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    (site_dir / PTH_NAME).write_text(installed_startup_hook().read_text())
+    code = f"import site; site.addsitedir({str(site_dir)!r}); print('ran')"
+    env = child_environ(OTEL_DYNAMO_ENABLED=enabled)
+    env.pop("PYTHONPATH")  # with -S, nothing makes otel_dynamo importable
+    done = run([sys.executable, "-S", "-c", code], env, tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "ran")
+    assert "Traceback" not in done.stderr and said in done.stderr
+    assert done.stderr.count("\n") == (1 if said else 0)
+
+
 def test_a_traced_compile_imports_nothing_it_does_not_need(tmp_path):
     """Enabled by environment, a compile and a run import none of COSTLY_IMPORTS (an
     import of opentelemetry.instrumentation.utils once cost a Llama job 0.13 s of CPU)."""
