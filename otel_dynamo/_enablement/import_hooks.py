@@ -29,11 +29,14 @@ _pending: dict[str, list[Callback]] = {}
 
 
 def when_imported(name: str, callback: Callback) -> None:
-    """``callback(module)`` now if ``name`` is loaded, else right after it loads."""
+    """``callback(module)`` now if ``name`` is loaded, else right after it loads (once,
+    however often it is asked for)."""
     with _lock:
         module = sys.modules.get(name)
         if module is None:
-            _pending.setdefault(name, []).append(callback)
+            callbacks = _pending.setdefault(name, [])
+            if callback not in callbacks:  # a .pth processed twice asks twice
+                callbacks.append(callback)
             _ensure_finder()
             return
     _call(callback, module)
