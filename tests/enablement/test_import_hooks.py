@@ -42,10 +42,14 @@ def test_the_same_callback_asked_twice_runs_once(tmp_path, monkeypatch):
     finally:
         sys.modules.pop(name, None)
     assert seen == [7]
-    import_hooks.when_imported(name + "_cancelled", callback)
-    import_hooks.when_imported(name + "_cancelled", callback)
-    import_hooks.cancel(name + "_cancelled", callback)
-    assert import_hooks._pending[name + "_cancelled"] == []
+    never_imported = name + "_cancelled"
+    try:
+        import_hooks.when_imported(never_imported, callback)
+        import_hooks.when_imported(never_imported, callback)
+        import_hooks.cancel(never_imported, callback)
+        assert import_hooks._pending[never_imported] == []
+    finally:
+        import_hooks._pending.pop(never_imported, None)  # process-wide: leave none behind
 
 
 def test_a_module_already_imported_calls_back_at_once():
