@@ -24,6 +24,7 @@ from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_P
 from otel_dynamo._sources import graph_facts, patching
 from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
+from otel_dynamo._sources.stack_room import call_with_room
 
 if TYPE_CHECKING:  # for annotations only
     from otel_dynamo._sources.graph_compile import GraphCompile
@@ -165,7 +166,8 @@ def _traced_compiler_fn(
             is_control_flow=is_control_flow,
             phase=INNER_COMPILER_PHASE,
         ):
-            compiled = inner(gm, example_inputs, *args, **kwargs)
+            # A lazy backward compiles at .backward(), outside the frame compile's room.
+            compiled = call_with_room(inner, gm, example_inputs, *args, **kwargs)
         graph.inner_compiled(kind, graph_name)
         if kind == names.RUN_KIND_BACKWARD:
             return graph.safely(lambda: wrap_backward(compiled, graph, graph_name)) or compiled

@@ -10,7 +10,9 @@ frame's own compiler. The tap wraps that call and opens a *route* for it on this
 stream's events reach the route open on their thread, so each compile's events go to
 its own recorder, threads compiling at once keep theirs apart, and frames compiled by an
 untraced backend are recorded nowhere. Nothing here survives the call, so
-``torch._dynamo.reset()`` (which restarts compile ids) cannot mix compiles up.
+``torch._dynamo.reset()`` (which restarts compile ids) cannot mix compiles up. The call
+itself runs with a frame-stack chunk of its own (``stack_room``), so the wrapper's frames
+do not change how the compile meets CPython's frame-stack chunk boundaries.
 
 A backward graph is usually compiled lazily, at its first ``.backward()``, long after
 the frame compile returned: AOT Autograd restores the frame's ``CompileContext`` object
@@ -33,6 +35,7 @@ from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import CodeLocation
 from otel_dynamo._sources import patching
+from otel_dynamo._sources.stack_room import call_with_room
 from otel_dynamo._sources.suppression import suppressed
 from otel_dynamo._sources.torch_version import torch_version
 
@@ -221,7 +224,7 @@ class FrameCompilerTap:
         frame = args[0] if args else kwargs.get("frame")
         token = _route.set(route_for(self._compiler_of(convert), frame))
         try:
-            return call(*args, **kwargs)
+            return call_with_room(call, *args, **kwargs)
         finally:
             _route.reset(token)
 
