@@ -17,6 +17,11 @@ at ``torch._dynamo`` import, the ``list_backends`` wrapper: ~3 ms). ``--capture`
 traced one's ``OTEL_DYNAMO_CAPTURE`` (the cost of graph texts, say). Wall time is the whole process,
 start-up and exit flush included. The ratio is the median over the pairs of traced / plain.
 
+``--room-baseline`` adds a third process to each pair: the plain job with its frame
+compiles given the frame-stack room a traced job's get (``bench/plain_with_room.py``).
+The room spares a compile CPython's frame-stack chunk thrashing, which the plain job pays,
+so traced / plain is what a user sees and traced / plain-with-room otel_dynamo's own cost.
+
 Bytecode: an installed otel_dynamo has its ``.pyc`` files (pip compiles them); a checkout
 under ``PYTHONDONTWRITEBYTECODE`` would compile its sources in every process. So every run
 shares one temporary ``PYTHONPYCACHEPREFIX``, and an untimed plain and traced run per
@@ -37,10 +42,13 @@ import time
 from pathlib import Path
 
 PROGRAM = Path(__file__).resolve().parents[1] / "tests" / "programs" / "real_model_job.py"
+ROOM_RUNNER = Path(__file__).resolve().with_name("plain_with_room.py")
 MODELS = ("gpt2", "llama", "bert", "model_and_loss")
 MAX_HASH_SEED = 4294967295
 """The largest PYTHONHASHSEED Python accepts."""
 
+
+BASELINE_NAMES = {"plain": "plain", "room": "plain with room"}
 
 PYCACHE = tempfile.mkdtemp(prefix="otel-dynamo-bench-pycache-")
 
@@ -52,8 +60,10 @@ def run_job(
     traced: bool,
     hash_seed: int,
     capture: str | None = None,
+    room: bool = False,
 ) -> float:
-    """Seconds one fresh process takes to run the job."""
+    """Seconds one fresh process takes to run the job (``room``: a plain job whose frame
+    compiles get the traced job's frame-stack room)."""
     with tempfile.TemporaryDirectory(prefix="otel-dynamo-bench-") as directory:
         env = {
             key: value
@@ -68,7 +78,8 @@ def run_job(
             env["OTEL_DYNAMO_OUTPUT_DIR"] = os.path.join(directory, "telemetry")
             if capture is not None:
                 env["OTEL_DYNAMO_CAPTURE"] = capture
-        command = [sys.executable, str(PROGRAM), model, backend, "-"]
+        runner = [str(ROOM_RUNNER)] if room and not traced else []
+        command = [sys.executable, *runner, str(PROGRAM), model, backend, "-"]
         start = time.perf_counter()
         subprocess.run(command, env=env, check=True, capture_output=True, timeout=900)
         seconds = time.perf_counter() - start
@@ -78,22 +89,40 @@ def run_job(
         return seconds
 
 
-def ratios(model: str, backend: str, pairs: int, capture: str | None = None) -> list[float]:
-    run_job(model, backend, traced=False, hash_seed=0)  # fill the bytecode cache, untimed
-    run_job(model, backend, traced=True, hash_seed=0, capture=capture)
-    found = []
+def ratios(
+    model: str, backend: str, pairs: int, capture: str | None = None, room_baseline: bool = False
+) -> dict[str, list[float]]:
+    """traced / plain per pair ("plain"), and traced / plain-with-room if asked ("room")."""
+    kinds = ["plain", "traced", *(["room"] if room_baseline else [])]
+    for kind in kinds:  # fill the bytecode cache, untimed
+        run_job(
+            model,
+            backend,
+            traced=kind == "traced",
+            hash_seed=0,
+            capture=capture,
+            room=kind == "room",
+        )
+    found: dict[str, list[float]] = {kind: [] for kind in kinds if kind != "traced"}
     for pair in range(pairs):
         seed = random.randrange(MAX_HASH_SEED + 1)
-        if pair % 2 == 0:
-            plain = run_job(model, backend, traced=False, hash_seed=seed)
-            traced = run_job(model, backend, traced=True, hash_seed=seed, capture=capture)
-        else:
-            traced = run_job(model, backend, traced=True, hash_seed=seed, capture=capture)
-            plain = run_job(model, backend, traced=False, hash_seed=seed)
-        found.append(traced / plain)
+        order = kinds if pair % 2 == 0 else kinds[::-1]
+        seconds = {
+            kind: run_job(
+                model,
+                backend,
+                traced=kind == "traced",
+                hash_seed=seed,
+                capture=capture,
+                room=kind == "room",
+            )
+            for kind in order
+        }
+        for kind, values in found.items():
+            values.append(seconds["traced"] / seconds[kind])
         print(
             f"  {model} pair {pair + 1} (PYTHONHASHSEED={seed}): "
-            f"plain {plain:.2f} s, traced {traced:.2f} s",
+            + ", ".join(f"{kind} {seconds[kind]:.2f} s" for kind in kinds),
             flush=True,
         )
     return found
@@ -105,20 +134,28 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated")
     parser.add_argument("--backend", default="aot_eager", help="aot_eager (default), inductor")
     parser.add_argument("--capture", default=None, help="OTEL_DYNAMO_CAPTURE of the traced runs")
+    parser.add_argument(
+        "--room-baseline",
+        action="store_true",
+        help="also run each job plain with the traced job's frame-stack room",
+    )
     args = parser.parse_args()
     summary = []
     try:
         for model in args.models.split(","):
-            found = ratios(model, args.backend, args.pairs, args.capture)
-            summary.append((model, statistics.median(found), min(found), max(found)))
+            found = ratios(model, args.backend, args.pairs, args.capture, args.room_baseline)
+            summary.append((model, found))
     finally:
         shutil.rmtree(PYCACHE, ignore_errors=True)
     capture = f", OTEL_DYNAMO_CAPTURE={args.capture}" if args.capture else ""
-    print(
-        f"\n{args.backend}{capture}, median of {args.pairs} pairs (traced / plain, whole process):"
-    )
-    for model, median, low, high in summary:
-        print(f"  {model:16s} {median:.3f}x  (pairs {low:.3f}x .. {high:.3f}x)")
+    print(f"\n{args.backend}{capture}, median of {args.pairs} pairs (whole process):")
+    for model, found in summary:
+        for kind, values in found.items():
+            median, low, high = statistics.median(values), min(values), max(values)
+            print(
+                f"  {model:16s} traced / {BASELINE_NAMES[kind]:16s} "
+                f"{median:.3f}x  (pairs {low:.3f}x .. {high:.3f}x)"
+            )
 
 
 if __name__ == "__main__":
