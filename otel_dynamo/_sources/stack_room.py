@@ -11,13 +11,18 @@ frame a wrapper adds below a compile moves them: on a Hugging Face GPT-2 trainin
 (aot_eager), the frames of otel_dynamo's wrappers moved them onto hotter spots and the
 job took 50,000 more page faults and 0.3 s more system time than untraced.
 
-``call_with_room`` makes the call from a frame that declares a value stack of just over
-half of ``ROOM_CHUNK_BYTES``. That frame cannot fit in any ordinary chunk, so CPython maps
-a chunk of ``ROOM_CHUNK_BYTES`` for it, and everything the call does above it has the
-other half to itself: no boundary inside the compile, whatever the depth it starts at.
-The declared slots are never written, so their pages are never faulted in, and the chunk
-is unmapped when the call returns (a ``mmap``/``munmap`` pair per compile). Elsewhere
-(CPython 3.10's heap-allocated frames, other interpreters) it is an ordinary call.
+``call_with_room`` makes the call from a frame that declares a value stack of half of
+``ROOM_CHUNK_BYTES``. That frame cannot fit in any ordinary chunk, nor in what another
+room leaves, so CPython maps a chunk of ``ROOM_CHUNK_BYTES`` for it, and everything the
+call does above it has the other half to itself: no boundary inside the compile, whatever
+the depth it starts at, and a room opened inside a room gets a chunk of its own too. The
+declared slots are never written, so their pages are not faulted in (unless transparent
+huge pages back the chunk with one page), and the chunk is unmapped when the call returns
+(a ``mmap``/``munmap`` pair per compile). A CPython that keeps a freed chunk for reuse
+(gh-142183, in 3.13 patch releases from March 2026) spares most of the thrashing by
+itself; there the room changes little but costs no more than its own chunk. Before 3.11
+(frames on the heap), from 3.15 (a frame stack that may change again) and on other
+interpreters it is an ordinary call.
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ ROOM_CHUNK_BYTES = 2 * 1024 * 1024
 """The frame-stack chunk a compile runs in; about half of it is room for the compile."""
 SLOT_BYTES = 8
 """One frame-stack slot, a ``PyObject *``."""
-CHUNK_OVERHEAD_SLOTS = 1000
-"""CPython's ``MINIMUM_OVERHEAD``: slots a new chunk must hold beyond the frame it is for."""
-ROOM_FRAME_SLOTS = ROOM_CHUNK_BYTES // 2 // SLOT_BYTES - CHUNK_OVERHEAD_SLOTS + 1
-"""Value-stack slots that make CPython map a chunk of ``ROOM_CHUNK_BYTES``, not half."""
+ROOM_FRAME_SLOTS = ROOM_CHUNK_BYTES // 2 // SLOT_BYTES
+"""Value-stack slots of the room's frame: with CPython's ``MINIMUM_OVERHEAD`` of 1,000
+slots a new chunk must hold beyond it, more than half a chunk of ``ROOM_CHUNK_BYTES``, so a
+whole one is mapped; and more than the room above another room's frame."""
+CHUNKED_FRAME_STACK_VERSIONS = ((3, 11), (3, 15))
+"""CPython versions (from, before) whose frame stack ``push_chunk`` grows as described."""
 
 
 def call_with_room(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -45,7 +52,8 @@ def call_with_room(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
 
 def _has_chunked_frame_stack() -> bool:
-    return sys.implementation.name == "cpython" and sys.version_info >= (3, 11)
+    first, after_last = CHUNKED_FRAME_STACK_VERSIONS
+    return sys.implementation.name == "cpython" and first <= sys.version_info[:2] < after_last
 
 
 def _declare_room() -> None:

@@ -16,9 +16,12 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 import otel_dynamo
-from otel_dynamo._sources.stack_room import call_with_room
+from otel_dynamo._sources.stack_room import CHUNKED_FRAME_STACK_VERSIONS, call_with_room
 
-CHUNKED_FRAME_STACK = sys.implementation.name == "cpython" and sys.version_info >= (3, 11)
+CHUNKED_FRAME_STACK = (
+    sys.implementation.name == "cpython"
+    and CHUNKED_FRAME_STACK_VERSIONS[0] <= sys.version_info[:2] < CHUNKED_FRAME_STACK_VERSIONS[1]
+)
 ORDINARY_CHUNK_BYTES = 16 * 1024
 ROOM_BYTES = 1000 * 1024
 """The room a compile gets above it, at least."""
@@ -73,16 +76,31 @@ def test_call_with_room_reraises_the_callers_exception_unchanged() -> None:
     assert caught.value is raised
 
 
-@pytest.mark.skipif(not CHUNKED_FRAME_STACK, reason="CPython < 3.11 keeps frames on the heap")
+def _faults_outside_and_inside(large: Callable[[], int]) -> tuple[int, int]:
+    """Page faults of CALLS calls of ``large`` made outside any room, then from a room."""
+    outside = _page_faults(lambda: _call_repeatedly(large, CALLS))
+    if outside < CALLS:
+        pytest.skip(f"this CPython reuses freed frame-stack chunks ({outside} page faults)")
+    return outside, _page_faults(lambda: call_with_room(_call_repeatedly, large, CALLS))
+
+
+@pytest.mark.skipif(not CHUNKED_FRAME_STACK, reason="no chunked frame stack on this Python")
 @pytest.mark.parametrize("frame_bytes", [ORDINARY_CHUNK_BYTES + 1024, ROOM_BYTES])
 def test_calls_made_in_the_room_map_no_frame_stack_chunks(frame_bytes: int) -> None:
     """A frame too large for the chunk it is called from maps (and faults in) a fresh chunk
     at every call; made from inside the room, the same calls fit, up to ROOM_BYTES."""
-    large = _function_with_frame_of(frame_bytes // 8)
-    outside = _page_faults(lambda: _call_repeatedly(large, CALLS))
-    inside = _page_faults(lambda: call_with_room(_call_repeatedly, large, CALLS))
-    assert outside >= CALLS
+    _, inside = _faults_outside_and_inside(_function_with_frame_of(frame_bytes // 8))
     assert inside < CALLS // 100
+
+
+@pytest.mark.skipif(not CHUNKED_FRAME_STACK, reason="no chunked frame stack on this Python")
+def test_a_room_opened_inside_a_room_has_room_too() -> None:
+    """A room opened just above another gets a chunk of its own rather than the little
+    space left in the outer one (frame compiles open one, AOT's inner compiles another)."""
+    large = _function_with_frame_of((ORDINARY_CHUNK_BYTES + 1024) // 8)
+    _faults_outside_and_inside(large)
+    nested = _page_faults(lambda: call_with_room(call_with_room, _call_repeatedly, large, CALLS))
+    assert nested < CALLS // 100
 
 
 def _noting_compiler(seen: dict[str, bool], kind: str) -> Callable[..., Any]:
