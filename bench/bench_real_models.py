@@ -46,9 +46,8 @@ ROOM_RUNNER = Path(__file__).resolve().with_name("plain_with_room.py")
 MODELS = ("gpt2", "llama", "bert", "model_and_loss")
 MAX_HASH_SEED = 4294967295
 """The largest PYTHONHASHSEED Python accepts."""
-
-
 BASELINE_NAMES = {"plain": "plain", "room": "plain with room"}
+"""What each ratio divides the traced job's time by, as printed."""
 
 PYCACHE = tempfile.mkdtemp(prefix="otel-dynamo-bench-pycache-")
 

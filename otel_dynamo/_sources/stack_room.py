@@ -51,13 +51,14 @@ def call_with_room(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return call(*args, **kwargs)
 
 
-def _has_chunked_frame_stack() -> bool:
+def has_chunked_frame_stack() -> bool:
+    """Whether this interpreter's frame stack grows in chunks as the docstring says."""
     first, after_last = CHUNKED_FRAME_STACK_VERSIONS
     return sys.implementation.name == "cpython" and first <= sys.version_info[:2] < after_last
 
 
 def _declare_room() -> None:
-    if not _has_chunked_frame_stack():
+    if not has_chunked_frame_stack():
         return
     # An interpreter that refuses the code object keeps an ordinary call.
     with contextlib.suppress(TypeError, ValueError):

@@ -16,12 +16,9 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 import otel_dynamo
-from otel_dynamo._sources.stack_room import CHUNKED_FRAME_STACK_VERSIONS, call_with_room
+from otel_dynamo._sources.stack_room import call_with_room, has_chunked_frame_stack
 
-CHUNKED_FRAME_STACK = (
-    sys.implementation.name == "cpython"
-    and CHUNKED_FRAME_STACK_VERSIONS[0] <= sys.version_info[:2] < CHUNKED_FRAME_STACK_VERSIONS[1]
-)
+CHUNKED_FRAME_STACK = has_chunked_frame_stack()
 ORDINARY_CHUNK_BYTES = 16 * 1024
 ROOM_BYTES = 1000 * 1024
 """The room a compile gets above it, at least."""
@@ -49,13 +46,14 @@ def _page_faults(call: Callable[[], object]) -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
-def _inside_room() -> bool:
+def _rooms_below() -> int:
+    """How many calls of ``call_with_room`` this frame runs above."""
+    rooms = 0
     frame: types.FrameType | None = sys._getframe()
     while frame is not None:
-        if frame.f_code is call_with_room.__code__:
-            return True
+        rooms += frame.f_code is call_with_room.__code__
         frame = frame.f_back
-    return False
+    return rooms
 
 
 def test_call_with_room_returns_the_result_and_passes_arguments() -> None:
@@ -76,12 +74,11 @@ def test_call_with_room_reraises_the_callers_exception_unchanged() -> None:
     assert caught.value is raised
 
 
-def _faults_outside_and_inside(large: Callable[[], int]) -> tuple[int, int]:
-    """Page faults of CALLS calls of ``large`` made outside any room, then from a room."""
+def _skip_unless_each_call_maps_a_chunk(large: Callable[[], int]) -> None:
+    """The baseline: outside any room, every call of ``large`` faults in a fresh chunk."""
     outside = _page_faults(lambda: _call_repeatedly(large, CALLS))
     if outside < CALLS:
         pytest.skip(f"this CPython reuses freed frame-stack chunks ({outside} page faults)")
-    return outside, _page_faults(lambda: call_with_room(_call_repeatedly, large, CALLS))
 
 
 @pytest.mark.skipif(not CHUNKED_FRAME_STACK, reason="no chunked frame stack on this Python")
@@ -89,7 +86,9 @@ def _faults_outside_and_inside(large: Callable[[], int]) -> tuple[int, int]:
 def test_calls_made_in_the_room_map_no_frame_stack_chunks(frame_bytes: int) -> None:
     """A frame too large for the chunk it is called from maps (and faults in) a fresh chunk
     at every call; made from inside the room, the same calls fit, up to ROOM_BYTES."""
-    _, inside = _faults_outside_and_inside(_function_with_frame_of(frame_bytes // 8))
+    large = _function_with_frame_of(frame_bytes // 8)
+    _skip_unless_each_call_maps_a_chunk(large)
+    inside = _page_faults(lambda: call_with_room(_call_repeatedly, large, CALLS))
     assert inside < CALLS // 100
 
 
@@ -98,23 +97,24 @@ def test_a_room_opened_inside_a_room_has_room_too() -> None:
     """A room opened just above another gets a chunk of its own rather than the little
     space left in the outer one (frame compiles open one, AOT's inner compiles another)."""
     large = _function_with_frame_of((ORDINARY_CHUNK_BYTES + 1024) // 8)
-    _faults_outside_and_inside(large)
+    _skip_unless_each_call_maps_a_chunk(large)
     nested = _page_faults(lambda: call_with_room(call_with_room, _call_repeatedly, large, CALLS))
     assert nested < CALLS // 100
 
 
-def _noting_compiler(seen: dict[str, bool], kind: str) -> Callable[..., Any]:
+def _noting_compiler(seen: dict[str, int], kind: str) -> Callable[..., Any]:
     def compile_graph(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
-        seen[kind] = _inside_room()
+        seen[kind] = _rooms_below()
         return make_boxed_func(gm.forward)
 
     return compile_graph
 
 
 def test_frame_compiles_and_lazy_backwards_run_in_the_room(provider) -> None:
-    """The traced forward compile (inside Dynamo's frame compile) and the backward AOT
-    Autograd compiles lazily at the first .backward() both run with the room below them."""
-    seen: dict[str, bool] = {}
+    """The traced forward compile runs above two rooms (the frame compile's and its own);
+    the backward AOT Autograd compiles lazily at the first .backward(), after the frame
+    compile returned, above its own room."""
+    seen: dict[str, int] = {}
     inner = aot_autograd(
         fw_compiler=_noting_compiler(seen, "forward"),
         bw_compiler=_noting_compiler(seen, "backward"),
@@ -122,7 +122,7 @@ def test_frame_compiles_and_lazy_backwards_run_in_the_room(provider) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
     compiled = torch.compile(model, backend=otel_dynamo.traced(inner, tracer_provider=provider))
     loss = compiled(torch.randn(3, 4)).sum()
-    assert seen == {"forward": True}
+    assert seen == {"forward": 2}
     loss.backward()
-    assert seen == {"forward": True, "backward": True}
-    assert not _inside_room()
+    assert seen == {"forward": 2, "backward": 1}
+    assert _rooms_below() == 0
