@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -41,7 +42,10 @@ class _Instrumentation:
         self.settings = settings
         self.providers = providers
         self.module: ModuleType | None = None
-        self.by_name: dict[str, Any] = {}
+        # One traced backend per backend identity: torch.compile called again and again
+        # with equal backends (a model compiled block by block) gets the same wrapper, so
+        # it costs no new recorder per call and stays equal for Dynamo's backend match.
+        self.shared: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
 
     def patch(self, module: ModuleType) -> None:
         with _lock:
@@ -66,17 +70,22 @@ class _Instrumentation:
         return optimize(*args, **kwargs)
 
     def traced(self, backend: Any) -> Any:
-        """``backend`` wrapped (once per backend name), or unchanged if already traced."""
+        """``backend`` wrapped (one wrapper for backends Dynamo would take as the same),
+        or unchanged if already traced."""
+        from torch._dynamo.backends.registry import lookup_backend
+
         from otel_dynamo._enablement.traced import backend_with
-        from otel_dynamo._sources.traced_backend import TracedBackend
+        from otel_dynamo._sources.traced_backend import BackendIdentity, TracedBackend
 
         if is_traced(backend, TracedBackend):
             return backend
-        if not isinstance(backend, str):
-            return backend_with(backend, self.providers, self.settings)
-        if backend not in self.by_name:
-            self.by_name[backend] = backend_with(backend, self.providers, self.settings)
-        return self.by_name[backend]
+        identity = BackendIdentity(lookup_backend(backend))  # unknown names: InvalidBackend
+        with _lock:
+            wrapper = self.shared.get(identity)
+            if wrapper is None:
+                wrapper = backend_with(backend, self.providers, self.settings)
+                self.shared[identity] = wrapper
+            return wrapper
 
 
 _current: _Instrumentation | None = None

@@ -16,13 +16,75 @@ from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import accuracy, aot, faults, graph_facts, taps
 from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
-from otel_dynamo._sources.routing import OWNER_ATTRIBUTE, keep_route_for_lazy_backward
+from otel_dynamo._sources.routing import (
+    MAX_CHAIN,
+    ORIGINAL_BACKEND_ATTRIBUTES,
+    OWNER_ATTRIBUTE,
+    keep_route_for_lazy_backward,
+)
 from otel_dynamo._sources.runs import wrap_unboxed_run
 from otel_dynamo._sources.suppression import suppressed
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
 FORWARDED_ATTRIBUTES = ("compiler_name", "backend_ctx_ctor")
+
+
+class BackendIdentity:
+    """What Dynamo compares when it decides whether a cache entry's backend is the one
+    compiling now, for the backend a traced backend wraps.
+
+    Dynamo keeps, per cache entry, the innermost backend of the compiler that made it and
+    reuses the entry only for a compiler whose innermost backend is the same object, or is
+    of the same type and compares equal (``backend_match`` in torch's C cache lookup).
+    Two traced backends compare as their identities do, so a traced job makes exactly the
+    decisions of the plain one: ``torch.compile``'s own wrappers of equal backends are
+    equal, two ``functools.partial`` objects are not.
+    """
+
+    __slots__ = ("backend",)
+
+    def __init__(self, backend: object) -> None:
+        self.backend = innermost_backend(backend)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BackendIdentity):
+            return NotImplemented
+        mine, theirs = self.backend, other.backend
+        if mine is theirs:
+            return True
+        if type(mine) is not type(theirs):
+            return False
+        try:
+            return bool(mine == theirs)
+        except Exception:  # a backend whose equality fails is equal only to itself
+            return False
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.backend)
+        except TypeError:  # torch's compile wrappers define equality and no hash
+            return hash(type(self.backend))
+
+    def __repr__(self) -> str:
+        return f"BackendIdentity({self.backend!r})"
+
+
+def innermost_backend(backend: object) -> object:
+    """``backend`` followed down Dynamo's wrapper chain, as torch does for its cache."""
+    for _ in range(MAX_CHAIN):
+        inner = next(
+            (
+                found
+                for name in ORIGINAL_BACKEND_ATTRIBUTES
+                if (found := getattr(backend, name, None)) is not None
+            ),
+            None,
+        )
+        if inner is None:
+            return backend
+        backend = inner
+    return backend
 
 
 def backend_name(backend: Any) -> str:
@@ -44,6 +106,7 @@ class TracedBackend:
         from torch._dynamo.backends.registry import lookup_backend
 
         self.inner = lookup_backend(backend)  # unknown names raise torch's InvalidBackend
+        self.identity = BackendIdentity(self.inner)
         self.backend = backend_name(backend)
         self.__name__ = getattr(self.inner, "__name__", self.backend)
         # Optional attributes Dynamo reads off a backend. Copied, never forwarded through
@@ -60,6 +123,15 @@ class TracedBackend:
 
     def __repr__(self) -> str:
         return f"otel_dynamo.traced({self.backend!r})"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal exactly when the backends both wrap would be, for Dynamo's backend match."""
+        if not isinstance(other, TracedBackend):
+            return NotImplemented
+        return self.identity == other.identity
+
+    def __hash__(self) -> int:
+        return hash(self.identity)
 
     def reset(self) -> None:
         if hasattr(self.inner, "reset"):
