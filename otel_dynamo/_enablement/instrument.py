@@ -45,7 +45,9 @@ class _Instrumentation:
         # One traced backend per backend identity: torch.compile called again and again
         # with equal backends (a model compiled block by block) gets the same wrapper, so
         # it costs no new recorder per call and stays equal for Dynamo's backend match.
-        self.shared: weakref.WeakValueDictionary[Any, Any] = weakref.WeakValueDictionary()
+        self.shared_by_identity: weakref.WeakValueDictionary[Any, Any] = (
+            weakref.WeakValueDictionary()
+        )
 
     def patch(self, module: ModuleType) -> None:
         with _lock:
@@ -70,21 +72,37 @@ class _Instrumentation:
         return optimize(*args, **kwargs)
 
     def traced(self, backend: Any) -> Any:
-        """``backend`` wrapped (one wrapper for backends Dynamo would take as the same),
-        or unchanged if already traced."""
-        from torch._dynamo.backends.registry import lookup_backend
+        """What ``torch._dynamo.optimize`` gets instead of ``backend``: ``backend`` traced
+        (one traced backend for backends Dynamo would take as the same), or unchanged if
+        already traced.
 
-        from otel_dynamo._enablement.traced import backend_with
-        from otel_dynamo._sources.traced_backend import BackendIdentity, TracedBackend
+        ``torch.compile``'s own wrapper of a backend stays what Dynamo sees, with the
+        backend it wraps traced inside it: the wrapper's equality (backend, mode, options,
+        dynamic) and the way Dynamo describes it in a recompile reason are then the plain
+        job's, exactly.
+        """
+        from otel_dynamo._sources.traced_backend import TracedBackend, backend_name
 
         if is_traced(backend, TracedBackend):
             return backend
+        if is_compile_wrapper(backend):
+            backend.compiler_fn = self.shared(backend.compiler_fn, name=backend_name(backend))
+            return backend
+        return self.shared(backend, name=backend_name(backend))
+
+    def shared(self, backend: Any, *, name: str) -> Any:
+        """The traced backend of ``backend``, made once per backend identity."""
+        from torch._dynamo.backends.registry import lookup_backend
+
+        from otel_dynamo._enablement.traced import backend_with
+        from otel_dynamo._sources.traced_backend import BackendIdentity
+
         identity = BackendIdentity(lookup_backend(backend))  # unknown names: InvalidBackend
         with _lock:
-            wrapper = self.shared.get(identity)
+            wrapper = self.shared_by_identity.get(identity)
             if wrapper is None:
-                wrapper = backend_with(backend, self.providers, self.settings)
-                self.shared[identity] = wrapper
+                wrapper = backend_with(backend, self.providers, self.settings, name=name)
+                self.shared_by_identity[identity] = wrapper
             return wrapper
 
 
@@ -96,6 +114,19 @@ def is_traced(backend: Any, traced_type: type) -> bool:
         return backend.startswith(TWIN_PREFIX)
     inner = getattr(backend, "compiler_fn", backend)  # torch.compile's _TorchCompileWrapper
     return isinstance(backend, traced_type) or isinstance(inner, traced_type)
+
+
+def is_compile_wrapper(backend: Any) -> bool:
+    """Whether ``backend`` is what ``torch.compile`` makes of a backend other than inductor
+    (``torch._TorchCompileWrapper``: ``compiler_fn`` called with its mode and options)."""
+    import torch
+
+    wrapper_type = getattr(torch, "_TorchCompileWrapper", None)
+    return (
+        isinstance(wrapper_type, type)
+        and isinstance(backend, wrapper_type)
+        and callable(getattr(backend, "compiler_fn", None))
+    )
 
 
 def _with_traced_backend(

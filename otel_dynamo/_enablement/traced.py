@@ -39,7 +39,13 @@ def environment_backend(backend: Any, *, settings: Settings | None = None) -> Tr
 
 
 def backend_with(
-    backend: str | Callable[..., Any], providers: ProviderLookup, settings: Settings
+    backend: str | Callable[..., Any],
+    providers: ProviderLookup,
+    settings: Settings,
+    *,
+    name: str | None = None,
 ) -> TracedBackend:
-    source = RecorderLookup(providers=providers, settings=settings, backend=backend_name(backend))
-    return TracedBackend(backend, recorder_factory=source)
+    """``backend`` traced; ``name`` is the backend's name in telemetry (default: its own)."""
+    name = name or backend_name(backend)
+    source = RecorderLookup(providers=providers, settings=settings, backend=name)
+    return TracedBackend(backend, recorder_factory=source, name=name)

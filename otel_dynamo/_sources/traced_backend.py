@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,6 @@ from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import (
     MAX_CHAIN,
-    ORIGINAL_BACKEND_ATTRIBUTES,
     OWNER_ATTRIBUTE,
     keep_route_for_lazy_backward,
 )
@@ -35,11 +35,12 @@ class BackendIdentity:
     compiling now, for the backend a traced backend wraps.
 
     Dynamo keeps, per cache entry, the innermost backend of the compiler that made it and
-    reuses the entry only for a compiler whose innermost backend is the same object, or is
-    of the same type and compares equal (``backend_match`` in torch's C cache lookup).
-    Two traced backends compare as their identities do, so a traced job makes exactly the
-    decisions of the plain one: ``torch.compile``'s own wrappers of equal backends are
-    equal, two ``functools.partial`` objects are not.
+    reuses the entry only for a compiler whose innermost backend is the same object or
+    compares equal to it (``backend_match`` in torch's C cache lookup, 2.8 to 2.15; an
+    ``__eq__`` that raises counts as unequal). Two traced backends compare as their
+    identities do, so a traced job makes exactly the decisions of the plain one:
+    ``torch.compile``'s own wrappers of equal backends are equal, two
+    ``functools.partial`` objects are not.
     """
 
     __slots__ = ("backend",)
@@ -50,14 +51,11 @@ class BackendIdentity:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BackendIdentity):
             return NotImplemented
-        mine, theirs = self.backend, other.backend
-        if mine is theirs:
+        if self.backend is other.backend:
             return True
-        if type(mine) is not type(theirs):
-            return False
         try:
-            return bool(mine == theirs)
-        except Exception:  # a backend whose equality fails is equal only to itself
+            return bool(self.backend == other.backend)
+        except Exception:  # as torch's lookup: an equality that fails means unequal
             return False
 
     def __hash__(self) -> int:
@@ -70,17 +68,23 @@ class BackendIdentity:
         return f"BackendIdentity({self.backend!r})"
 
 
+@functools.cache
+def backend_chain_attribute() -> str:
+    """The attribute torch follows down a compiler to the backend its cache entries keep:
+    ``_torchdynamo_orig_backend`` from torch 2.9 on (pytorch/pytorch#156901),
+    ``_torchdynamo_orig_callable`` on 2.8."""
+    import torch
+    from torch.torch_version import TorchVersion
+
+    before_rename = TorchVersion(torch.__version__) < "2.9"
+    return "_torchdynamo_orig_callable" if before_rename else "_torchdynamo_orig_backend"
+
+
 def innermost_backend(backend: object) -> object:
-    """``backend`` followed down Dynamo's wrapper chain, as torch does for its cache."""
+    """``backend`` followed down Dynamo's wrapper chain, as torch's cache lookup does."""
+    attribute = backend_chain_attribute()
     for _ in range(MAX_CHAIN):
-        inner = next(
-            (
-                found
-                for name in ORIGINAL_BACKEND_ATTRIBUTES
-                if (found := getattr(backend, name, None)) is not None
-            ),
-            None,
-        )
+        inner = getattr(backend, attribute, None)
         if inner is None:
             return backend
         backend = inner
@@ -101,14 +105,21 @@ class TracedBackend:
     """A Dynamo backend that traces ``inner`` and otherwise behaves exactly like it."""
 
     def __init__(
-        self, backend: str | Callable[..., Any], *, recorder_factory: Callable[[], Recorder]
+        self,
+        backend: str | Callable[..., Any],
+        *,
+        recorder_factory: Callable[[], Recorder],
+        name: str | None = None,
     ) -> None:
         from torch._dynamo.backends.registry import lookup_backend
 
         self.inner = lookup_backend(backend)  # unknown names raise torch's InvalidBackend
         self.identity = BackendIdentity(self.inner)
-        self.backend = backend_name(backend)
+        self.backend = name or backend_name(backend)
         self.__name__ = getattr(self.inner, "__name__", self.backend)
+        if hasattr(self.inner, "__qualname__"):  # named as Dynamo names the backend itself
+            self.__qualname__ = self.inner.__qualname__
+            self.__module__ = getattr(self.inner, "__module__", None) or self.__module__
         # Optional attributes Dynamo reads off a backend. Copied, never forwarded through
         # __getattr__: Dynamo's C frame callback crashes on a class that defines one.
         for name in FORWARDED_ATTRIBUTES:

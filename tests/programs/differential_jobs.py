@@ -1,0 +1,474 @@
+"""Real jobs nobody here wrote the way they compile, run plain or traced (the harness in
+``tests/enablement/test_traced_is_plain.py`` sets OTEL_DYNAMO_ENABLED=true from outside;
+this program never imports otel_dynamo).
+
+    python differential_jobs.py JOB OUT_DIR
+
+Runs job JOB and writes Dynamo's own view of it to ``OUT_DIR/<JOB>.rank<RANK>.json``: each
+frame compile as torch's compilation metrics report it (compile id, function, outcome,
+recompile reason, graph and guard counts), graph-break reasons, compiled runs per compile
+id, torch's counters (frames, graphs, caches), the job's results (losses, outputs) and the
+exception it raised, if any. What the view holds is ``View``.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import torch
+
+TRACE_LOGGER = "torch.__trace"
+COMPILE_FIELDS = (
+    "co_name",
+    "fail_type",
+    "recompile_reason",
+    "graph_op_count",
+    "graph_node_count",
+    "graph_input_count",
+    "guard_count",
+    "shape_env_guard_count",
+    "has_guarded_code",
+    "restart_reasons",
+)
+"""Fields of torch's compilation metrics kept per frame compile (those this torch has)."""
+COUNTER_GROUPS = ("stats", "aot_autograd", "inductor", "compiled_autograd")
+"""torch's counter groups kept whole: graphs, cache hits and misses. Not ``frames``: it
+counts every Python frame Dynamo's callback is shown, compiled or not, and under compiled
+autograd that includes library code (sympy's, a logging handler's) that runs or not with
+the state of its caches; frame compiles are kept one by one from compilation metrics."""
+COUNTER_KEYS_SKIPPED = frozenset({"async_compile_cache_miss", "async_compile_cache_hit"})
+"""Counters of inductor's worker pool warm-up, which depend on the machine, not the job."""
+PROCESS_SPECIFIC = (
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    (re.compile(r"\b\d{7,}\b"), "<id>"),
+    (re.compile(r"/tmp[^\s'\"]*"), "<tmp>"),
+)
+"""Object addresses, ids and temporary paths differ between any two processes."""
+STEPS = 2
+SEED = 0
+
+
+class Compile(TypedDict):
+    """One frame compile, as torch's compilation metrics report it."""
+
+    compile_id: str
+    fields: dict[str, Any]
+
+
+class View(TypedDict):
+    """Dynamo's own view of one job in one process."""
+
+    job: str
+    rank: str
+    compiles: list[Compile]
+    graph_breaks: dict[str, int]
+    compiled_runs: dict[str, int]
+    counters: dict[str, dict[str, int]]
+    results: list[Any]
+    exception: str | None
+
+
+def normalized(value: Any) -> Any:
+    if isinstance(value, str):
+        for pattern, replacement in PROCESS_SPECIFIC:
+            value = pattern.sub(replacement, value)
+        return value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [normalized(item) for item in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if isinstance(value, dict):
+        return {str(k): normalized(v) for k, v in value.items()}
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    return normalized(str(value))
+
+
+# --- the probe: what torch itself says ---------------------------------------------------
+
+
+class CompilationMetrics(logging.Handler):
+    """torch's compilation metrics of each frame compile, from its structured trace."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.compiles: list[Compile] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None) or {}
+        metrics = metadata.get("compilation_metrics")
+        if metrics is None:
+            return
+        compile_id = _compile_id(metadata) or str(metrics.get("compile_id", "?"))
+        fields = {key: normalized(metrics[key]) for key in COMPILE_FIELDS if key in metrics}
+        self.compiles.append(Compile(compile_id=compile_id, fields=fields))
+
+
+def _compile_id(metadata: dict[str, Any]) -> str | None:
+    frame, attempt = metadata.get("frame_id"), metadata.get("frame_compile_id")
+    if frame is None:
+        return None
+    return f"{frame}/{attempt}"
+
+
+class CompiledRuns:
+    """Runs of each compiled graph, keyed by compile id: what Dynamo installed for a
+    compile is wrapped where Dynamo gets it from the backend (OutputGraph), the same in
+    a plain and a traced process."""
+
+    def __init__(self) -> None:
+        self.runs: collections.Counter[str] = collections.Counter()
+
+    def install(self) -> None:
+        from torch._dynamo.output_graph import OutputGraph
+        from torch._guards import CompileContext
+
+        original = OutputGraph.call_user_compiler
+        runs = self.runs
+
+        @functools.wraps(original)
+        def call_user_compiler(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            compiled = original(graph, *args, **kwargs)
+            key = str(CompileContext.current_compile_id())
+            runs[key] += 0
+
+            def run(*run_args: Any, **run_kwargs: Any) -> Any:
+                runs[key] += 1
+                return compiled(*run_args, **run_kwargs)
+
+            if getattr(compiled, "_boxed_call", False):
+                run._boxed_call = True  # type: ignore[attr-defined]
+            return run
+
+        OutputGraph.call_user_compiler = call_user_compiler  # type: ignore[method-assign]
+
+
+def counters() -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    from torch._dynamo.utils import counters as torch_counters
+
+    breaks = {normalized(str(k)): int(v) for k, v in torch_counters["graph_break"].items()}
+    kept = {
+        group: {
+            str(k): int(v)
+            for k, v in torch_counters[group].items()
+            if k not in COUNTER_KEYS_SKIPPED and isinstance(v, int)
+        }
+        for group in COUNTER_GROUPS
+        if group in torch_counters
+    }
+    return breaks, kept
+
+
+# --- the jobs ------------------------------------------------------------------------------
+
+
+class ResidualMLP(torch.nn.Module):
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        self.up = torch.nn.Linear(width, 2 * width)
+        self.down = torch.nn.Linear(2 * width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.down(torch.relu(self.up(x)))
+
+
+class WithBreak(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        self.head = torch.nn.Linear(8, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.fc(x))
+        print("a print in forward: a graph break")
+        return self.head(x)
+
+
+RESULTS: list[float] = []
+"""Every value the job computed, in order (kept up to an exception)."""
+
+
+def _value(tensor: torch.Tensor) -> float:
+    value = round(float(tensor.detach().double().sum()), 6)
+    RESULTS.append(value)
+    return value
+
+
+def _train(blocks: torch.nn.Module, batches: Iterator[torch.Tensor]) -> list[float]:
+    """Training steps (the last with an input that requires grad: a recompile)."""
+    optimizer = torch.optim.SGD(blocks.parameters(), lr=0.01)
+    losses = []
+    for step, batch in enumerate(batches):
+        optimizer.zero_grad()
+        hidden = batch.requires_grad_(step == STEPS - 1)
+        for block in blocks:  # type: ignore[attr-defined]
+            hidden = block(hidden)
+        loss = hidden.pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(_value(loss))
+    return losses
+
+
+def _batches(*shape: int) -> Iterator[torch.Tensor]:
+    return (torch.randn(*shape) for _ in range(STEPS))
+
+
+def regional_blocks() -> list[Any]:
+    """Twelve identical residual blocks, each ``block.compile(backend="aot_eager")``."""
+    blocks = torch.nn.ModuleList(ResidualMLP() for _ in range(12))
+    for block in blocks:
+        block.compile(backend="aot_eager")
+    return _train(blocks, _batches(4, 16))
+
+
+def regional_gpt2() -> list[Any]:
+    """Three GPT-2 blocks (transformers, tiny config), each compiled on its own."""
+    from transformers import GPT2Config
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+
+    config = GPT2Config(n_embd=32, n_head=2, n_layer=3, n_positions=16, vocab_size=64)
+    blocks = torch.nn.ModuleList(GPT2Block(config, layer_idx=i) for i in range(3))
+    for block in blocks:
+        block.compile(backend="aot_eager")
+
+    class First(torch.nn.Module):  # GPT2Block returns a tuple on some versions
+        def __init__(self, block: torch.nn.Module) -> None:
+            super().__init__()
+            self.block = block
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out = self.block(x)
+            return out[0] if isinstance(out, tuple) else out
+
+    return _train(torch.nn.ModuleList(First(b) for b in blocks), _batches(2, 8, 32))
+
+
+def model_and_loss() -> list[Any]:
+    """A model with a graph break and its loss, compiled separately (torch.compile)."""
+    model = torch.compile(WithBreak(), backend="aot_eager")
+    loss_fn = torch.compile(torch.nn.functional.mse_loss, backend="aot_eager")
+    target = torch.randn(4, 2)
+    losses = []
+    for batch in _batches(4, 8):
+        loss = loss_fn(model(batch), target)
+        loss.backward()
+        losses.append(_value(loss))
+    return losses
+
+
+def _scaled(x: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) * 2 + 1
+
+
+def same_function_same_backend() -> list[Any]:
+    """One function compiled twice with the same backend name (and a callable twice)."""
+    first = torch.compile(_scaled, backend="aot_eager")
+    second = torch.compile(_scaled, backend="aot_eager")
+    x = torch.randn(8)
+    results = [_value(first(x)), _value(second(x)), _value(first(x))]
+
+    def my_backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        return gm.forward
+
+    def _shifted(x: torch.Tensor) -> torch.Tensor:
+        return torch.cos(x) - 1
+
+    third = torch.compile(_shifted, backend=my_backend)
+    fourth = torch.compile(_shifted, backend=my_backend)
+    return [*results, _value(third(x)), _value(fourth(x))]
+
+
+def same_function_different_backends() -> list[Any]:
+    """One function compiled with two backends, and with two functools.partial backends."""
+    x = torch.randn(8)
+    results = [
+        _value(torch.compile(_scaled, backend="eager")(x)),
+        _value(torch.compile(_scaled, backend="aot_eager")(x)),
+        _value(torch.compile(_scaled, backend="eager")(x)),
+    ]
+
+    def configurable(gm: torch.fx.GraphModule, example_inputs: Any, *, scale: int) -> Any:
+        return gm.forward
+
+    def _shifted(x: torch.Tensor) -> torch.Tensor:
+        return torch.cos(x) - 1
+
+    for _ in range(2):
+        backend = functools.partial(configurable, scale=2)  # a new partial each time
+        results.append(_value(torch.compile(_shifted, backend=backend)(x)))
+    return results
+
+
+def optimize_and_module_compile() -> list[Any]:
+    """``torch._dynamo.optimize`` (a name, then a callable) and ``Module.compile``."""
+    x = torch.randn(4, 16)
+    results = []
+    for _ in range(2):
+        results.append(_value(torch._dynamo.optimize("aot_eager")(_scaled)(x)))
+    torch._dynamo.reset()
+    module = ResidualMLP()
+    module.compile(backend="eager", dynamic=False)
+    for _ in range(2):
+        results.append(_value(module(x)))
+    return results
+
+
+def dynamic_shapes() -> list[Any]:
+    """Sizes that change: automatic dynamic after a recompile, and ``dynamic=True``."""
+    automatic = torch.compile(_scaled, backend="aot_eager")
+    marked = torch.compile(lambda x: x.sum(0) * 3, backend="aot_eager", dynamic=True)
+    results = []
+    for size in (4, 6, 8, 8):
+        results.append(_value(automatic(torch.randn(size, 3))))
+        results.append(_value(marked(torch.randn(size, 3))))
+    return results
+
+
+def compiled_autograd() -> list[Any]:
+    """Compiled autograd: a compiled training step whose backward Dynamo compiles too."""
+    torch._dynamo.config.compiled_autograd = True
+    model = ResidualMLP()
+
+    @torch.compile(backend="aot_eager")
+    def step(batch: torch.Tensor) -> torch.Tensor:
+        loss = model(batch).pow(2).mean()
+        loss.backward()
+        return loss
+
+    try:
+        return [_value(step(batch)) for batch in _batches(4, 16)]
+    finally:
+        torch._dynamo.config.compiled_autograd = False
+
+
+def set_stance() -> list[Any]:
+    """``torch.compiler.set_stance``: forced eager runs, then compiled, then fail on a
+    recompile (the user's exception)."""
+    fn = torch.compile(_scaled, backend="aot_eager")
+    results = []
+    with torch.compiler.set_stance("force_eager"):
+        results.append(_value(fn(torch.randn(4))))
+    results.append(_value(fn(torch.randn(4))))
+    with torch.compiler.set_stance("eager_on_recompile"):
+        results.append(_value(fn(torch.randn(4, 2))))
+    with torch.compiler.set_stance("fail_on_recompile"):
+        results.append(_value(fn(torch.randn(5, 2, 2))))
+    return results
+
+
+def recompile_limit() -> list[Any]:
+    """A function recompiled for each Python int it sees, past the recompile limit."""
+    torch._dynamo.config.recompile_limit = 3
+    torch._dynamo.config.automatic_dynamic_shapes = False
+
+    @torch.compile(backend="aot_eager")
+    def scale(x: torch.Tensor, k: int) -> torch.Tensor:
+        return x * k
+
+    x = torch.randn(4)
+    return [_value(scale(x, k)) for k in range(6)]
+
+
+def fullgraph_break() -> list[Any]:
+    """``fullgraph=True`` on a function with a graph break: torch's error."""
+    model = torch.compile(WithBreak(), backend="aot_eager", fullgraph=True)
+    return [_value(model(torch.randn(4, 8)))]
+
+
+def inductor_cache() -> list[Any]:
+    """Inductor twice on one function after ``torch._dynamo.reset()``: FX graph and
+    AOT Autograd caches hit the second time."""
+    results = []
+    for _ in range(2):
+        fn = torch.compile(_scaled, backend="inductor")
+        results.append(_value(fn(torch.randn(8))))
+        torch._dynamo.reset()
+    return results
+
+
+def ddp() -> list[Any]:
+    """One rank of a DDP job (gloo), compiled whole (DDPOptimizer buckets)."""
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    dist.init_process_group("gloo")
+    try:
+        torch.manual_seed(SEED)
+        # About 1 MB of parameters a block, 1 MB buckets: the DDPOptimizer splits the graph.
+        model = torch.nn.Sequential(*(ResidualMLP(256) for _ in range(3)))
+        ddp_model = torch.compile(
+            DistributedDataParallel(model, bucket_cap_mb=1), backend="aot_eager"
+        )
+        losses = []
+        torch.manual_seed(SEED + dist.get_rank())
+        for batch in _batches(4, 256):
+            loss = ddp_model(batch).pow(2).mean()
+            loss.backward()
+            losses.append(_value(loss))
+        dist.barrier()
+        return losses
+    finally:
+        dist.destroy_process_group()
+
+
+JOBS: dict[str, Callable[[], list[Any]]] = {
+    job.__name__: job
+    for job in (
+        regional_blocks,
+        regional_gpt2,
+        model_and_loss,
+        same_function_same_backend,
+        same_function_different_backends,
+        optimize_and_module_compile,
+        dynamic_shapes,
+        compiled_autograd,
+        set_stance,
+        recompile_limit,
+        fullgraph_break,
+        inductor_cache,
+        ddp,
+    )
+}
+
+
+def main() -> None:
+    job, out_dir = sys.argv[1], Path(sys.argv[2])
+    rank = os.environ.get("RANK", "0")
+    torch.manual_seed(SEED)
+    metrics = CompilationMetrics()
+    trace = logging.getLogger(TRACE_LOGGER)
+    trace.addHandler(metrics)
+    trace.setLevel(logging.DEBUG)
+    runs = CompiledRuns()
+    runs.install()
+    exception = None
+    try:
+        JOBS[job]()
+    except Exception as error:  # the user's exception is part of what must not change
+        exception = normalized(f"{type(error).__module__}.{type(error).__qualname__}: {error}")
+    breaks, kept = counters()
+    view = View(
+        job=job,
+        rank=rank,
+        compiles=metrics.compiles,
+        graph_breaks=breaks,
+        compiled_runs=dict(sorted(runs.runs.items())),
+        counters=kept,
+        results=RESULTS,
+        exception=exception,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{job}.rank{rank}.json").write_text(json.dumps(view, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
