@@ -16,31 +16,72 @@ its signals never wake its parent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import math
 import os
+import platform
+import select
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from typing import Any
+
+from otel_dynamo._providers import signal_sentinel
 
 _log = logging.getLogger(__name__)
 Woken = Callable[[int], None]
 """Called on the watcher thread with the number of each signal caught."""
 DEATH_WAIT_S = 1.0
 """After re-raising a signal at its default action, how long before ``os._exit``."""
+SENTINEL_EXIT_WAIT_S = 1.0
+"""After its channel closes, how long the sentinel has to exit before it is left."""
+MAX_GRANTED_S = 255
+"""The most seconds an acknowledgement can grant (one byte)."""
+SA_RESETHAND = 0x80000000
+"""Linux's flag (x86-64, AArch64): the disposition resets to the default on delivery."""
+SIGSET_BYTES = 128
+"""glibc's and musl's ``sigset_t``: 1024 bits."""
+SIGACTION_MACHINES = frozenset({"x86_64", "aarch64"})
 
 
 class Watcher:
-    """Owns the wakeup pipe and the thread that reads it."""
+    """Owns the wakeup channel, the thread that reads it and, where it can run, the
+    signal sentinel (``signal_sentinel``) at the channel's other end.
 
-    def __init__(self, woken: Woken) -> None:
+    With the sentinel, the wakeup fd is one end of a ``SOCK_SEQPACKET`` socket pair: the
+    C-level handler's bytes go to the sentinel, which relays each back here; the thread
+    acknowledges it (Python runs: the flush is under way) before acting. Without it (no
+    Linux, no interpreter to start, ``ends_by_sentinel=False``), a plain pipe: the thread
+    reads the handler's bytes itself, as long as it can get the GIL.
+    """
+
+    def __init__(
+        self,
+        woken: Woken,
+        *,
+        granted_s: Callable[[], float] = lambda: 0.0,
+        sentinel_signals: Collection[int] = (),
+    ) -> None:
         self._woken = woken
-        self._read_fd, self._write_fd = os.pipe()
-        os.set_blocking(self._write_fd, False)  # set_wakeup_fd requires it
+        self._granted_s = granted_s
+        self._sentinel_signals = tuple(sentinel_signals)
+        self._sentinel: subprocess.Popen[bytes] | None = None
+        self._channel: socket.socket | None = None
+        self._read_fd, self._write_fd = -1, -1
+
+    @property
+    def sentinel_running(self) -> bool:
+        return self._sentinel is not None and self._sentinel.poll() is None
 
     def start(self) -> bool:
         """Take the wakeup fd (main thread only) and start reading; False, and nothing
         changed, when someone else holds it or it cannot be set."""
+        self._open()
         try:
             previous = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
         except (ValueError, OSError):
@@ -53,36 +94,153 @@ class Watcher:
         threading.Thread(target=self._read, name="otel_dynamo-signal-watch", daemon=True).start()
         return True
 
+    def _open(self) -> None:
+        """The sentinel's socket pair where a sentinel starts, else a pipe."""
+        if self._sentinel_signals and sys.platform == "linux":
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                self._sentinel = _start_sentinel(theirs.fileno(), self._sentinel_signals)
+            except Exception:  # no interpreter to start, no process left: a pipe, then
+                _log.debug("otel_dynamo: could not start the signal sentinel", exc_info=True)
+                ours.close()
+            else:
+                ours.setblocking(False)  # set_wakeup_fd requires it
+                self._channel = ours
+                self._read_fd = self._write_fd = ours.fileno()
+                return
+            finally:
+                theirs.close()
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._write_fd, False)  # set_wakeup_fd requires it
+
     def stop(self) -> None:
-        """Give the wakeup fd back (unless someone took it since) and end the thread."""
+        """Give the wakeup fd back (unless someone took it since) and end the thread and
+        the sentinel."""
         with contextlib.suppress(ValueError, OSError):
             current = signal.set_wakeup_fd(-1)
             if current not in (-1, self._write_fd):
                 signal.set_wakeup_fd(current)
+        if self._channel is not None:
+            with contextlib.suppress(OSError):
+                self._channel.shutdown(socket.SHUT_RDWR)  # wakes the thread; the sentinel exits
         self._close()
+        if self._sentinel is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._sentinel.wait(SENTINEL_EXIT_WAIT_S)  # reaped, not left a zombie
+            self._sentinel = None
 
     def forget_in_child(self) -> None:
-        """In a forked child: never write to the parent's pipe; the thread did not survive."""
-        self.stop()
+        """In a forked child: never write to the parent's channel or shut it down (the
+        pair is shared with the parent); the thread and the sentinel are the parent's."""
+        with contextlib.suppress(ValueError, OSError):
+            signal.set_wakeup_fd(-1)
+        self._sentinel = None
+        self._close()
 
     def _read(self) -> None:
         while True:
             try:
+                select.select([self._read_fd], [], [])
                 data = os.read(self._read_fd, 512)
-            except OSError:
+            except BlockingIOError:
+                continue
+            except (OSError, ValueError):
                 return  # closed by stop()
             if not data:
                 return
+            if self._channel is not None:
+                self._acknowledge()
             for signum in dict.fromkeys(data):  # once per signal number, in order
                 try:
                     self._woken(signum)
                 except Exception:  # the watcher must keep watching
                     _log.debug("otel_dynamo: signal watcher callback failed", exc_info=True)
 
+    def _acknowledge(self) -> None:
+        """Tell the sentinel Python runs, and how long the flush and exit may take."""
+        seconds = min(MAX_GRANTED_S, math.ceil(self._granted_s()))
+        with contextlib.suppress(OSError):
+            os.write(self._write_fd, bytes([signal_sentinel.ACK, seconds]))
+
     def _close(self) -> None:
-        for fd in (self._write_fd, self._read_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        else:
+            for fd in {self._write_fd, self._read_fd} - {-1}:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._read_fd, self._write_fd = -1, -1
+
+
+def _start_sentinel(fd: int, signums: Collection[int]) -> subprocess.Popen[bytes]:
+    """The sentinel process, holding ``fd`` (its end of the pair) and nothing else."""
+    command = [
+        sys.executable,
+        "-I",  # no PYTHON* variables, no user site, no script directory
+        "-S",  # no site: starts in milliseconds, loads nothing of the job's
+        signal_sentinel.__file__,
+        str(os.getpid()),
+        str(fd),
+        str(signal_sentinel.ACK_WAIT_S),
+        *(str(int(signum)) for signum in signums),
+    ]
+    return subprocess.Popen(
+        command,
+        pass_fds=(fd,),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def reset_on_delivery(signum: int) -> bool:
+    """Make the handler now set for ``signum`` reset to the default action as it is
+    delivered (``SA_RESETHAND``), so a second ``signum`` from the sentinel ends the process
+    as it would end a plain one. Linux on x86-64 and AArch64 only (where ``struct
+    sigaction`` is known); False, and nothing changed, elsewhere or on any failure."""
+    if sys.platform != "linux" or platform.machine() not in SIGACTION_MACHINES:
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        action = _new_sigaction()
+        if libc.sigaction(signum, None, ctypes.byref(action)) != 0:
+            return False
+        action.flags |= SA_RESETHAND
+        if libc.sigaction(signum, ctypes.byref(action), None) != 0:
+            return False
+        check = _new_sigaction()
+        libc.sigaction(signum, None, ctypes.byref(check))
+        return bool(check.flags & SA_RESETHAND) and check.handler == action.handler
+    except Exception:
+        _log.debug("otel_dynamo: could not set SA_RESETHAND", exc_info=True)
+        return False
+
+
+@functools.cache
+def _sigaction_type() -> type:
+    """Built on first use: ctypes loads only then."""
+    import ctypes
+
+    long_words = SIGSET_BYTES // ctypes.sizeof(ctypes.c_ulong)
+
+    class Sigaction(ctypes.Structure):
+        """glibc's and musl's ``struct sigaction`` on Linux (x86-64, AArch64)."""
+
+        _fields_ = (
+            ("handler", ctypes.c_void_p),
+            ("mask", ctypes.c_ulong * long_words),
+            ("flags", ctypes.c_int),
+            ("restorer", ctypes.c_void_p),
+        )
+
+    return Sigaction
+
+
+def _new_sigaction() -> Any:
+    return _sigaction_type()()
 
 
 def die_by(signum: int) -> None:

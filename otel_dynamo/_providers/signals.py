@@ -87,13 +87,29 @@ def install(flush: Flush, *, budget_s: float) -> None:
             _start_watcher()
 
 
+def _ends_by_default(signum: int) -> bool:
+    return _previous.get(signum, signal.SIG_DFL) is signal.SIG_DFL
+
+
 def _start_watcher() -> None:
+    """The watcher, and, for the signals whose action was the default, the sentinel that
+    ends a process whose main thread holds the GIL (our handlers then reset on delivery,
+    so the sentinel's second signal takes the default action)."""
     global _watcher
-    watcher = signal_wakeup.Watcher(_woken)
-    if watcher.start():
-        _watcher = watcher
-    else:
+    defaults = [signum for signum in _previous if _ends_by_default(signum)]
+    watcher = signal_wakeup.Watcher(_woken, granted_s=_granted_s, sentinel_signals=defaults)
+    if not watcher.start():
         _log.debug("otel_dynamo: signal wakeup fd taken; flushing on the main thread only")
+        return
+    _watcher = watcher
+    if watcher.sentinel_running:
+        for signum in defaults:
+            signal_wakeup.reset_on_delivery(signum)
+
+
+def _granted_s() -> float:
+    """How long a flush on a signal may take, and the main thread's grace after it."""
+    return _budget_s + MAIN_THREAD_GRACE_S + signal_wakeup.DEATH_WAIT_S
 
 
 def _after_fork_in_child() -> None:

@@ -122,9 +122,9 @@ class TracedBackend:
             self.__module__ = getattr(self.inner, "__module__", None) or self.__module__
         # Optional attributes Dynamo reads off a backend. Copied, never forwarded through
         # __getattr__: Dynamo's C frame callback crashes on a class that defines one.
-        for name in FORWARDED_ATTRIBUTES:
-            if hasattr(self.inner, name):
-                setattr(self, name, getattr(self.inner, name))
+        for attribute in FORWARDED_ATTRIBUTES:
+            if hasattr(self.inner, attribute):
+                setattr(self, attribute, getattr(self.inner, attribute))
         # Dynamo's frame events of compiles by this backend report to this recorder.
         setattr(self, OWNER_ATTRIBUTE, recorder_factory)
         self._recorder_factory = recorder_factory
