@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from _export_support import (
     child_environ,
     json_attributes,
@@ -37,8 +38,8 @@ def _start(
         OTEL_DYNAMO_ENABLED="true",
         OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "out"),
         OTEL_DYNAMO_SLOW_COMPILE_SECONDS=slow_compile_seconds,
-        **variables,
     )
+    env.update(variables)  # OTEL_DYNAMO_ENABLED=false: the plain job
     job = subprocess.Popen(
         [sys.executable, str(JOB), str(tmp_path / "ready"), *args],
         env=env,
@@ -193,3 +194,78 @@ def test_a_forked_childs_signal_never_ends_its_parent(tmp_path):
     out, err = job.communicate(timeout=TIMEOUT_S)
     assert job.returncode == 0, err
     assert out.splitlines() == [f"child ended by signal {int(signal.SIGTERM)}", "parent alive"]
+
+
+SHUTDOWN_TIMEOUT_S = 3.0
+"""OTEL_DYNAMO_SHUTDOWN_TIMEOUT for the GIL-held jobs: the bound is this plus one second."""
+
+
+def _signalled(
+    tmp_path: Path, signum: int, *args: str, traced: bool
+) -> tuple[int, float, str, str]:
+    """The job plain or traced, sent ``signum`` once it is compiling: exit status,
+    seconds from the signal to the exit, stdout, stderr."""
+    arm = tmp_path / ("traced" if traced else "plain")
+    arm.mkdir()
+    variables = {"OTEL_DYNAMO_SHUTDOWN_TIMEOUT": str(SHUTDOWN_TIMEOUT_S)}
+    if not traced:
+        variables["OTEL_DYNAMO_ENABLED"] = "false"
+    job = _start(arm, *args, **variables)
+    time.sleep(0.3)  # inside the C call (READY is written just before it)
+    started = time.monotonic()
+    job.send_signal(signum)
+    out, err = job.communicate(timeout=TIMEOUT_S)
+    return job.returncode, time.monotonic() - started, out, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_job_holding_the_gil_in_c_ends_by_the_signal_as_plain(tmp_path, signum):
+    """Main thread in a C call that holds the GIL for 120 s: the plain job ends by the
+    signal at once; the traced job ends by it too (same status), within
+    OTEL_DYNAMO_SHUTDOWN_TIMEOUT + 1 s, not when the C call returns."""
+    plain_status, _plain_s, _out, plain_err = _signalled(
+        tmp_path, signum, "--gil-held", traced=False
+    )
+    traced_status, traced_s, _out, traced_err = _signalled(
+        tmp_path, signum, "--gil-held", traced=True
+    )
+    assert plain_status == -signum, plain_err
+    assert traced_status == plain_status, traced_err
+    assert traced_s < SHUTDOWN_TIMEOUT_S + 1
+
+
+def test_a_job_holding_the_gil_keeps_its_own_handler_as_plain(tmp_path):
+    """The job's own SIGTERM handler and a 3 s C call holding the GIL: plain and traced,
+    the handler runs once the call returns and the job goes on and exits 0, the traced
+    job no later than the bound after the plain one."""
+    args = ("--own-handler", "--gil-held=3")
+    plain = _signalled(tmp_path, signal.SIGTERM, *args, traced=False)
+    traced = _signalled(tmp_path, signal.SIGTERM, *args, traced=True)
+    assert plain[0] == 0 and plain[2].splitlines() == ["own handler ran", "continued"]
+    assert (traced[0], traced[2]) == (plain[0], plain[2]), traced[3]
+    assert traced[1] < plain[1] + SHUTDOWN_TIMEOUT_S + 1
+
+
+def test_the_sentinel_leaves_with_the_job(tmp_path):
+    """A traced job ended by SIGTERM while holding the GIL leaves no sentinel behind."""
+    job = _start(tmp_path, "--gil-held")
+    sentinels = _sentinels_of(job.pid)
+    assert len(sentinels) == 1
+    job.send_signal(signal.SIGTERM)
+    job.communicate(timeout=TIMEOUT_S)
+    assert wait_until(lambda: not _sentinels_of(job.pid))
+
+
+def _sentinels_of(pid: int) -> list[int]:
+    """Running sentinel processes watching ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(arg.endswith(b"signal_sentinel.py") for arg in argv) and str(pid).encode() in argv:
+            found.append(int(entry.name))
+    return found

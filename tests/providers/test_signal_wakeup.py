@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from otel_dynamo._providers import signal_wakeup, signals
+from otel_dynamo._providers import signal_sentinel, signal_wakeup, signals
 
 
 @pytest.fixture(autouse=True)
@@ -66,3 +66,41 @@ def test_a_wakeup_fd_held_by_someone_else_is_left_to_them():
         signal.set_wakeup_fd(-1)
         os.close(read_fd)
         os.close(write_fd)
+
+
+def test_with_a_sentinel_a_caught_signal_is_relayed_to_the_watcher(sigusr1_caught):
+    """With the sentinel at the other end of the wakeup channel, os.kill(SIGUSR1) still
+    reaches the watcher's callback on its own thread; stop() ends the sentinel."""
+    woken: list[int] = []
+    arrived = threading.Event()
+
+    def record(signum: int) -> None:
+        woken.append(signum)
+        arrived.set()
+
+    watcher = signal_wakeup.Watcher(record, sentinel_signals=[signal.SIGUSR1])
+    assert watcher.start() is True
+    try:
+        assert watcher.sentinel_running
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert arrived.wait(10)
+    finally:
+        watcher.stop()
+    assert woken == [int(signal.SIGUSR1)]
+    assert not watcher.sentinel_running
+
+
+def test_a_handler_reset_on_delivery_leaves_the_default_action_after_one_signal():
+    """reset_on_delivery: SIGUSR2's Python handler runs once, after which the kernel's
+    disposition is the default action (what the sentinel checks before it signals);
+    while a handler is set, the sentinel sees a signal the job handles itself."""
+    ran = threading.Event()
+    previous = signal.signal(signal.SIGUSR2, lambda signum, frame: ran.set())
+    try:
+        assert not signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+        assert signal_wakeup.reset_on_delivery(signal.SIGUSR2) is True
+        os.kill(os.getpid(), signal.SIGUSR2)
+        assert ran.wait(10)
+        assert signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
