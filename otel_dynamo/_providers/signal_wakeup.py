@@ -96,7 +96,7 @@ class Watcher:
 
     def _open(self) -> None:
         """The sentinel's socket pair where a sentinel starts, else a pipe."""
-        if self._sentinel_signals and sys.platform == "linux":
+        if self._sentinel_signals and sys.platform == "linux" and _sentinel_program():
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
                 self._sentinel = _start_sentinel(theirs.fileno(), self._sentinel_signals)
@@ -138,9 +138,11 @@ class Watcher:
         self._close()
 
     def _read(self) -> None:
+        readable = select.poll()  # not select(): a rank's fds can number above 1024
+        readable.register(self._read_fd, select.POLLIN)
         while True:
             try:
-                select.select([self._read_fd], [], [])
+                readable.poll()
                 data = os.read(self._read_fd, 512)
             except BlockingIOError:
                 continue
@@ -171,6 +173,11 @@ class Watcher:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._read_fd, self._write_fd = -1, -1
+
+
+def _sentinel_program() -> bool:
+    """Whether the sentinel's program is a file an interpreter can run (not in a zip)."""
+    return os.path.isfile(signal_sentinel.__file__)
 
 
 def _start_sentinel(fd: int, signums: Collection[int]) -> subprocess.Popen[bytes]:
