@@ -11,21 +11,26 @@ a Python handler (ours) would outlive a signal that ends the plain job at once. 
 something outside the process can act then.
 
 How: ``FD`` is one end of a ``SOCK_SEQPACKET`` socket pair whose other end is the job's
-wakeup fd (``signal.set_wakeup_fd``). The job's C-level handler writes each caught
-signal's number there; the sentinel relays it back to the job's watcher thread and waits
-``ACK_WAIT_S`` for the watcher's acknowledgement (a record ``[0, seconds]``: Python runs,
-and will flush and end the job within ``seconds``). When no acknowledgement comes (the
-GIL is held), or the granted time passes, the sentinel sends the signal again, but only
-where the job's disposition for it is now the default action: the job's handler was
-installed to reset on delivery (``SA_RESETHAND``), so the process then ends exactly as a
-plain one would, with the same status. A signal the job handles itself (its own handler,
-or ours put back) is never sent again. The sentinel ignores terminal signals (a signal
-to the process group must not end it first) and exits when the job's end of the pair
-closes: when the job exits, however it ends.
+wakeup fd (``signal.set_wakeup_fd``). The sentinel first sends ``[0]`` (ready: the job
+may now make its handlers reset on delivery). The job's C-level handler writes each
+caught signal's number to the pair; for the signals ``SIGNUM...`` the sentinel relays it
+to the job's watcher thread and waits ``ACK_WAIT_S`` for the watcher's acknowledgement,
+``[0, signum, seconds]``: Python runs and the flush and exit take at most ``seconds``
+(0: the handler is not ours, the job decides). With no acknowledgement (the GIL is
+held), it sends the signal again where the job's action for it is now the default
+(``/proc/PID/status``): the handler reset on delivery, so the process ends exactly as a
+plain one would, with the same status.
+After an acknowledgement it waits the granted time; a job still alive then gets the
+signal again, which starts the same round anew (our handler, put back by Python, resets
+on that delivery). A signal acknowledged as not ours (the job's own handler) is left to
+the job. The sentinel runs in a session of its own with every signal blocked, and exits
+when the job's end of the pair closes: when the job exits, however it ends.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import signal
 import socket
@@ -33,12 +38,20 @@ import sys
 import time
 
 ACK = 0
-"""First byte of the watcher's acknowledgement record; signal numbers start at 1."""
+"""First byte of an acknowledgement (job to sentinel) and of the ready record (sentinel to
+job); signal numbers start at 1."""
+READY = bytes([ACK])
+"""The sentinel's first record: it runs."""
+NOT_OURS = 0.0
+"""Seconds granted for a signal whose handler is the job's own: nothing to guard."""
 ACK_WAIT_S = 1.0
 """How long the watcher has to acknowledge a signal before the GIL counts as held."""
 RECORD_BYTES = 16
+"""Longest record either side sends."""
+PENDING_RECORDS = 64
+"""Records kept while waiting for an acknowledgement (more are dropped)."""
 PROC_STATUS = "/proc/{pid}/status"
-IGNORED_HERE = ("SIGTERM", "SIGHUP", "SIGINT")
+"""Where Linux states a process's caught (SigCgt) and ignored (SigIgn) signals."""
 
 
 class ParentGone(Exception):
@@ -59,7 +72,7 @@ def default_action(pid: int, signum: int) -> bool:
     return not (caught | ignored) & bit
 
 
-def _receive(channel: socket.socket, timeout_s: float | None) -> bytes | None:
+def _receive(channel: socket.socket, *, timeout_s: float | None) -> bytes | None:
     """One record, or None when ``timeout_s`` passed; ParentGone at the job's exit."""
     channel.settimeout(timeout_s)
     try:
@@ -73,70 +86,92 @@ def _receive(channel: socket.socket, timeout_s: float | None) -> bytes | None:
     return record
 
 
-def _granted_s(channel: socket.socket, wait_s: float) -> float | None:
-    """Seconds the watcher asked for, if it acknowledged within ``wait_s``."""
-    deadline = time.monotonic() + wait_s
-    while (left := deadline - time.monotonic()) > 0:
-        record = _receive(channel, left)
-        if record is None:
-            return None
-        if record[0] == ACK:
-            return float(record[1]) if len(record) > 1 else 0.0
-    return None
+class Sentinel:
+    """The sentinel's state: the job, its end of the pair, records not yet looked at."""
 
+    def __init__(
+        self, pid: int, channel: socket.socket, *, ack_wait_s: float, signums: frozenset[int]
+    ) -> None:
+        self.pid = pid
+        self.channel = channel
+        self.ack_wait_s = ack_wait_s
+        self.signums = signums
+        self.pending: collections.deque[bytes] = collections.deque(maxlen=PENDING_RECORDS)
+        self.pidfd = _pidfd(pid)
 
-def _wait_for_exit(channel: socket.socket, wait_s: float) -> None:
-    """Let the job end on its own for ``wait_s`` (ParentGone when it does)."""
-    deadline = time.monotonic() + wait_s
-    while (left := deadline - time.monotonic()) > 0:
-        if _receive(channel, left) is None:
+    def watch(self) -> None:
+        """Relay and guard until the job exits."""
+        try:
+            self.channel.send(READY)
+            while True:
+                record = self.pending.popleft() if self.pending else self._next(None)
+                if record is None or record[0] == ACK or record[0] not in self.signums:
+                    continue  # a stale acknowledgement, or a signal the job keeps to itself
+                self._guard(record[0])
+        except (ParentGone, OSError):  # the job has exited, or its end is gone
             return
 
+    def _guard(self, signum: int) -> None:
+        self._relay(signum)
+        granted = self._acknowledged(signum)
+        if granted is None:
+            if default_action(self.pid, signum):
+                self._send(signum)  # the GIL is held: the default action ends the job
+            return
+        if granted == NOT_OURS:
+            return  # the job's own handler decides, as it would in the plain job
+        deadline = time.monotonic() + granted
+        while (left := deadline - time.monotonic()) > 0:
+            record = self._next(left)
+            if record is not None:
+                self.pending.append(record)
+        self._send(signum)  # still alive: a new round (our handler resets on delivery)
 
-def _end_by(pid: int, pidfd: int | None, signum: int) -> None:
-    if not default_action(pid, signum):
-        return  # the job handles this signal itself: it decides, as it would plain
-    try:
-        if pidfd is not None:
-            signal.pidfd_send_signal(pidfd, signum)
-        else:
-            os.kill(pid, signum)
-    except OSError:
-        pass  # already gone
+    def _relay(self, signum: int) -> None:
+        with contextlib.suppress(BlockingIOError):  # the watcher far behind has it already
+            self.channel.send(bytes([signum]), socket.MSG_DONTWAIT)
 
+    def _acknowledged(self, signum: int) -> float | None:
+        """Seconds granted by the watcher's acknowledgement of ``signum``, if it comes
+        within the wait (None: no acknowledgement; ``NOT_OURS``: not our handler)."""
+        deadline = time.monotonic() + self.ack_wait_s
+        while (left := deadline - time.monotonic()) > 0:
+            record = self._next(left)
+            if record is None:
+                return None
+            if record[0] == ACK and len(record) >= 3 and record[1] == signum:
+                return float(record[2])
+            if record[0] != ACK:
+                self.pending.append(record)
+        return None
 
-def watch(pid: int, channel: socket.socket, *, ack_wait_s: float, signums: frozenset[int]) -> None:
-    """Relay and guard until the job exits."""
-    pidfd = None
-    if hasattr(os, "pidfd_open"):
+    def _next(self, timeout_s: float | None) -> bytes | None:
+        return _receive(self.channel, timeout_s=timeout_s)
+
+    def _send(self, signum: int) -> None:
         try:
-            pidfd = os.pidfd_open(pid)  # never signals another process that reused the pid
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signum)
+            else:
+                os.kill(self.pid, signum)
         except OSError:
-            pidfd = None
+            pass  # already gone
+
+
+def _pidfd(pid: int) -> int | None:
+    """A handle on the job that can never signal another process reusing its pid."""
     try:
-        while True:
-            record = _receive(channel, None)
-            if record is None or record[0] == ACK:
-                continue
-            signum = record[0]
-            channel.send(bytes([signum]))
-            if signum not in signums:
-                continue
-            granted = _granted_s(channel, ack_wait_s)
-            if granted is not None:
-                _wait_for_exit(channel, granted)
-            _end_by(pid, pidfd, signum)
-    except (ParentGone, OSError):  # the job has exited, or its end is gone
-        return
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def main(argv: list[str]) -> None:
     pid, fd, ack_wait_s = int(argv[1]), int(argv[2]), float(argv[3])
     signums = frozenset(int(value) for value in argv[4:])
-    for name in IGNORED_HERE:
-        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
     channel = socket.socket(fileno=fd)
-    watch(pid, channel, ack_wait_s=ack_wait_s, signums=signums)
+    Sentinel(pid, channel, ack_wait_s=ack_wait_s, signums=signums).watch()
 
 
 if __name__ == "__main__":

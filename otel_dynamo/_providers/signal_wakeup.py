@@ -4,23 +4,28 @@ A Python signal handler runs only when the main thread is back in the interprete
 blocked in a collective (NCCL, gloo) or in any long call that releases the GIL never gets
 there, so a handler of ours alone would keep SIGTERM from ending it until the SIGKILL that
 follows. ``signal.set_wakeup_fd`` makes the C-level handler write each caught signal's
-number to a pipe at once, whatever the main thread is doing; a daemon thread reading that
-pipe can then act for it.
+number to a channel at once, whatever the main thread is doing; a daemon thread reading
+it can then act for it.
+
+Where a main thread holds the GIL in C code, no thread of ours can run at all; on Linux
+(x86-64, AArch64) the channel's other end is then held by the signal sentinel
+(``signal_sentinel``), a process that relays each signal to the thread and ends the job
+when the thread cannot answer. Should the sentinel not start or die, the thread reads the
+channel's other end itself, as with a pipe. Elsewhere, and in forked children (whose
+parent's sentinel is not theirs, and which would each start one), it is a pipe.
 
 The wakeup fd is one per process: where someone already holds it (an asyncio loop in the
 main thread), it is left to them and nothing here runs. Whoever sets it later takes it
-over; the main-thread handler still works then. A forked child gets a pipe of its own, so
-its signals never wake its parent.
+over; the main-thread handler still works then. A forked child gets a channel of its
+own, so its signals never wake its parent.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import os
-import platform
 import select
 import signal
 import socket
@@ -29,93 +34,105 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection
-from typing import Any
 
-from otel_dynamo._providers import signal_sentinel
+from otel_dynamo._providers import dispositions, signal_sentinel
 
 _log = logging.getLogger(__name__)
 Woken = Callable[[int], None]
 """Called on the watcher thread with the number of each signal caught."""
+Acknowledge = Callable[[int], float]
+"""Called on the watcher thread as the sentinel relays a signal: seconds the flush and
+exit may take (``signal_sentinel.NOT_OURS``: the handler is the job's own)."""
+SentinelChanged = Callable[[bool], None]
+"""Called on the watcher thread: True once the sentinel runs, False once it is gone."""
 DEATH_WAIT_S = 1.0
 """After re-raising a signal at its default action, how long before ``os._exit``."""
 SENTINEL_EXIT_WAIT_S = 1.0
 """After its channel closes, how long the sentinel has to exit before it is left."""
+THREAD_EXIT_WAIT_S = 1.0
+"""How long ``stop()`` waits for the reading thread to leave."""
 MAX_GRANTED_S = 255
 """The most seconds an acknowledgement can grant (one byte)."""
-SA_RESETHAND = 0x80000000
-"""Linux's flag (x86-64, AArch64): the disposition resets to the default on delivery."""
-SIGSET_BYTES = 128
-"""glibc's and musl's ``sigset_t``: 1024 bits."""
-SIGACTION_MACHINES = frozenset({"x86_64", "aarch64"})
+READ_BYTES = 512
+
+
+def _nothing(_value: object) -> None:
+    return None
 
 
 class Watcher:
-    """Owns the wakeup channel, the thread that reads it and, where it can run, the
-    signal sentinel (``signal_sentinel``) at the channel's other end.
-
-    With the sentinel, the wakeup fd is one end of a ``SOCK_SEQPACKET`` socket pair: the
-    C-level handler's bytes go to the sentinel, which relays each back here; the thread
-    acknowledges it (Python runs: the flush is under way) before acting. Without it (no
-    Linux, no interpreter to start, ``ends_by_sentinel=False``), a plain pipe: the thread
-    reads the handler's bytes itself, as long as it can get the GIL.
-    """
+    """Owns the wakeup channel, the thread that reads it and, where one can run, the
+    signal sentinel at the channel's other end."""
 
     def __init__(
         self,
         woken: Woken,
         *,
-        granted_s: Callable[[], float] = lambda: 0.0,
+        acknowledge: Acknowledge | None = None,
+        sentinel_changed: SentinelChanged = _nothing,
         sentinel_signals: Collection[int] = (),
     ) -> None:
         self._woken = woken
-        self._granted_s = granted_s
-        self._sentinel_signals = tuple(sentinel_signals)
+        self._acknowledge_with = acknowledge
+        self._sentinel_changed = sentinel_changed
+        self._sentinel_signals = tuple(int(signum) for signum in sentinel_signals)
         self._sentinel: subprocess.Popen[bytes] | None = None
+        self._sentinel_fd = -1  # a pidfd: readable once the sentinel has exited
         self._channel: socket.socket | None = None
+        self._spare: socket.socket | None = None  # the sentinel's end, read if it dies
         self._read_fd, self._write_fd = -1, -1
+        self._thread: threading.Thread | None = None
 
     @property
-    def sentinel_running(self) -> bool:
-        return self._sentinel is not None and self._sentinel.poll() is None
+    def sentinel(self) -> subprocess.Popen[bytes] | None:
+        """The sentinel process, while this watcher has one."""
+        return self._sentinel
 
     def start(self) -> bool:
         """Take the wakeup fd (main thread only) and start reading; False, and nothing
         changed, when someone else holds it or it cannot be set."""
+        try:
+            previous = signal.set_wakeup_fd(-1)
+            signal.set_wakeup_fd(previous)
+        except (ValueError, OSError):
+            return False
+        if previous != -1:
+            return False  # theirs (asyncio's): left alone
         self._open()
         try:
-            previous = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+            signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
         except (ValueError, OSError):
             self._close()
             return False
-        if previous != -1:
-            signal.set_wakeup_fd(previous)  # theirs (asyncio's): left alone
-            self._close()
-            return False
-        threading.Thread(target=self._read, name="otel_dynamo-signal-watch", daemon=True).start()
+        self._thread = threading.Thread(
+            target=self._read, name="otel_dynamo-signal-watch", daemon=True
+        )
+        self._thread.start()
         return True
 
     def _open(self) -> None:
         """The sentinel's socket pair where a sentinel starts, else a pipe."""
-        if self._sentinel_signals and sys.platform == "linux" and _sentinel_program():
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        if self._sentinel_signals and _sentinel_can_run():
             try:
-                self._sentinel = _start_sentinel(theirs.fileno(), self._sentinel_signals)
-            except Exception:  # no interpreter to start, no process left: a pipe, then
-                _log.debug("otel_dynamo: could not start the signal sentinel", exc_info=True)
-                ours.close()
-            else:
-                ours.setblocking(False)  # set_wakeup_fd requires it
-                self._channel = ours
-                self._read_fd = self._write_fd = ours.fileno()
+                self._open_with_sentinel()
                 return
-            finally:
-                theirs.close()
+            except Exception:  # no pair, no interpreter, no process left: a pipe, then
+                _log.debug("otel_dynamo: could not start the signal sentinel", exc_info=True)
+                self._close()
         self._read_fd, self._write_fd = os.pipe()
         os.set_blocking(self._write_fd, False)  # set_wakeup_fd requires it
 
+    def _open_with_sentinel(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._channel, self._spare = ours, theirs
+        ours.setblocking(False)  # set_wakeup_fd requires it
+        self._read_fd = self._write_fd = ours.fileno()
+        self._sentinel = _start_sentinel(theirs.fileno(), self._sentinel_signals)
+        self._sentinel_fd = os.pidfd_open(self._sentinel.pid)
+
     def stop(self) -> None:
-        """Give the wakeup fd back (unless someone took it since) and end the thread and
-        the sentinel."""
+        """Give the wakeup fd back (unless someone took it since), end the thread and the
+        sentinel."""
         with contextlib.suppress(ValueError, OSError):
             current = signal.set_wakeup_fd(-1)
             if current not in (-1, self._write_fd):
@@ -123,6 +140,12 @@ class Watcher:
         if self._channel is not None:
             with contextlib.suppress(OSError):
                 self._channel.shutdown(socket.SHUT_RDWR)  # wakes the thread; the sentinel exits
+        else:
+            with contextlib.suppress(OSError):
+                os.close(self._write_fd)  # the pipe's reader sees its end
+                self._write_fd = -1
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(THREAD_EXIT_WAIT_S)
         self._close()
         if self._sentinel is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -140,48 +163,91 @@ class Watcher:
     def _read(self) -> None:
         readable = select.poll()  # not select(): a rank's fds can number above 1024
         readable.register(self._read_fd, select.POLLIN)
+        if self._sentinel_fd != -1:
+            readable.register(self._sentinel_fd, select.POLLIN)
+        reading = self._read_fd
         while True:
             try:
-                readable.poll()
-                data = os.read(self._read_fd, 512)
-            except BlockingIOError:
+                ready = {fd for fd, _event in readable.poll()}
+                if self._sentinel_fd in ready:
+                    reading = self._lose_sentinel(readable)
+                    continue
+                data = os.read(reading, READ_BYTES)
+            except (BlockingIOError, InterruptedError):
                 continue
             except (OSError, ValueError):
                 return  # closed by stop()
             if not data:
                 return
-            if self._channel is not None:
-                self._acknowledge()
-            for signum in dict.fromkeys(data):  # once per signal number, in order
-                try:
-                    self._woken(signum)
-                except Exception:  # the watcher must keep watching
-                    _log.debug("otel_dynamo: signal watcher callback failed", exc_info=True)
+            if self._sentinel is not None and reading == self._read_fd:
+                if data == signal_sentinel.READY:
+                    self._sentinel_changed(True)
+                    continue
+                self._acknowledge(data)
+            self._call_woken(data)
 
-    def _acknowledge(self) -> None:
-        """Tell the sentinel Python runs, and how long the flush and exit may take."""
-        seconds = min(MAX_GRANTED_S, math.ceil(self._granted_s()))
-        with contextlib.suppress(OSError):
-            os.write(self._write_fd, bytes([signal_sentinel.ACK, seconds]))
+    def _lose_sentinel(self, readable: select.poll) -> int:
+        """The sentinel exited while the job runs: read its end of the pair ourselves,
+        as a pipe, and say so once. Returns the fd to read from now on."""
+        readable.unregister(self._sentinel_fd)
+        if self._sentinel is not None:
+            self._sentinel.poll()  # reaped
+        _log.debug("otel_dynamo: the signal sentinel exited; watching without it")
+        self._sentinel_changed(False)
+        spare = self._spare
+        if spare is None:
+            return self._read_fd
+        readable.unregister(self._read_fd)
+        readable.register(spare.fileno(), select.POLLIN)
+        spare.setblocking(False)
+        return spare.fileno()
+
+    def _acknowledge(self, data: bytes) -> None:
+        """Tell the sentinel Python runs, and how long each relayed signal may take."""
+        if self._acknowledge_with is None:
+            return
+        for signum in dict.fromkeys(data):
+            try:
+                seconds = min(MAX_GRANTED_S, math.ceil(self._acknowledge_with(signum)))
+                os.write(self._write_fd, bytes([signal_sentinel.ACK, signum, seconds]))
+            except Exception:  # the sentinel then acts as if the GIL were held
+                _log.debug("otel_dynamo: could not acknowledge a signal", exc_info=True)
+
+    def _call_woken(self, data: bytes) -> None:
+        for signum in dict.fromkeys(data):  # once per signal number, in order
+            try:
+                self._woken(signum)
+            except Exception:  # the watcher must keep watching
+                _log.debug("otel_dynamo: signal watcher callback failed", exc_info=True)
 
     def _close(self) -> None:
-        if self._channel is not None:
-            self._channel.close()
-            self._channel = None
-        else:
+        for held in (self._channel, self._spare):
+            if held is not None:
+                held.close()
+        if self._channel is None:
             for fd in {self._write_fd, self._read_fd} - {-1}:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        self._read_fd, self._write_fd = -1, -1
+        if self._sentinel_fd != -1:
+            with contextlib.suppress(OSError):
+                os.close(self._sentinel_fd)
+        self._channel = self._spare = None
+        self._read_fd, self._write_fd, self._sentinel_fd = -1, -1, -1
 
 
-def _sentinel_program() -> bool:
-    """Whether the sentinel's program is a file an interpreter can run (not in a zip)."""
-    return os.path.isfile(signal_sentinel.__file__)
+def _sentinel_can_run() -> bool:
+    """Linux with a known ``struct sigaction``, pidfds, and the sentinel's program as a
+    file an interpreter can run (not inside a zip)."""
+    return (
+        dispositions.supported()
+        and hasattr(os, "pidfd_open")
+        and os.path.isfile(signal_sentinel.__file__)
+    )
 
 
 def _start_sentinel(fd: int, signums: Collection[int]) -> subprocess.Popen[bytes]:
-    """The sentinel process, holding ``fd`` (its end of the pair) and nothing else."""
+    """The sentinel process, holding ``fd`` (its end of the pair) and nothing else, in a
+    session of its own (signals to the job's process group never reach it)."""
     command = [
         sys.executable,
         "-I",  # no PYTHON* variables, no user site, no script directory
@@ -190,7 +256,7 @@ def _start_sentinel(fd: int, signums: Collection[int]) -> subprocess.Popen[bytes
         str(os.getpid()),
         str(fd),
         str(signal_sentinel.ACK_WAIT_S),
-        *(str(int(signum)) for signum in signums),
+        *(str(signum) for signum in signums),
     ]
     return subprocess.Popen(
         command,
@@ -198,56 +264,9 @@ def _start_sentinel(fd: int, signums: Collection[int]) -> subprocess.Popen[bytes
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        cwd="/",
+        start_new_session=True,
     )
-
-
-def reset_on_delivery(signum: int) -> bool:
-    """Make the handler now set for ``signum`` reset to the default action as it is
-    delivered (``SA_RESETHAND``), so a second ``signum`` from the sentinel ends the process
-    as it would end a plain one. Linux on x86-64 and AArch64 only (where ``struct
-    sigaction`` is known); False, and nothing changed, elsewhere or on any failure."""
-    if sys.platform != "linux" or platform.machine() not in SIGACTION_MACHINES:
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        action = _new_sigaction()
-        if libc.sigaction(signum, None, ctypes.byref(action)) != 0:
-            return False
-        action.flags |= SA_RESETHAND
-        if libc.sigaction(signum, ctypes.byref(action), None) != 0:
-            return False
-        check = _new_sigaction()
-        libc.sigaction(signum, None, ctypes.byref(check))
-        return bool(check.flags & SA_RESETHAND) and check.handler == action.handler
-    except Exception:
-        _log.debug("otel_dynamo: could not set SA_RESETHAND", exc_info=True)
-        return False
-
-
-@functools.cache
-def _sigaction_type() -> type:
-    """Built on first use: ctypes loads only then."""
-    import ctypes
-
-    long_words = SIGSET_BYTES // ctypes.sizeof(ctypes.c_ulong)
-
-    class Sigaction(ctypes.Structure):
-        """glibc's and musl's ``struct sigaction`` on Linux (x86-64, AArch64)."""
-
-        _fields_ = (
-            ("handler", ctypes.c_void_p),
-            ("mask", ctypes.c_ulong * long_words),
-            ("flags", ctypes.c_int),
-            ("restorer", ctypes.c_void_p),
-        )
-
-    return Sigaction
-
-
-def _new_sigaction() -> Any:
-    return _sigaction_type()()
 
 
 def die_by(signum: int) -> None:

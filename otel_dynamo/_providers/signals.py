@@ -32,7 +32,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from otel_dynamo._providers import signal_wakeup
+from otel_dynamo._providers import dispositions, signal_sentinel, signal_wakeup
 
 FLUSHED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
@@ -91,24 +91,41 @@ def _ends_by_default(signum: int) -> bool:
     return _previous.get(signum, signal.SIG_DFL) is signal.SIG_DFL
 
 
-def _start_watcher() -> None:
-    """The watcher, and, for the signals whose action was the default, the sentinel that
-    ends a process whose main thread holds the GIL (our handlers then reset on delivery,
-    so the sentinel's second signal takes the default action)."""
+def _start_watcher(*, with_sentinel: bool = True) -> None:
+    """The watcher and, where one can run, the signal sentinel, which ends a process whose
+    main thread holds the GIL (``signal_wakeup``, ``dispositions``)."""
     global _watcher
-    defaults = [signum for signum in _previous if _ends_by_default(signum)]
-    watcher = signal_wakeup.Watcher(_woken, granted_s=_granted_s, sentinel_signals=defaults)
-    if not watcher.start():
+    watcher = signal_wakeup.Watcher(
+        _woken,
+        acknowledge=_acknowledge,
+        sentinel_changed=_sentinel_changed,
+        sentinel_signals=list(_previous) if with_sentinel else (),
+    )
+    if watcher.start():
+        _watcher = watcher
+    else:
         _log.debug("otel_dynamo: signal wakeup fd taken; flushing on the main thread only")
-        return
-    _watcher = watcher
-    if watcher.sentinel_running:
-        for signum in defaults:
-            signal_wakeup.reset_on_delivery(signum)
 
 
-def _granted_s() -> float:
-    """How long a flush on a signal may take, and the main thread's grace after it."""
+def _sentinel_changed(running: bool) -> None:
+    """With a sentinel, our handlers for signals whose action was the default reset on
+    delivery (its second signal then takes that action); without, they stay set."""
+    for signum in list(_previous):
+        if not _ends_by_default(signum) or signal.getsignal(signum) is not _handle:
+            continue
+        if running:
+            dispositions.reset_on_delivery(signum)
+        else:
+            dispositions.keep_on_delivery(signum)
+
+
+def _acknowledge(signum: int) -> float:
+    """The sentinel relayed ``signum`` and Python runs: put our handler back (a duplicate
+    signal during the flush is caught again) and grant the flush and exit their time; a
+    handler of the job's own is the job's to run."""
+    if signal.getsignal(signum) is not _handle or not _ends_by_default(signum):
+        return signal_sentinel.NOT_OURS
+    dispositions.rearm(signum)
     return _budget_s + MAIN_THREAD_GRACE_S + signal_wakeup.DEATH_WAIT_S
 
 
@@ -121,18 +138,22 @@ def _after_fork_in_child() -> None:
         _watcher.forget_in_child()
         _watcher = None
         _flushing.clear()
+        for signum in dispositions.armed():  # the parent's sentinel is not the child's
+            dispositions.keep_on_delivery(signum)
         with contextlib.suppress(Exception):
-            _start_watcher()
+            _start_watcher(with_sentinel=False)  # none per forked worker: a pipe
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
     previous = _previous.get(signum, signal.SIG_DFL)
+    dispositions.rearm(signum)  # a duplicate signal during the flush is caught again
     _flush_once(signum)
     with _lock:
         _flushing.pop(signum, None)
     if callable(previous):
         previous(signum, frame)
         return
+    dispositions.forget(signum)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)  # ends the process by this signal, as without us
 
@@ -148,6 +169,7 @@ def _woken(signum: int) -> None:
     with _lock:
         stuck = _flushing.get(signum) is done
     if stuck:  # the main thread never ran the handler: end the process as the default would
+        dispositions.forget(signum)
         signal_wakeup.die_by(signum)
 
 
@@ -204,6 +226,7 @@ def reset() -> None:
     uninstrument). ``on_interrupt`` callbacks stay: they are registered once, at import."""
     global _watcher
     with _lock:
+        dispositions.forget()
         for signum, previous in _previous.items():
             if signal.getsignal(signum) is _handle and previous is not None:
                 with contextlib.suppress(ValueError, OSError):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from _export_support import (
+    BlackHole,
     child_environ,
     json_attributes,
     json_metric_names,
@@ -198,6 +199,8 @@ def test_a_forked_childs_signal_never_ends_its_parent(tmp_path):
 
 SHUTDOWN_TIMEOUT_S = 3.0
 """OTEL_DYNAMO_SHUTDOWN_TIMEOUT for the GIL-held jobs: the bound is this plus one second."""
+INTO_THE_CALL_S = 0.3
+"""The job writes READY just before its C call: the signal is sent this much later."""
 
 
 def _signalled(
@@ -211,7 +214,9 @@ def _signalled(
     if not traced:
         variables["OTEL_DYNAMO_ENABLED"] = "false"
     job = _start(arm, *args, **variables)
-    time.sleep(0.3)  # inside the C call (READY is written just before it)
+    if traced:
+        assert wait_until(lambda: len(_sentinels_of(job.pid)) == 1)
+    time.sleep(INTO_THE_CALL_S)
     started = time.monotonic()
     job.send_signal(signum)
     out, err = job.communicate(timeout=TIMEOUT_S)
@@ -249,8 +254,7 @@ def test_a_job_holding_the_gil_keeps_its_own_handler_as_plain(tmp_path):
 def test_the_sentinel_leaves_with_the_job(tmp_path):
     """A traced job ended by SIGTERM while holding the GIL leaves no sentinel behind."""
     job = _start(tmp_path, "--gil-held")
-    sentinels = _sentinels_of(job.pid)
-    assert len(sentinels) == 1
+    assert wait_until(lambda: len(_sentinels_of(job.pid)) == 1)
     job.send_signal(signal.SIGTERM)
     job.communicate(timeout=TIMEOUT_S)
     assert wait_until(lambda: not _sentinels_of(job.pid))
@@ -266,6 +270,35 @@ def _sentinels_of(pid: int) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(arg.endswith(b"signal_sentinel.py") for arg in argv) and str(pid).encode() in argv:
+        program = next(
+            (i for i, arg in enumerate(argv) if arg.endswith(b"signal_sentinel.py")), None
+        )
+        if program is not None and argv[program + 1 : program + 2] == [str(pid).encode()]:
             found.append(int(entry.name))
     return found
+
+
+def test_a_second_sigterm_during_the_flush_does_not_cut_it_short(tmp_path):
+    """SIGTERM twice (a scheduler and torchrun both send it), the second while the flush
+    waits on a collector that never answers: the second is caught too (our handler was
+    put back), so the job ends by SIGTERM when the bounded flush is over, not at the
+    second signal."""
+    with BlackHole() as hole:
+        job = _start(
+            tmp_path,
+            OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{hole.port}",
+            OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf",
+            OTEL_DYNAMO_SHUTDOWN_TIMEOUT=str(SHUTDOWN_TIMEOUT_S),
+        )
+        assert wait_until(lambda: len(_sentinels_of(job.pid)) == 1)
+        started = time.monotonic()
+        job.send_signal(signal.SIGTERM)
+        time.sleep(DUPLICATE_AFTER_S)
+        job.send_signal(signal.SIGTERM)
+        _out, err = job.communicate(timeout=TIMEOUT_S)
+    assert job.returncode == -signal.SIGTERM, err
+    assert time.monotonic() - started > SHUTDOWN_TIMEOUT_S / 2
+
+
+DUPLICATE_AFTER_S = 0.3
+"""How long after the first SIGTERM the duplicate comes (well within the flush)."""

@@ -49,7 +49,8 @@ def _deadlock_holding_the_gil(seconds: int) -> None:
     libc = ctypes.PyDLL(None)
     mutex = ctypes.create_string_buffer(64)  # zeroed: PTHREAD_MUTEX_INITIALIZER
     libc.pthread_mutex_lock(mutex)
-    deadline = Timespec(int(time.time()) + seconds, 0)
+    now = time.time_ns() + seconds * 1_000_000_000
+    deadline = Timespec(now // 1_000_000_000, now % 1_000_000_000)
     libc.pthread_mutex_timedlock(mutex, ctypes.byref(deadline))
 
 

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from otel_dynamo._providers import signal_sentinel, signal_wakeup, signals
+from otel_dynamo._providers import dispositions, signal_sentinel, signal_wakeup, signals
 
 
 @pytest.fixture(autouse=True)
@@ -68,39 +68,125 @@ def test_a_wakeup_fd_held_by_someone_else_is_left_to_them():
         os.close(write_fd)
 
 
-def test_with_a_sentinel_a_caught_signal_is_relayed_to_the_watcher(sigusr1_caught):
-    """With the sentinel at the other end of the wakeup channel, os.kill(SIGUSR1) still
-    reaches the watcher's callback on its own thread; stop() ends the sentinel."""
-    woken: list[int] = []
-    arrived = threading.Event()
+class Recorded:
+    """What a watcher told us: signals woken for, the sentinel's comings and goings."""
 
-    def record(signum: int) -> None:
-        woken.append(signum)
-        arrived.set()
+    def __init__(self) -> None:
+        self.woken: list[tuple[int, str]] = []
+        self.sentinel: list[bool] = []
+        self.arrived = threading.Event()
+        self.changed = threading.Event()
 
-    watcher = signal_wakeup.Watcher(record, sentinel_signals=[signal.SIGUSR1])
+    def wake(self, signum: int) -> None:
+        self.woken.append((signum, threading.current_thread().name))
+        self.arrived.set()
+
+    def sentinel_changed(self, running: bool) -> None:
+        self.sentinel.append(running)
+        self.changed.set()
+
+
+@pytest.fixture
+def sentinel_watcher():
+    """A started watcher with a sentinel guarding SIGUSR1 (acknowledged as not ours)."""
+    recorded = Recorded()
+    watcher = signal_wakeup.Watcher(
+        recorded.wake,
+        acknowledge=lambda signum: signal_sentinel.NOT_OURS,
+        sentinel_changed=recorded.sentinel_changed,
+        sentinel_signals=[signal.SIGUSR1],
+    )
     assert watcher.start() is True
-    try:
-        assert watcher.sentinel_running
-        os.kill(os.getpid(), signal.SIGUSR1)
-        assert arrived.wait(10)
-    finally:
-        watcher.stop()
-    assert woken == [int(signal.SIGUSR1)]
-    assert not watcher.sentinel_running
+    yield watcher, recorded
+    watcher.stop()
+
+
+def test_a_sentinel_says_it_runs(sentinel_watcher):
+    """The sentinel's first record reaches the watcher: sentinel_changed(True)."""
+    watcher, recorded = sentinel_watcher
+    assert watcher.sentinel is not None
+    assert recorded.changed.wait(10)
+    assert recorded.sentinel == [True]
+
+
+def test_with_a_sentinel_a_caught_signal_is_relayed_to_the_watcher(
+    sigusr1_caught, sentinel_watcher
+):
+    """os.kill(SIGUSR1) goes to the sentinel and back: the watcher's callback gets it, on
+    the watcher's own thread."""
+    _watcher, recorded = sentinel_watcher
+    os.kill(os.getpid(), signal.SIGUSR1)
+    assert recorded.arrived.wait(10)
+    assert recorded.woken == [(int(signal.SIGUSR1), "otel_dynamo-signal-watch")]
+
+
+def test_stopping_the_watcher_ends_its_sentinel():
+    """stop() ends the sentinel process and reaps it."""
+    watcher = signal_wakeup.Watcher(lambda signum: None, sentinel_signals=[signal.SIGUSR1])
+    assert watcher.start() is True
+    sentinel = watcher.sentinel
+    assert sentinel is not None and sentinel.poll() is None
+    watcher.stop()
+    assert sentinel.returncode is not None
+
+
+def test_a_watcher_whose_sentinel_dies_reads_the_channel_itself(sigusr1_caught, sentinel_watcher):
+    """The sentinel killed: sentinel_changed(False), and a caught signal still wakes the
+    watcher (it reads the sentinel's end of the pair), without an error on stderr."""
+    watcher, recorded = sentinel_watcher
+    assert recorded.changed.wait(10)
+    recorded.changed.clear()
+    watcher.sentinel.kill()
+    assert recorded.changed.wait(10)
+    assert recorded.sentinel == [True, False]
+    os.kill(os.getpid(), signal.SIGUSR1)
+    assert recorded.arrived.wait(10)
+    assert [signum for signum, _thread in recorded.woken] == [int(signal.SIGUSR1)]
 
 
 def test_a_handler_reset_on_delivery_leaves_the_default_action_after_one_signal():
     """reset_on_delivery: SIGUSR2's Python handler runs once, after which the kernel's
-    disposition is the default action (what the sentinel checks before it signals);
-    while a handler is set, the sentinel sees a signal the job handles itself."""
+    disposition is the default action, what the sentinel reads before it signals."""
     ran = threading.Event()
     previous = signal.signal(signal.SIGUSR2, lambda signum, frame: ran.set())
     try:
-        assert not signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
-        assert signal_wakeup.reset_on_delivery(signal.SIGUSR2) is True
+        assert dispositions.reset_on_delivery(signal.SIGUSR2) is True
         os.kill(os.getpid(), signal.SIGUSR2)
         assert ran.wait(10)
         assert signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+    finally:
+        dispositions.forget(signal.SIGUSR2)
+        signal.signal(signal.SIGUSR2, previous)
+
+
+def test_a_rearmed_handler_catches_the_next_signal_too():
+    """rearm after a delivery: the handler is set again (a second SIGUSR2 runs it rather
+    than taking the default action), still resetting on delivery."""
+    count: list[int] = []
+    once, twice = threading.Event(), threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        count.append(signum)
+        dispositions.rearm(signum)
+        (once if len(count) == 1 else twice).set()
+
+    previous = signal.signal(signal.SIGUSR2, handler)
+    try:
+        assert dispositions.reset_on_delivery(signal.SIGUSR2) is True
+        os.kill(os.getpid(), signal.SIGUSR2)
+        assert once.wait(10)
+        assert not signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+        os.kill(os.getpid(), signal.SIGUSR2)
+        assert twice.wait(10)
+    finally:
+        dispositions.forget(signal.SIGUSR2)
+        signal.signal(signal.SIGUSR2, previous)
+
+
+def test_a_handler_the_job_set_is_never_the_default_action():
+    """While a Python handler is set for SIGUSR2, the sentinel would leave SIGUSR2 alone."""
+    previous = signal.signal(signal.SIGUSR2, lambda signum, frame: None)
+    try:
+        assert not signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
     finally:
         signal.signal(signal.SIGUSR2, previous)
