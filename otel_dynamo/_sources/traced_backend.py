@@ -30,6 +30,10 @@ INDUCTOR_KWARGS = frozenset({"mode", "options"})
 FORWARDED_ATTRIBUTES = ("compiler_name", "backend_ctx_ctor")
 
 
+UNHASHABLE_BACKEND_HASH = 0x0BAC
+"""The hash of every identity whose backend has none of its own."""
+
+
 class BackendIdentity:
     """What Dynamo compares when it decides whether a cache entry's backend is the one
     compiling now, for the backend a traced backend wraps.
@@ -61,8 +65,8 @@ class BackendIdentity:
     def __hash__(self) -> int:
         try:
             return hash(self.backend)
-        except TypeError:  # torch's compile wrappers define equality and no hash
-            return hash(type(self.backend))
+        except TypeError:  # torch's compile wrappers define equality and no hash (and
+            return UNHASHABLE_BACKEND_HASH  # compare equal across subclasses: one value)
 
     def __repr__(self) -> str:
         return f"BackendIdentity({self.backend!r})"

@@ -21,7 +21,8 @@ from programs.differential_jobs import JOBS, View
 pytestmark = pytest.mark.slow
 
 JOB_PROGRAM = PROGRAMS / "differential_jobs.py"
-TIMEOUT_S = 400
+TIMEOUT_S = 240
+"""Per job and arm: under pytest's own 300 s limit, so a hang fails with the job's output."""
 DISTRIBUTED_JOBS = {"ddp": 2}
 """Jobs run by torchrun, and their ranks."""
 VIEW_FIELDS = (
@@ -96,10 +97,17 @@ def _first_difference(plain: Any, traced: Any, path: str = "") -> str | None:
 
 
 def run_pair(job: str, root: Path) -> tuple[dict[str, View], dict[str, View]]:
-    """The job plain and traced, at the same time, each in its own fresh process."""
+    """The job plain and traced, at the same time, each in its own fresh process (both
+    killed should either fail or hang)."""
     plain = _start(job, root, traced=False)
     traced = _start(job, root, traced=True)
-    return _views(*plain, job), _views(*traced, job)
+    try:
+        return _views(*plain, job), _views(*traced, job)
+    finally:
+        for process, _out_dir in (plain, traced):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def differences(plain: dict[str, View], traced: dict[str, View]) -> list[str]:
