@@ -15,25 +15,15 @@ import torch
 import torch._dynamo
 from _dynamo_truth import dynamo_stream
 from _spans import named
+from programs.differential_jobs import ResidualMLP
 
 import otel_dynamo
 from otel_dynamo import names
 from otel_dynamo._sources.traced_backend import BackendIdentity, TracedBackend
 
 BLOCKS = 4
+WIDTH = 16
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-
-
-class Block(torch.nn.Module):
-    """A residual MLP block (a user module: Dynamo compiles its ``forward``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.up = torch.nn.Linear(8, 16)
-        self.down = torch.nn.Linear(16, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.down(torch.relu(self.up(x)))
 
 
 def eager_backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
@@ -111,10 +101,10 @@ def regional_compiles(compile_block: Compiler) -> list[tuple[str, str]]:
     over two training steps (the second's input requires grad)."""
     torch._dynamo.reset()
     torch.manual_seed(0)
-    blocks = [compile_block(Block()) for _ in range(BLOCKS)]
+    blocks = [compile_block(ResidualMLP(WIDTH)) for _ in range(BLOCKS)]
     with dynamo_stream() as stream:
         for step in range(2):
-            hidden = torch.randn(2, 8).requires_grad_(step == 1)
+            hidden = torch.randn(2, WIDTH).requires_grad_(step == 1)
             for block in blocks:
                 hidden = block(hidden)
             hidden.sum().backward()
@@ -215,7 +205,7 @@ def test_instrument_shares_one_traced_backend_per_backend_identity(provider) -> 
     compiled blocks' torch.compile wrappers all wrap the same one."""
     otel_dynamo.instrument(tracer_provider=provider)
     try:
-        compiled = [torch.compile(Block(), backend="aot_eager") for _ in range(3)]
+        compiled = [torch.compile(ResidualMLP(WIDTH), backend="aot_eager") for _ in range(3)]
         wrappers = [_compile_wrapper(module) for module in compiled]
         assert len({id(wrapper) for wrapper in wrappers}) == 3  # torch's three wrappers ...
         assert len({id(wrapper.compiler_fn) for wrapper in wrappers}) == 1  # ... one inside
