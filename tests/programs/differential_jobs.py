@@ -196,16 +196,14 @@ RESULTS: list[float] = []
 """Every value the job computed, in order (kept up to an exception)."""
 
 
-def _value(tensor: torch.Tensor) -> float:
-    value = round(float(tensor.detach().double().sum()), 6)
-    RESULTS.append(value)
-    return value
+def _value(tensor: torch.Tensor) -> None:
+    """Keep what the job computed (a tensor's sum, rounded) among its results."""
+    RESULTS.append(round(float(tensor.detach().double().sum()), 6))
 
 
-def _train(blocks: torch.nn.Module, batches: Iterator[torch.Tensor]) -> list[float]:
+def _train(blocks: torch.nn.Module, batches: Iterator[torch.Tensor]) -> None:
     """Training steps (the last with an input that requires grad: a recompile)."""
     optimizer = torch.optim.SGD(blocks.parameters(), lr=0.01)
-    losses = []
     for step, batch in enumerate(batches):
         optimizer.zero_grad()
         hidden = batch.requires_grad_(step == STEPS - 1)
@@ -214,23 +212,22 @@ def _train(blocks: torch.nn.Module, batches: Iterator[torch.Tensor]) -> list[flo
         loss = hidden.pow(2).mean()
         loss.backward()
         optimizer.step()
-        losses.append(_value(loss))
-    return losses
+        _value(loss)
 
 
 def _batches(*shape: int) -> Iterator[torch.Tensor]:
     return (torch.randn(*shape) for _ in range(STEPS))
 
 
-def regional_blocks() -> list[Any]:
+def regional_blocks() -> None:
     """Twelve identical residual blocks, each ``block.compile(backend="aot_eager")``."""
     blocks = torch.nn.ModuleList(ResidualMLP() for _ in range(12))
     for block in blocks:
         block.compile(backend="aot_eager")
-    return _train(blocks, _batches(4, 16))
+    _train(blocks, _batches(4, 16))
 
 
-def regional_gpt2() -> list[Any]:
+def regional_gpt2() -> None:
     """Three GPT-2 blocks (transformers, tiny config), each compiled on its own."""
     from transformers import GPT2Config
     from transformers.models.gpt2.modeling_gpt2 import GPT2Block
@@ -249,91 +246,81 @@ def regional_gpt2() -> list[Any]:
             out = self.block(x)
             return out[0] if isinstance(out, tuple) else out
 
-    return _train(torch.nn.ModuleList(First(b) for b in blocks), _batches(2, 8, 32))
+    _train(torch.nn.ModuleList(First(b) for b in blocks), _batches(2, 8, 32))
 
 
-def model_and_loss() -> list[Any]:
+def model_and_loss() -> None:
     """A model with a graph break and its loss, compiled separately (torch.compile)."""
     model = torch.compile(WithBreak(), backend="aot_eager")
     loss_fn = torch.compile(torch.nn.functional.mse_loss, backend="aot_eager")
     target = torch.randn(4, 2)
-    losses = []
     for batch in _batches(4, 8):
         loss = loss_fn(model(batch), target)
         loss.backward()
-        losses.append(_value(loss))
-    return losses
+        _value(loss)
 
 
 def _scaled(x: torch.Tensor) -> torch.Tensor:
     return torch.sin(x) * 2 + 1
 
 
-def same_function_same_backend() -> list[Any]:
+def _shifted(x: torch.Tensor) -> torch.Tensor:
+    return torch.cos(x) - 1
+
+
+def _returns_forward(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+    """A user's own backend: runs the graph as Dynamo captured it."""
+    return gm.forward
+
+
+def _configurable(gm: torch.fx.GraphModule, example_inputs: Any, *, scale: int) -> Any:
+    """A user's backend with an option, meant to be bound with functools.partial."""
+    return gm.forward
+
+
+def same_function_same_backend() -> None:
     """One function compiled twice with the same backend name (and a callable twice)."""
     first = torch.compile(_scaled, backend="aot_eager")
     second = torch.compile(_scaled, backend="aot_eager")
     x = torch.randn(8)
-    results = [_value(first(x)), _value(second(x)), _value(first(x))]
-
-    def my_backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
-        return gm.forward
-
-    def _shifted(x: torch.Tensor) -> torch.Tensor:
-        return torch.cos(x) - 1
-
-    third = torch.compile(_shifted, backend=my_backend)
-    fourth = torch.compile(_shifted, backend=my_backend)
-    return [*results, _value(third(x)), _value(fourth(x))]
+    for compiled in (first, second, first):
+        _value(compiled(x))
+    for _ in range(2):
+        _value(torch.compile(_shifted, backend=_returns_forward)(x))
 
 
-def same_function_different_backends() -> list[Any]:
+def same_function_different_backends() -> None:
     """One function compiled with two backends, and with two functools.partial backends."""
     x = torch.randn(8)
-    results = [
-        _value(torch.compile(_scaled, backend="eager")(x)),
-        _value(torch.compile(_scaled, backend="aot_eager")(x)),
-        _value(torch.compile(_scaled, backend="eager")(x)),
-    ]
-
-    def configurable(gm: torch.fx.GraphModule, example_inputs: Any, *, scale: int) -> Any:
-        return gm.forward
-
-    def _shifted(x: torch.Tensor) -> torch.Tensor:
-        return torch.cos(x) - 1
-
+    for backend in ("eager", "aot_eager", "eager"):
+        _value(torch.compile(_scaled, backend=backend)(x))
     for _ in range(2):
-        backend = functools.partial(configurable, scale=2)  # a new partial each time
-        results.append(_value(torch.compile(_shifted, backend=backend)(x)))
-    return results
+        partial = functools.partial(_configurable, scale=2)  # a new partial each time
+        _value(torch.compile(_shifted, backend=partial)(x))
 
 
-def optimize_and_module_compile() -> list[Any]:
-    """``torch._dynamo.optimize`` (a name, then a callable) and ``Module.compile``."""
+def optimize_and_module_compile() -> None:
+    """``torch._dynamo.optimize`` and ``Module.compile``."""
     x = torch.randn(4, 16)
-    results = []
     for _ in range(2):
-        results.append(_value(torch._dynamo.optimize("aot_eager")(_scaled)(x)))
+        _value(torch._dynamo.optimize("aot_eager")(_scaled)(x))
     torch._dynamo.reset()
     module = ResidualMLP()
     module.compile(backend="eager", dynamic=False)
     for _ in range(2):
-        results.append(_value(module(x)))
-    return results
+        _value(module(x))
 
 
-def dynamic_shapes() -> list[Any]:
+def dynamic_shapes() -> None:
     """Sizes that change: automatic dynamic after a recompile, and ``dynamic=True``."""
     automatic = torch.compile(_scaled, backend="aot_eager")
     marked = torch.compile(lambda x: x.sum(0) * 3, backend="aot_eager", dynamic=True)
-    results = []
     for size in (4, 6, 8, 8):
-        results.append(_value(automatic(torch.randn(size, 3))))
-        results.append(_value(marked(torch.randn(size, 3))))
-    return results
+        _value(automatic(torch.randn(size, 3)))
+        _value(marked(torch.randn(size, 3)))
 
 
-def compiled_autograd() -> list[Any]:
+def compiled_autograd() -> None:
     """Compiled autograd: a compiled training step whose backward Dynamo compiles too."""
     torch._dynamo.config.compiled_autograd = True
     model = ResidualMLP()
@@ -345,27 +332,26 @@ def compiled_autograd() -> list[Any]:
         return loss
 
     try:
-        return [_value(step(batch)) for batch in _batches(4, 16)]
+        for batch in _batches(4, 16):
+            _value(step(batch))
     finally:
         torch._dynamo.config.compiled_autograd = False
 
 
-def set_stance() -> list[Any]:
+def set_stance() -> None:
     """``torch.compiler.set_stance``: forced eager runs, then compiled, then fail on a
     recompile (the user's exception)."""
     fn = torch.compile(_scaled, backend="aot_eager")
-    results = []
     with torch.compiler.set_stance("force_eager"):
-        results.append(_value(fn(torch.randn(4))))
-    results.append(_value(fn(torch.randn(4))))
+        _value(fn(torch.randn(4)))
+    _value(fn(torch.randn(4)))
     with torch.compiler.set_stance("eager_on_recompile"):
-        results.append(_value(fn(torch.randn(4, 2))))
+        _value(fn(torch.randn(4, 2)))
     with torch.compiler.set_stance("fail_on_recompile"):
-        results.append(_value(fn(torch.randn(5, 2, 2))))
-    return results
+        _value(fn(torch.randn(5, 2, 2)))
 
 
-def recompile_limit() -> list[Any]:
+def recompile_limit() -> None:
     """A function recompiled for each Python int it sees, past the recompile limit."""
     torch._dynamo.config.recompile_limit = 3
     torch._dynamo.config.automatic_dynamic_shapes = False
@@ -375,27 +361,25 @@ def recompile_limit() -> list[Any]:
         return x * k
 
     x = torch.randn(4)
-    return [_value(scale(x, k)) for k in range(6)]
+    for k in range(6):
+        _value(scale(x, k))
 
 
-def fullgraph_break() -> list[Any]:
+def fullgraph_break() -> None:
     """``fullgraph=True`` on a function with a graph break: torch's error."""
     model = torch.compile(WithBreak(), backend="aot_eager", fullgraph=True)
-    return [_value(model(torch.randn(4, 8)))]
+    _value(model(torch.randn(4, 8)))
 
 
-def inductor_cache() -> list[Any]:
+def inductor_cache() -> None:
     """Inductor twice on one function after ``torch._dynamo.reset()``: FX graph and
     AOT Autograd caches hit the second time."""
-    results = []
     for _ in range(2):
-        fn = torch.compile(_scaled, backend="inductor")
-        results.append(_value(fn(torch.randn(8))))
+        _value(torch.compile(_scaled, backend="inductor")(torch.randn(8)))
         torch._dynamo.reset()
-    return results
 
 
-def ddp() -> list[Any]:
+def ddp() -> None:
     """One rank of a DDP job (gloo), compiled whole (DDPOptimizer buckets)."""
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
@@ -408,19 +392,17 @@ def ddp() -> list[Any]:
         ddp_model = torch.compile(
             DistributedDataParallel(model, bucket_cap_mb=1), backend="aot_eager"
         )
-        losses = []
         torch.manual_seed(SEED + dist.get_rank())
         for batch in _batches(4, 256):
             loss = ddp_model(batch).pow(2).mean()
             loss.backward()
-            losses.append(_value(loss))
+            _value(loss)
         dist.barrier()
-        return losses
     finally:
         dist.destroy_process_group()
 
 
-JOBS: dict[str, Callable[[], list[Any]]] = {
+JOBS: dict[str, Callable[[], None]] = {
     job.__name__: job
     for job in (
         regional_blocks,
