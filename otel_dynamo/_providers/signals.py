@@ -163,7 +163,7 @@ def _woken(signum: int) -> None:
     if signum not in _previous or signal.getsignal(signum) is not _handle:
         return  # not ours, or replaced by the job since
     done = _flush_once(signum)
-    if callable(_previous.get(signum, signal.SIG_DFL)):
+    if not _ends_by_default(signum):
         return  # the job's own handler decides, when the main thread runs it
     time.sleep(MAIN_THREAD_GRACE_S)
     with _lock:
@@ -189,7 +189,7 @@ def _flush_once(signum: int) -> threading.Event:
 
 
 def _flush_for(signum: int) -> None:
-    ending = not callable(_previous.get(signum, signal.SIG_DFL))
+    ending = _ends_by_default(signum)
     name = signal.Signals(signum).name
     with _lock:
         interrupted = list(_interrupted)
