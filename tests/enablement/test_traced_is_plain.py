@@ -8,9 +8,13 @@ and the exception it raised. A difference fails the test, named by job, rank and
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,9 @@ TIMEOUT_S = 240
 """Per job and arm: under pytest's own 300 s limit, so a hang fails with the job's output."""
 DISTRIBUTED_JOBS = {"ddp": 2}
 """Jobs run by torchrun, and their ranks."""
+TEARDOWN_GRACE_S = 30.0
+"""How long a distributed job that wrote all its views has to exit by itself."""
+POLL_S = 0.2
 VIEW_FIELDS = (
     "compiles",
     "graph_breaks",
@@ -44,31 +51,67 @@ def _command(job: str, out_dir: Path) -> list[str]:
     return [*launcher, f"--nproc_per_node={ranks}", *program]
 
 
-def _start(job: str, root: Path, *, traced: bool) -> tuple[subprocess.Popen[str], Path]:
-    """The job in a fresh process (its own inductor cache: both start equally cold)."""
+def _start(job: str, root: Path, *, traced: bool) -> tuple[subprocess.Popen[bytes], Path]:
+    """The job in a fresh process (its own inductor cache: both start equally cold), in a
+    session of its own, its output in ``<arm>.log``."""
     arm = "traced" if traced else "plain"
     out_dir = root / arm
     environ = child_environ(TORCHINDUCTOR_CACHE_DIR=str(root / f"inductor-{arm}"))
     if traced:
         environ.update(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(root / "telemetry"))
-    process = subprocess.Popen(
-        _command(job, out_dir),
-        env=environ,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    with (root / f"{arm}.log").open("wb") as log:
+        process = subprocess.Popen(
+            _command(job, out_dir),
+            env=environ,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # torchrun and its ranks end together
+        )
     return process, out_dir
 
 
-def _views(process: subprocess.Popen[str], out_dir: Path, job: str) -> dict[str, View]:
-    output, _ = process.communicate(timeout=TIMEOUT_S)
-    assert process.returncode == 0, f"{job} ({out_dir.name}) failed:\n{output[-4000:]}"
+def _output(out_dir: Path) -> str:
+    """The end of an arm's output, for a failure message."""
+    log = out_dir.with_name(f"{out_dir.name}.log")
+    return log.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _written(out_dir: Path, job: str) -> list[Path]:
+    """The views the job's ranks have written (each whole: written aside, then renamed)."""
+    return sorted(out_dir.glob(f"{job}.rank*.json"))
+
+
+def _finish(process: subprocess.Popen[bytes], out_dir: Path, job: str) -> None:
+    """Wait for the job to exit with status 0. A distributed job that wrote every rank's
+    view but then hangs in gloo's teardown (torch's own deadlock, plain or traced alike)
+    is ended after ``TEARDOWN_GRACE_S`` instead."""
+    ranks = DISTRIBUTED_JOBS.get(job)
+    deadline = time.monotonic() + TIMEOUT_S
+    written_at = None
+    while process.poll() is None:
+        assert time.monotonic() < deadline, f"{job} ({out_dir.name}) hung:\n{_output(out_dir)}"
+        if ranks and written_at is None and len(_written(out_dir, job)) == ranks:
+            written_at = time.monotonic()
+        if written_at is not None and time.monotonic() - written_at > TEARDOWN_GRACE_S:
+            _end(process)
+            return
+        time.sleep(POLL_S)
+    assert process.returncode == 0, f"{job} ({out_dir.name}) failed:\n{_output(out_dir)}"
+
+
+def _views(process: subprocess.Popen[bytes], out_dir: Path, job: str) -> dict[str, View]:
+    _finish(process, out_dir, job)
     views: dict[str, View] = {}
-    for path in sorted(out_dir.glob(f"{job}.rank*.json")):
+    for path in _written(out_dir, job):
         view: View = json.loads(path.read_text(encoding="utf-8"))
         views[view["rank"]] = view
-    assert views, f"{job} ({out_dir.name}) wrote no view:\n{output[-4000:]}"
+    assert views, f"{job} ({out_dir.name}) wrote no view:\n{_output(out_dir)}"
     return views
 
 
@@ -105,9 +148,7 @@ def run_pair(job: str, root: Path) -> tuple[dict[str, View], dict[str, View]]:
         return _views(*plain, job), _views(*traced, job)
     finally:
         for process, _out_dir in (plain, traced):
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            _end(process)
 
 
 def differences(plain: dict[str, View], traced: dict[str, View]) -> list[str]:

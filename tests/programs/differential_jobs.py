@@ -384,22 +384,17 @@ def ddp() -> None:
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    dist.init_process_group("gloo")
-    try:
-        torch.manual_seed(SEED)
-        # About 1 MB of parameters a block, 1 MB buckets: the DDPOptimizer splits the graph.
-        model = torch.nn.Sequential(*(ResidualMLP(256) for _ in range(3)))
-        ddp_model = torch.compile(
-            DistributedDataParallel(model, bucket_cap_mb=1), backend="aot_eager"
-        )
-        torch.manual_seed(SEED + dist.get_rank())
-        for batch in _batches(4, 256):
-            loss = ddp_model(batch).pow(2).mean()
-            loss.backward()
-            _value(loss)
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
+    dist.init_process_group("gloo")  # torn down by main(), after the view is written
+    torch.manual_seed(SEED)
+    # About 1 MB of parameters a block, 1 MB buckets: the DDPOptimizer splits the graph.
+    model = torch.nn.Sequential(*(ResidualMLP(256) for _ in range(3)))
+    ddp_model = torch.compile(DistributedDataParallel(model, bucket_cap_mb=1), backend="aot_eager")
+    torch.manual_seed(SEED + dist.get_rank())
+    for batch in _batches(4, 256):
+        loss = ddp_model(batch).pow(2).mean()
+        loss.backward()
+        _value(loss)
+    dist.barrier()
 
 
 JOBS: dict[str, Callable[[], None]] = {
@@ -449,7 +444,21 @@ def main() -> None:
         exception=exception,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{job}.rank{rank}.json").write_text(json.dumps(view, indent=1, default=str))
+    written = out_dir / f"{job}.rank{rank}.json"
+    partial = written.with_suffix(".partial")
+    partial.write_text(json.dumps(view, indent=1, default=str))
+    partial.replace(written)  # whole or absent: the harness may read it before we exit
+    _tear_down()
+
+
+def _tear_down() -> None:
+    """End a distributed job's process group, after its view is safe: gloo's teardown
+    deadlocks now and then in torch itself, plain or traced (the harness then ends the
+    process and keeps the view)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
