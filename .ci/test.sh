@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
-python3 -m ruff check otel_dynamo tests bench examples grafana collector-config .ci
+python3 -m ruff check otel_dynamo tests bench examples grafana collector-config .ci docs
 lint-imports
 python3 -m mypy --strict otel_dynamo
 python3 -m pytest -q -p no:cacheprovider "$@"

@@ -40,6 +40,18 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CACHE_AOT_MISSES",
     "ATTR_CACHE_FX_HITS",
     "ATTR_CACHE_FX_MISSES",
+    "ATTR_CACHE_FX_BYPASSES",
+    "ATTR_CACHE_AOT_BYPASSES",
+    "ATTR_CACHE_FX_REMOTE_HITS",
+    "ATTR_CACHE_FX_REMOTE_MISSES",
+    "ATTR_CACHE_AOT_REMOTE_HITS",
+    "ATTR_CACHE_AOT_REMOTE_MISSES",
+    "ATTR_CACHE_FX_STATE",
+    "ATTR_CACHE_AOT_STATE",
+    "ATTR_CACHE_BYPASS_REASON",
+    "ATTR_GUARD_LATENCY",
+    "ATTR_TRITON_COMPILE_TIME",
+    "ATTR_TRITON_KERNEL_COMPILE_TIMES",
     "ATTR_GUARD_COUNT",
     "ATTR_GUARDS",
     "ATTR_GRAPH_TEXT_KIND",
@@ -83,6 +95,16 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_AOT_COMPILER",
     "ATTR_RUN_KIND",
     "ATTR_RUN_INDEX",
+    "ATTR_RUN_DEVICE",
+    "ATTR_RUN_DEVICE_DURATION",
+    "ATTR_RUN_DEVICE_DROP_REASON",
+    "ATTR_CUDAGRAPH_DECISION",
+    "ATTR_CUDAGRAPH_SKIP_REASON",
+    "ATTR_CUDAGRAPH_SKIP_CATEGORY",
+    "ATTR_CUDAGRAPH_PARTITIONS",
+    "ATTR_CUDAGRAPH_AT",
+    "ATTR_CACHE_NAME",
+    "ATTR_CACHE_STATE",
     "ATTR_ERROR_TYPE",
     "ATTR_ERROR_MESSAGE",
     "ATTR_EXPORT_MODULE_CLASS",
@@ -117,6 +139,19 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "OUTCOME_SKIPPED",
     "OUTCOME_NO_GRAPH",
     "OUTCOME_INTERRUPTED",
+    "CUDAGRAPH_GRAPHED",
+    "CUDAGRAPH_SKIPPED",
+    "CUDAGRAPH_AT_COMPILE",
+    "CUDAGRAPH_AT_RUN",
+    "CACHE_INDUCTOR_FX",
+    "CACHE_AOT_AUTOGRAD",
+    "CACHE_HIT",
+    "CACHE_MISS",
+    "CACHE_BYPASS",
+    "DROP_PENDING_LIMIT",
+    "DROP_PROCESS_EXIT",
+    "DROP_STREAM_CAPTURING",
+    "DROP_DEVICE_ERROR",
     "GRAPH_TEXT_DYNAMO",
     "GRAPH_TEXT_AOT_JOINT",
     "GRAPH_TEXT_AOT_FORWARD",
@@ -155,6 +190,10 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "METRIC_CACHE_ENTRIES",
     "METRIC_RUNS",
     "METRIC_RUN_DURATION",
+    "METRIC_RUN_DEVICE_DURATION",
+    "METRIC_RUN_DEVICE_DROPPED",
+    "METRIC_CUDAGRAPH_GRAPHS",
+    "METRIC_CACHE_LOOKUPS",
     "METRIC_FAILURES",
     "METRIC_FAULTS",
     "METRIC_EXPORTS",
@@ -171,6 +210,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     # log events
     "LOG_FRAME_COMPILED",
     "LOG_GRAPH_COMPILED",
+    "LOG_CUDAGRAPH_SKIPPED",
+    "LOG_CACHE_BYPASSED",
     "LOG_GRAPH_BREAK",
     "LOG_RECOMPILE",
     "LOG_COMPILE_FAILED",
@@ -293,6 +334,44 @@ ATTR_CACHE_FX_HITS = "torch.compile.cache.inductor_fx.hit_count"
 
 ATTR_CACHE_FX_MISSES = "torch.compile.cache.inductor_fx.miss_count"
 """Inductor FX graph cache misses during the frame compile."""
+
+ATTR_CACHE_FX_BYPASSES = "torch.compile.cache.inductor_fx.bypass_count"
+"""Inductor FX graph cache bypasses (the graph was compiled and not cached) during the
+compile, one per ``fx_graph_cache_bypass`` artifact torch wrote."""
+
+ATTR_CACHE_AOT_BYPASSES = "torch.compile.cache.aot_autograd.bypass_count"
+"""AOT Autograd cache bypasses during the compile (``aotautograd_cache_bypass``)."""
+
+ATTR_CACHE_FX_REMOTE_HITS = "torch.compile.cache.inductor_fx.remote_hit_count"
+"""Inductor FX graph remote cache hits during the compile (where the torch has them)."""
+
+ATTR_CACHE_FX_REMOTE_MISSES = "torch.compile.cache.inductor_fx.remote_miss_count"
+"""Inductor FX graph remote cache misses during the compile."""
+
+ATTR_CACHE_AOT_REMOTE_HITS = "torch.compile.cache.aot_autograd.remote_hit_count"
+"""AOT Autograd remote cache hits during the compile."""
+
+ATTR_CACHE_AOT_REMOTE_MISSES = "torch.compile.cache.aot_autograd.remote_miss_count"
+"""AOT Autograd remote cache misses during the compile."""
+
+ATTR_CACHE_FX_STATE = "torch.compile.cache.inductor_fx.state"
+"""hit, miss or bypass: the FX graph cache lookup of the graph this compile step compiled."""
+
+ATTR_CACHE_AOT_STATE = "torch.compile.cache.aot_autograd.state"
+"""hit, miss or bypass: the AOT Autograd cache lookup of the graph this compile step compiled."""
+
+ATTR_CACHE_BYPASS_REASON = "torch.compile.cache.bypass_reason"
+"""Why a cache was bypassed, as torch states it (``cache_bypass_reason``)."""
+
+ATTR_GUARD_LATENCY = "torch.compile.guard.latency"
+"""Seconds Dynamo measured for one evaluation of the frame's guards (``guard_latency_us``)."""
+
+ATTR_TRITON_COMPILE_TIME = "torch.compile.triton.compile_time"
+"""Seconds spent compiling Triton kernels during the compile (``triton_compile_time_us``)."""
+
+ATTR_TRITON_KERNEL_COMPILE_TIMES = "torch.compile.triton.kernel_compile_times"
+"""Per-kernel Triton compile times as torch reports them (``triton_kernel_compile_times_us``,
+length-capped text)."""
 
 ATTR_GUARD_COUNT = "torch.compile.guard.count"
 """Number of guards Dynamo installed for the frame."""
@@ -435,6 +514,43 @@ ATTR_RUN_KIND = "torch.compile.run.kind"
 ATTR_RUN_INDEX = "torch.compile.run.index"
 """1-based count of executions of this compiled graph, this one included."""
 
+ATTR_RUN_DEVICE = "torch.compile.run.device"
+"""The device a timed run's device time was measured on ("cuda:0"). Only on CUDA runs:
+on the CPU the run span's own duration is the time."""
+
+ATTR_RUN_DEVICE_DURATION = "torch.compile.run.device.duration"
+"""Seconds between CUDA events recorded on the device's current stream just before and
+just after the compiled call: the device's time for the call's work (kernels or a CUDA
+graph replay), as opposed to the span's duration, which is the host's launch time."""
+
+ATTR_RUN_DEVICE_DROP_REASON = "torch.compile.run.device.drop_reason"
+"""Why a run that was to be timed on the device has no device time (pending_limit,
+process_exit, stream_capturing, device_error)."""
+
+ATTR_CUDAGRAPH_DECISION = "torch.compile.cudagraph.decision"
+"""graphed or skipped: what inductor decided for this graph when CUDA graphs were asked for
+(``mode="reduce-overhead"``, ``triton.cudagraphs``)."""
+
+ATTR_CUDAGRAPH_SKIP_REASON = "torch.compile.cudagraph.skip_reason"
+"""Why inductor did not CUDA-graph this graph, as torch states it."""
+
+ATTR_CUDAGRAPH_SKIP_CATEGORY = "torch.compile.cudagraph.skip_category"
+"""The skip reason's kind, a bounded set fit for metric labels: cpu_device,
+mutated_inputs, dynamic_shapes, incompatible_ops, multiple_devices, rerecord_limit,
+other."""
+
+ATTR_CUDAGRAPH_PARTITIONS = "torch.compile.cudagraph.partition_count"
+"""Partitions inductor split the graph into for CUDA graphs (``cudagraph_partitions``)."""
+
+ATTR_CUDAGRAPH_AT = "torch.compile.cudagraph.at"
+"""compile or run: when the skip was decided (cudagraph trees decide some at a run)."""
+
+ATTR_CACHE_NAME = "torch.compile.cache.name"
+"""Which compile cache a lookup went to: inductor_fx or aot_autograd."""
+
+ATTR_CACHE_STATE = "torch.compile.cache.state"
+"""What a cache lookup found: hit, miss or bypass."""
+
 ATTR_ERROR_TYPE = "error.type"
 """Fully qualified class name of the exception that failed the operation."""
 
@@ -538,6 +654,46 @@ OUTCOME_NO_GRAPH = "no_graph"
 OUTCOME_INTERRUPTED = "interrupted"
 """The process got SIGTERM or SIGHUP while this frame compiled: the span was ended and
 exported before the signal did what it would have done (``error.type`` is its name)."""
+
+CUDAGRAPH_GRAPHED = "graphed"
+"""torch.compile.cudagraph.decision: inductor CUDA-graphed the graph."""
+
+CUDAGRAPH_SKIPPED = "skipped"
+"""torch.compile.cudagraph.decision: inductor ran the graph without CUDA graphs."""
+
+CUDAGRAPH_AT_COMPILE = "compile"
+"""torch.compile.cudagraph.at: decided while compiling the graph."""
+
+CUDAGRAPH_AT_RUN = "run"
+"""torch.compile.cudagraph.at: decided at a run (cudagraph trees: mutated inputs seen at a
+run, the re-recording limit)."""
+
+CACHE_INDUCTOR_FX = "inductor_fx"
+"""torch.compile.cache.name: inductor's FX graph cache."""
+
+CACHE_AOT_AUTOGRAD = "aot_autograd"
+"""torch.compile.cache.name: AOT Autograd's cache."""
+
+CACHE_HIT = "hit"
+"""torch.compile.cache.state: found, compilers not called."""
+
+CACHE_MISS = "miss"
+"""torch.compile.cache.state: not found, compiled and saved."""
+
+CACHE_BYPASS = "bypass"
+"""torch.compile.cache.state: not cacheable, compiled and not saved."""
+
+DROP_PENDING_LIMIT = "pending_limit"
+"""torch.compile.run.device.drop_reason: too many device timings were pending."""
+
+DROP_PROCESS_EXIT = "process_exit"
+"""torch.compile.run.device.drop_reason: the process ended before the device finished."""
+
+DROP_STREAM_CAPTURING = "stream_capturing"
+"""torch.compile.run.device.drop_reason: the run was inside a CUDA graph capture."""
+
+DROP_DEVICE_ERROR = "device_error"
+"""torch.compile.run.device.drop_reason: recording or querying the events failed."""
 
 GRAPH_TEXT_DYNAMO = "dynamo_output_graph"
 """The FX graph Dynamo handed the backend (`gm.print_readable()` with strides and devices)."""
@@ -678,6 +834,23 @@ METRIC_RUNS = "torch.compile.runs"
 METRIC_RUN_DURATION = "torch.compile.run.duration"
 """Histogram of host-side duration of recorded compiled runs, by kind. Unit s."""
 
+METRIC_RUN_DEVICE_DURATION = "torch.compile.run.device.duration"
+"""Histogram of the device time of timed runs (CUDA events around the call, resolved
+without a sync), by run kind, backend, device and compile id (past
+``MAX_DEVICE_TIME_COMPILE_IDS`` compile ids, "other"). Unit s."""
+
+METRIC_RUN_DEVICE_DROPPED = "torch.compile.run.device.dropped"
+"""Counter of runs that were to be timed on the device but got no device time, by
+torch.compile.run.device.drop_reason. Unit {run}."""
+
+METRIC_CUDAGRAPH_GRAPHS = "torch.compile.cudagraph.graphs"
+"""Counter of CUDA-graph decisions on compiled graphs, by decision and skip category
+(skips decided at a run count too). Unit {graph}."""
+
+METRIC_CACHE_LOOKUPS = "torch.compile.cache.lookups"
+"""Counter of compile cache lookups, by cache (inductor_fx, aot_autograd) and state
+(hit, miss, bypass). Unit {lookup}."""
+
 METRIC_FAILURES = "torch.compile.failures"
 """Counter of compile and run failures, by torch.compile.stage and error.type. Unit {failure}."""
 
@@ -724,6 +897,13 @@ LOG_FRAME_COMPILED = "torch.compile.frame_compiled"
 
 LOG_GRAPH_COMPILED = "torch.compile.graph_compiled"
 """Log event: the backend compiled one graph."""
+
+LOG_CUDAGRAPH_SKIPPED = "torch.compile.cudagraph_skipped"
+"""Inductor did not CUDA-graph a graph: the reason as torch states it, its category,
+compile id, graph kind, and whether it was decided at compile or at a run."""
+
+LOG_CACHE_BYPASSED = "torch.compile.cache_bypassed"
+"""A compile cache was bypassed: which cache, the reason torch gives, the compile id."""
 
 LOG_GRAPH_BREAK = "torch.compile.graph_break"
 """Log event: Dynamo reported a graph break."""

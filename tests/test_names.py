@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import itertools
 import pathlib
+import subprocess
+import sys
 
 from otel_dynamo import names
 
@@ -37,3 +39,14 @@ def test_every_name_is_documented_in_the_readme():
     readme = (ROOT / "docs" / "names.md").read_text()
     missing = [value for value in _documented_constants().values() if f"`{value}`" not in readme]
     assert not missing, missing
+
+
+def test_the_names_document_is_generated_from_names_py():
+    """docs/names.md is exactly what docs/generate_names.py makes of names.py."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "generate_names.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr

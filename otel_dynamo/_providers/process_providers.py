@@ -19,7 +19,7 @@ from opentelemetry import metrics, trace
 from opentelemetry._logs import LoggerProvider, NoOpLoggerProvider
 
 from otel_dynamo._config.settings import DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ConfigProblem
-from otel_dynamo._providers import signals
+from otel_dynamo._lifecycle import exit_steps, signals
 from otel_dynamo._providers.export_health import ExportHealth, quiet, record_collector
 from otel_dynamo._providers.safe_exporters import SafeExport
 
@@ -110,6 +110,7 @@ class ProcessProviders:
                 return True
             self._is_shut_down = True
         atexit.unregister(self._at_exit)
+        exit_steps.settle(final=True)  # deferred work (device timings) ends in this flush
         budget = self.shutdown_timeout_s if timeout_s is None else max(0.0, timeout_s)
         for safe_export in self._safe_exports:
             safe_export.close(budget)
@@ -130,6 +131,7 @@ class ProcessProviders:
 
     def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_SECONDS) -> bool:
         """Export everything buffered now, within ``timeout_s``; True if all finished."""
+        exit_steps.settle(final=False)
         millis = int(timeout_s * 1000)
         results: list[object] = []
         providers = (self.tracer_provider, self.logger_provider, self.meter_provider)

@@ -16,11 +16,11 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
+from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.stream_events import GraphBreakReported
 from otel_dynamo._recording.structured_log import EventLogger
-from otel_dynamo._recording.watchdog import Watchdog
 
 FRAME_FIELDS = (
     names.ATTR_CODE_FUNCTION,
@@ -146,3 +146,11 @@ class CompileLogEvents:
     def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None:
         with in_span(span):
             self._events.emit(names.LOG_GRAPH_TEXT, **fields)
+
+    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        with in_span(span):
+            self._events.emit(names.LOG_CUDAGRAPH_SKIPPED, level="warning", **fields)
+
+    def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        with in_span(span):
+            self._events.emit(names.LOG_CACHE_BYPASSED, level="warning", **fields)

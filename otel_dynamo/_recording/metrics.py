@@ -18,7 +18,7 @@ from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
-from otel_dynamo._providers.flush_soon import FlushSoon
+from otel_dynamo._lifecycle.flush_soon import FlushSoon
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo.version import __version__
@@ -43,6 +43,14 @@ GUARD_BUCKETS = (1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 CACHE_ENTRY_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64)
 """Cache-entries histogram boundaries: one per entry up to the default recompile limit (8),
 so an alert can count compiles that found 7 (they fill the cache)."""
+
+DEVICE_DURATION_BUCKETS_S = (
+    1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1.0,
+)  # fmt: skip
+"""Device-time histogram boundaries: 1 µs (a tiny kernel) to 1 s."""
+MAX_DEVICE_TIME_COMPILE_IDS = 128
+"""Compile ids that get a device-time series of their own; later ones share "other"."""
+OTHER_COMPILE_IDS = "other"
 
 UNKNOWN_BACKEND = "unknown"
 MAX_TRACKED_RUNS = 10_000
@@ -88,6 +96,15 @@ class CompileMetrics:
             unit="s",
             explicit_bucket_boundaries_advisory=RUN_DURATION_BUCKETS_S,
         )
+        self._device_duration = meter.create_histogram(
+            names.METRIC_RUN_DEVICE_DURATION,
+            unit="s",
+            explicit_bucket_boundaries_advisory=DEVICE_DURATION_BUCKETS_S,
+        )
+        self._device_dropped = meter.create_counter(names.METRIC_RUN_DEVICE_DROPPED, unit="{run}")
+        self._device_compile_ids: set[str] = set()
+        self._cudagraphs = meter.create_counter(names.METRIC_CUDAGRAPH_GRAPHS, unit="{graph}")
+        self._cache_lookups = meter.create_counter(names.METRIC_CACHE_LOOKUPS, unit="{lookup}")
         self._failures = meter.create_counter(names.METRIC_FAILURES, unit="{failure}")
         self._faults = meter.create_counter(names.METRIC_FAULTS, unit="{fault}")
         self._runs = RunCounts()
@@ -160,14 +177,37 @@ class CompileMetrics:
     def track_run(self, run: RunState) -> None:
         self._runs.track(run)
 
-    def run_recorded(self, run: RunState, span: Span) -> None:
-        start, end = getattr(span, "start_time", None), getattr(span, "end_time", None)
-        if start is not None and end is not None:
-            self._run_duration.record(
-                (end - start) / 1e9,
-                {names.ATTR_RUN_KIND: run.kind},
-                context=trace.set_span_in_context(span),
-            )
+    def run_recorded(self, run: RunState, span: Span, duration_s: float) -> None:
+        self._run_duration.record(
+            duration_s, {names.ATTR_RUN_KIND: run.kind}, context=trace.set_span_in_context(span)
+        )
+
+    def device_time(self, attributes: Mapping[str, Any], seconds: float) -> None:
+        compile_id = str(attributes.get(names.ATTR_COMPILE_ID) or "")
+        if compile_id not in self._device_compile_ids:
+            if len(self._device_compile_ids) < MAX_DEVICE_TIME_COMPILE_IDS:
+                self._device_compile_ids.add(compile_id)
+            else:
+                compile_id = OTHER_COMPILE_IDS
+        labels = {
+            names.ATTR_RUN_KIND: str(attributes.get(names.ATTR_RUN_KIND) or ""),
+            names.ATTR_BACKEND: str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND),
+            names.ATTR_RUN_DEVICE: str(attributes.get(names.ATTR_RUN_DEVICE) or ""),
+            names.ATTR_COMPILE_ID: compile_id,
+        }
+        self._device_duration.record(seconds, labels)
+
+    def device_time_dropped(self, reason: str) -> None:
+        self._device_dropped.add(1, {names.ATTR_RUN_DEVICE_DROP_REASON: reason})
+
+    def cudagraph_decided(self, decision: str, category: str | None) -> None:
+        labels = {names.ATTR_CUDAGRAPH_DECISION: decision}
+        if category:
+            labels[names.ATTR_CUDAGRAPH_SKIP_CATEGORY] = category
+        self._cudagraphs.add(1, labels)
+
+    def cache_lookup(self, cache: str, state: str) -> None:
+        self._cache_lookups.add(1, {names.ATTR_CACHE_NAME: cache, names.ATTR_CACHE_STATE: state})
 
 
 def _context_of(span: Span | None) -> Context | None:

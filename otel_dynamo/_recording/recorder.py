@@ -22,6 +22,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.boundary import class_name, end_span
+from otel_dynamo._recording.device_time import DeviceTimer
 from otel_dynamo._recording.frame_state import (
     CompileState,
     FrameState,
@@ -48,6 +49,8 @@ from otel_dynamo._recording.stream_events import (
 )
 
 _log = logging.getLogger(__name__)
+
+_device_timer_lock = threading.Lock()
 
 MAX_OPEN_FRAMES = 256
 """Frames whose end we never saw are dropped past this many, oldest first."""
@@ -79,6 +82,7 @@ class Recorder:
         self.metrics = metrics
         self._frames: OrderedDict[str, FrameState] = OrderedDict()
         self._lazy_backwards: dict[str, CompileState] = {}
+        self._device_timer: DeviceTimer | None = None
         self._ended: OrderedDict[str, tuple[trace.SpanContext, str | None]] = OrderedDict()
         """Span context and backend of recently ended frames: lazy backwards parent there."""
 
@@ -389,16 +393,35 @@ class Recorder:
         """
         span = self.start_run_span(run)  # the SafeTracer never raises
         run.current_span = span  # for checks that annotate this run (accuracy, faults)
+        clock = run.device_clock
+        timing = None if clock is None else self.device_timer().start(clock, span)
+        start_ns = time.perf_counter_ns()
         try:
             return call()
         except BaseException as exc:
             self.mark_failed(span, exc, stage="run", attributes=run.attributes)
             raise
         finally:
+            duration_s = (time.perf_counter_ns() - start_ns) / 1e9
             run.current_span = None
-            end_span(span)
+            if timing is None:
+                end_span(span)
+            else:  # ended when the device time is known
+                self.device_timer().finish(timing, span, run.attributes)
             run.advance()
-            self.metrics.run_recorded(run, span)
+            self.metrics.run_recorded(run, span, duration_s)
+
+    def device_timer(self) -> DeviceTimer:
+        """The timer of this recorder's runs on a device (made at the first timed run)."""
+        timer = self._device_timer
+        if timer is None:
+            with _device_timer_lock:
+                timer = self._device_timer
+                if timer is None:
+                    timer = self._device_timer = DeviceTimer(
+                        on_time=self.metrics.device_time, on_drop=self.metrics.device_time_dropped
+                    )
+        return timer
 
     def start_run_span(self, run: RunState) -> Span:
         """The span of the run in progress (also for runs the policy skipped but a fault

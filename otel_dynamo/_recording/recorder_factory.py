@@ -18,9 +18,10 @@ from opentelemetry import trace
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings, load_settings
-from otel_dynamo._providers import signals
+from otel_dynamo._lifecycle import signals
+from otel_dynamo._lifecycle.flush_soon import FlushSoon
+from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._providers.choice import ProviderLookup, Providers, own_providers_if_built
-from otel_dynamo._providers.flush_soon import FlushSoon
 from otel_dynamo._providers.ids import isolate_ids
 from otel_dynamo._providers.resource import detected_attributes
 from otel_dynamo._recording.boundary import SafeTracer
@@ -30,7 +31,6 @@ from otel_dynamo._recording.metrics import CompileMetrics
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.structured_log import EventLogger
-from otel_dynamo._recording.watchdog import Watchdog
 from otel_dynamo.version import __version__
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo._config.run_span_policy import RunSpanPolicy
+from otel_dynamo._recording.device_time import DeviceClock
 from otel_dynamo._recording.run_spans import RunSpanParts
 
 
@@ -17,6 +18,7 @@ class RunState:
         "attributes",
         "count",
         "current_span",
+        "device_clock",
         "kind",
         "link",
         "next_recorded",
@@ -31,6 +33,7 @@ class RunState:
         policy: RunSpanPolicy,
         attributes: dict[str, Any],
         link: SpanContext | None,
+        device_clock: DeviceClock | None = None,
     ) -> None:
         self.kind = kind
         self.policy = policy
@@ -41,6 +44,7 @@ class RunState:
         # the recorder's per-graph constants for its run spans, built at the first one
         self.span_args: RunSpanParts | None = None
         self.current_span: Span | None = None  # the span of the run in progress, when recorded
+        self.device_clock = device_clock  # times recorded runs on the graph's device
 
     def advance(self) -> None:
         """Called after a recorded run: schedule the next one."""

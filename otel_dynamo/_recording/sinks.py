@@ -59,6 +59,8 @@ class LogEventSink(Protocol):
     def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None: ...
     def repro_written(self, span: Span | None, **fields: Any) -> None: ...
     def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
+    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
+    def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
 
 
 class MetricsSink(Protocol):
@@ -73,7 +75,11 @@ class MetricsSink(Protocol):
     def failure(self, stage: str, error_type: str) -> None: ...
     def fault(self, kind: str) -> None: ...
     def track_run(self, run: RunState) -> None: ...
-    def run_recorded(self, run: RunState, span: Span) -> None: ...
+    def run_recorded(self, run: RunState, span: Span, duration_s: float) -> None: ...
+    def device_time(self, attributes: Mapping[str, Any], seconds: float) -> None: ...
+    def device_time_dropped(self, reason: str) -> None: ...
+    def cudagraph_decided(self, decision: str, category: str | None) -> None: ...
+    def cache_lookup(self, cache: str, state: str) -> None: ...
 
 
 class _NullLogEvents:
@@ -110,6 +116,12 @@ class _NullLogEvents:
     def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None:
         pass
 
+    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        pass
+
+    def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        pass
+
 
 class _NullMetrics:
     def frame_compiled(
@@ -137,7 +149,19 @@ class _NullMetrics:
     def track_run(self, run: RunState) -> None:
         pass
 
-    def run_recorded(self, run: RunState, span: Span) -> None:
+    def run_recorded(self, run: RunState, span: Span, duration_s: float) -> None:
+        pass
+
+    def device_time(self, attributes: Mapping[str, Any], seconds: float) -> None:
+        pass
+
+    def device_time_dropped(self, reason: str) -> None:
+        pass
+
+    def cudagraph_decided(self, decision: str, category: str | None) -> None:
+        pass
+
+    def cache_lookup(self, cache: str, state: str) -> None:
         pass
 
 

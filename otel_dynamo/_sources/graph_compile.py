@@ -20,6 +20,7 @@ from otel_dynamo._config.fault_spec import (
 )
 from otel_dynamo._config.settings import ACCURACY_OFF
 from otel_dynamo._recording.boundary import safely
+from otel_dynamo._recording.device_time import DeviceClock
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import repro
@@ -67,6 +68,10 @@ class GraphCompile:
         self.original: GraphModule | None = None
         """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
         self.graph_index: int = 0
+        self.device_clock: DeviceClock | None = None
+        """Times the graph's recorded runs on its device (None on the CPU)."""
+        self.cudagraph_requested = False
+        """CUDA graphs were asked for when the forward compiled (inductor's config)."""
 
     def enter(self, span: Span) -> None:
         self.context = trace.set_span_in_context(span)
@@ -124,6 +129,7 @@ class GraphCompile:
             policy=self.recorder.settings.run_spans,
             attributes=attributes,
             link=self.link,
+            device_clock=self.device_clock,
         )
         self.recorder.metrics.track_run(state)
         checked = self.original is not None and self.recorder.settings.accuracy != ACCURACY_OFF

@@ -14,7 +14,7 @@ from otel_dynamo._config.fault_spec import KIND_RUNTIME, FaultSpec
 from otel_dynamo._config.settings import ACCURACY_BACKWARD, ACCURACY_OFF
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
-from otel_dynamo._sources import accuracy, aot, faults, graph_facts, taps
+from otel_dynamo._sources import accuracy, aot, device_clock, faults, graph_facts, taps
 from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import (
@@ -167,6 +167,7 @@ class TracedBackend:
             or {}
         )
         graph.safely(keep_route_for_lazy_backward)
+        graph.device_clock = graph.safely(lambda: device_clock.clock_for(example_inputs))
         try:
             with recorder.compile_span(
                 names.SPAN_GRAPH,

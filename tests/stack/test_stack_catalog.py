@@ -96,7 +96,11 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
         kind, count = names.RUN_KIND_FORWARD, 3
 
     recorder.track_run(Run())
-    recorder.run_recorded(Run(), Span())
+    recorder.run_recorded(Run(), Span(), 1e-6)
+    recorder.device_time({names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD}, 1e-4)
+    recorder.device_time_dropped(names.DROP_PROCESS_EXIT)
+    recorder.cudagraph_decided(names.CUDAGRAPH_SKIPPED, "cpu_device")
+    recorder.cache_lookup(names.CACHE_INDUCTOR_FX, names.CACHE_HIT)
     kinds = {Sum: "counter", Histogram: "histogram"}
     return {
         metric.name: (kinds[type(metric.data)], metric.unit)

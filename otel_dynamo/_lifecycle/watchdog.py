@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 import time
 import weakref
@@ -23,6 +22,7 @@ from opentelemetry import trace
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import DEFAULT_SLOW_COMPILE_SECONDS, Settings
+from otel_dynamo._lifecycle import forks
 
 GROWTH_FACTOR = 2.0
 """Each repeat comes when the elapsed time has grown by this factor."""
@@ -63,7 +63,7 @@ class Watchdog:
         self._growth = growth
         self._clock = clock
         self._reset()
-        _watchdogs.add(self)
+        forks.reset_in_child(self._after_fork_in_child)
 
     @classmethod
     def from_settings(cls, settings: Settings, events: Emitter) -> Watchdog:
@@ -142,14 +142,3 @@ def _run(ref: weakref.ref[Watchdog]) -> None:
             return
         watchdog._step()
         del watchdog
-
-
-_watchdogs: weakref.WeakSet[Watchdog] = weakref.WeakSet()
-
-
-def _reset_all_after_fork() -> None:
-    for watchdog in list(_watchdogs):
-        watchdog._after_fork_in_child()
-
-
-os.register_at_fork(after_in_child=_reset_all_after_fork)

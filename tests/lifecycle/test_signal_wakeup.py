@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from otel_dynamo._providers import dispositions, signal_sentinel, signal_wakeup, signals
+from otel_dynamo._lifecycle import dispositions, signal_sentinel, signal_wakeup, signals
 
 
 @pytest.fixture(autouse=True)

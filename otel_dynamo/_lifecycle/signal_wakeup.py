@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 
-from otel_dynamo._providers import dispositions, signal_sentinel
+from otel_dynamo._lifecycle import dispositions, signal_sentinel
 
 _log = logging.getLogger(__name__)
 Woken = Callable[[int], None]

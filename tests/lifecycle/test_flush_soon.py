@@ -6,7 +6,7 @@ import threading
 
 from _export_support import wait_until
 
-from otel_dynamo._providers.flush_soon import FlushSoon
+from otel_dynamo._lifecycle.flush_soon import FlushSoon
 
 
 class BlockingProvider:

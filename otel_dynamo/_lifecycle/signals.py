@@ -32,7 +32,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from otel_dynamo._providers import dispositions, signal_sentinel, signal_wakeup
+from otel_dynamo._lifecycle import dispositions, signal_sentinel, signal_wakeup
 
 FLUSHED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)

@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
+from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._recording.structured_log import EventLogger
-from otel_dynamo._recording.watchdog import Watchdog
 
 THRESHOLD_S = 0.1
 
@@ -130,7 +130,7 @@ def test_thread_is_a_daemon():
 def test_watchdog_does_not_keep_the_process_alive():
     """A process exits at once even while a compile is watched with a long threshold."""
     code = (
-        "from otel_dynamo._recording.watchdog import Watchdog\n"
+        "from otel_dynamo._lifecycle.watchdog import Watchdog\n"
         "class E:\n    def emit(self, *a, **k): pass\n"
         "w = Watchdog(E(), threshold_s=600)\n"
         "w.watch('k', dict)\n"

@@ -1,0 +1,102 @@
+"""Write docs/names.md from otel_dynamo/names.py: every constant, its value and its
+docstring, grouped as ``__all__`` groups them. ``--check`` fails if the file differs.
+
+    python docs/generate_names.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import itertools
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = ROOT / "otel_dynamo" / "names.py"
+OUTPUT = ROOT / "docs" / "names.md"
+SECTIONS = (
+    ("span names", "Span names"),
+    ("attribute keys", "Attribute keys"),
+    ("log event attributes", None),  # listed with the attribute keys
+    ("values", "Attribute values"),
+    ("instrumentation scope", "Instrumentation scope"),
+    ("metrics", "Metrics"),
+    ("log events", "Log events"),
+    ("resource attributes", "Resource attributes"),
+)
+"""__all__'s group comments, in the order the document gives them, and their headings."""
+HEADER = """# Names (the public contract)
+
+Every name otel_dynamo emits is a constant in `otel_dynamo/names.py`, documented there
+and below (this file is generated from it: `python docs/generate_names.py`); a test
+fails if the two differ.
+"""
+
+
+def _groups(source: str) -> dict[str, list[str]]:
+    """__all__'s constants under each group comment (``# span names``)."""
+    groups: dict[str, list[str]] = {}
+    current = None
+    in_all = False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("__all__"):
+            in_all = True
+        elif in_all and stripped == "]":
+            break
+        elif in_all and stripped.startswith("# "):
+            current = stripped[2:]
+            groups[current] = []
+        elif in_all and stripped.startswith('"') and current is not None:
+            groups[current].append(stripped.strip('",'))
+    return groups
+
+
+def _documented(source: str) -> dict[str, tuple[str, str]]:
+    """Constant -> (value, docstring on one line)."""
+    found = {}
+    for node, following in itertools.pairwise(ast.parse(source).body):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+        ):
+            doc = " ".join(str(following.value.value).split())
+            found[node.targets[0].id] = (str(node.value.value), doc)  # type: ignore[attr-defined]
+    return found
+
+
+def render(source: str) -> str:
+    groups, documented = _groups(source), _documented(source)
+    lines = [HEADER]
+    for group, heading in SECTIONS:
+        if heading is not None:
+            lines += [f"## {heading}", "", "| constant | value | meaning |", "|---|---|---|"]
+        for constant in groups.get(group, ()):
+            value, doc = documented[constant]
+            meaning = doc.replace("``", "`").replace("|", r"\|")
+            lines.append(f"| `{constant}` | `{value}` | {meaning} |")
+        following = [h for g, h in SECTIONS[SECTIONS.index((group, heading)) + 1 :]]
+        if following[:1] != [None]:
+            lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if docs/names.md differs")
+    args = parser.parse_args()
+    text = render(NAMES.read_text(encoding="utf-8"))
+    if args.check:
+        if OUTPUT.read_text(encoding="utf-8") != text:
+            print(f"{OUTPUT} is stale: run python docs/generate_names.py", file=sys.stderr)
+            return 1
+        return 0
+    OUTPUT.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
