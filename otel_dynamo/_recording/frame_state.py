@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +26,17 @@ class Phase:
     end_ns: int
 
 
+CACHE_COUNT_ATTRIBUTES = {
+    (names.CACHE_INDUCTOR_FX, names.CACHE_HIT): names.ATTR_CACHE_FX_HITS,
+    (names.CACHE_INDUCTOR_FX, names.CACHE_MISS): names.ATTR_CACHE_FX_MISSES,
+    (names.CACHE_INDUCTOR_FX, names.CACHE_BYPASS): names.ATTR_CACHE_FX_BYPASSES,
+    (names.CACHE_AOT_AUTOGRAD, names.CACHE_HIT): names.ATTR_CACHE_AOT_HITS,
+    (names.CACHE_AOT_AUTOGRAD, names.CACHE_MISS): names.ATTR_CACHE_AOT_MISSES,
+    (names.CACHE_AOT_AUTOGRAD, names.CACHE_BYPASS): names.ATTR_CACHE_AOT_BYPASSES,
+}
+"""A cache lookup's (cache, state) and the count attribute it adds to."""
+
+
 @dataclasses.dataclass
 class CompileState:
     """A compile in progress (a frame, or a lazy backward): its span and timed phases."""
@@ -36,6 +48,18 @@ class CompileState:
     started_ns: int = 0
     open_phases: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     closed_phases: list[Phase] = dataclasses.field(default_factory=list)
+    cache_lookups: collections.Counter[tuple[str, str]] = dataclasses.field(
+        default_factory=collections.Counter
+    )
+    """(cache, state) -> lookups reported during this compile."""
+
+    def cache_counts(self) -> dict[str, int]:
+        """Hits, misses and bypasses of each cache, as span attributes."""
+        return {
+            key: self.cache_lookups[(cache, state)]
+            for (cache, state), key in CACHE_COUNT_ATTRIBUTES.items()
+            if self.cache_lookups[(cache, state)]
+        }
 
     def phase(self, event: PhaseBoundary) -> None:
         starts = self.open_phases.setdefault(event.name, [])
@@ -134,6 +158,14 @@ def _optional_attributes(
     if frame.backends:
         yield names.ATTR_BACKEND, ",".join(sorted(frame.backends))
     yield from ended.cache_counts.items()
+    yield from ended.timings.items()
+    for (cache, state), key in CACHE_COUNT_ATTRIBUTES.items():
+        if state == names.CACHE_BYPASS and frame.cache_lookups[(cache, state)]:
+            yield key, frame.cache_lookups[(cache, state)]
+    if ended.triton_kernel_compile_times:
+        yield names.ATTR_TRITON_KERNEL_COMPILE_TIMES, limits.text(ended.triton_kernel_compile_times)
+    if ended.cudagraph_skip_reason:
+        yield names.ATTR_CUDAGRAPH_SKIP_REASON, limits.text(ended.cudagraph_skip_reason)
 
 
 def frame_attributes(

@@ -37,6 +37,7 @@ from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.stream_events import (
+    CacheLookup,
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -53,6 +54,10 @@ _log = logging.getLogger(__name__)
 _device_timer_lock = threading.Lock()
 
 MAX_OPEN_FRAMES = 256
+CACHE_STATE_ATTRIBUTES = {
+    names.CACHE_INDUCTOR_FX: names.ATTR_CACHE_FX_STATE,
+    names.CACHE_AOT_AUTOGRAD: names.ATTR_CACHE_AOT_STATE,
+}
 """Frames whose end we never saw are dropped past this many, oldest first."""
 
 
@@ -147,6 +152,55 @@ class Recorder:
     def recompile(self, event: RecompileReported) -> None:
         reasons = tuple(self.limits.reason(reason) for reason in event.reasons)
         self._frame(event.compile_id).recompile_reasons = reasons
+
+    def cache_lookup(self, event: CacheLookup) -> None:
+        """A cache lookup: on the compile step that made it (its state, a bypass's
+        reason), counted in its compile (frame or lazy backward) and as a metric; a
+        bypass is also a log event."""
+        state = self._open_compile(event.compile_id)
+        span = None if state is None else state.step_span or state.span
+        if state is not None:
+            state.cache_lookups[(event.cache, event.state)] += 1
+        key = CACHE_STATE_ATTRIBUTES.get(event.cache)
+        if span is not None and key is not None:
+            span.set_attribute(key, event.state)
+        self.metrics.cache_lookup(event.cache, event.state)
+        if event.state != names.CACHE_BYPASS:
+            return
+        reason = self.limits.text(event.reason or "")
+        if span is not None and reason:
+            span.set_attribute(names.ATTR_CACHE_BYPASS_REASON, reason)
+        fields = {
+            names.ATTR_COMPILE_ID: event.compile_id,
+            names.ATTR_CACHE_NAME: event.cache,
+            names.ATTR_CACHE_BYPASS_REASON: reason,
+        }
+        self.log_events.cache_bypassed(span, fields)
+
+    def cudagraph_decided(
+        self,
+        span: Span | None,
+        fields: Mapping[str, Any],
+        *,
+        decision: str,
+        reason: str | None,
+        category: str | None,
+        partitions: int = 0,
+    ) -> None:
+        """What inductor decided on CUDA graphs for one graph (``fields``: its compile
+        id and kind, and when it was decided): on its span, as a metric, and a skip as a
+        log event."""
+        attributes: dict[str, Any] = {names.ATTR_CUDAGRAPH_DECISION: decision}
+        if partitions:
+            attributes[names.ATTR_CUDAGRAPH_PARTITIONS] = partitions
+        if decision == names.CUDAGRAPH_SKIPPED:
+            attributes[names.ATTR_CUDAGRAPH_SKIP_REASON] = self.limits.text(reason or "")
+            attributes[names.ATTR_CUDAGRAPH_SKIP_CATEGORY] = category or ""
+        if span is not None:
+            span.set_attributes(attributes)
+        self.metrics.cudagraph_decided(decision, category)
+        if decision == names.CUDAGRAPH_SKIPPED:
+            self.log_events.cudagraph_skipped(span, {**fields, **attributes})
 
     def guards(self, event: GuardsReported) -> None:
         guards = tuple(self.limits.reason(guard) for guard in event.guards)
@@ -270,7 +324,7 @@ class Recorder:
             return
         duration_ns = max(event.time_ns - state.started_ns, 0)
         attributes = time_attributes(split_seconds(state.closed_phases, duration_ns))
-        state.span.set_attributes(attributes)
+        state.span.set_attributes({**attributes, **state.cache_counts()})
         self._emit_phases(state)
         end_span(state.span, event.time_ns)
         labels = {**attributes, names.ATTR_BACKEND: backend}

@@ -15,6 +15,7 @@ from opentelemetry.trace import Span
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.stream_events import (
+    CacheLookup,
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -41,6 +42,7 @@ class StreamSink(Protocol):
     def wants_guard_text(self) -> bool: ...
     def wants_graph_text(self) -> bool: ...
     def graph_text(self, event: GraphTextReported) -> None: ...
+    def cache_lookup(self, event: CacheLookup) -> None: ...
 
 
 class LogEventSink(Protocol):

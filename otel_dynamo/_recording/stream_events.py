@@ -51,6 +51,11 @@ class FrameEnded:
     """The failed guard that caused this compile: its first line, no compile-id prefix."""
     restart_reasons: tuple[str, ...] = ()
     cache_counts: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """Cache and compile-time figures of CompilationMetrics, keyed by our attribute names."""
+    timings: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    """Seconds of CompilationMetrics (guard latency, Triton compile time), by attribute."""
+    triton_kernel_compile_times: str | None = None
+    cudagraph_skip_reason: str | None = None
     """AOT Autograd and FX graph cache hits and misses, by attribute name."""
     gave_up: bool = False
     """Dynamo left the frame to eager with neither a failure nor any traced output (a
@@ -138,3 +143,14 @@ class GraphTextReported:
     text: str
     path: str | None = None
     """Where inductor wrote its output code."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheLookup:
+    """One compile cache lookup torch reported (``fx_graph_cache_<state>``,
+    ``aotautograd_cache_<state>`` artifacts)."""
+
+    compile_id: str
+    cache: str
+    state: str
+    reason: str | None = None

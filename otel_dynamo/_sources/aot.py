@@ -13,6 +13,7 @@ so only that point sees the backward loaded from the cache.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import inspect
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
 from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_PHASE
-from otel_dynamo._sources import graph_facts, patching
+from otel_dynamo._sources import cudagraphs, graph_facts, patching
 from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
 from otel_dynamo._sources.stack_room import call_with_room
@@ -165,9 +166,18 @@ def _traced_compiler_fn(
             context=context,
             is_control_flow=is_control_flow,
             phase=INNER_COMPILER_PHASE,
-        ):
-            # A lazy backward compiles at .backward(), outside the frame compile's room.
-            compiled = call_with_room(inner, gm, example_inputs, *args, **kwargs)
+        ) as span:
+            wants_cudagraphs = graph.safely(lambda: _wants_cudagraphs(graph, kind)) or False
+            with (
+                cudagraphs.watching(asked=True) if wants_cudagraphs else contextlib.nullcontext()
+            ) as watch:
+                # A lazy backward compiles at .backward(), outside the frame compile's room.
+                compiled = call_with_room(inner, gm, example_inputs, *args, **kwargs)
+            if watch is not None:
+                graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, compiled))
+            elif kind != names.RUN_KIND_BACKWARD and (graph.safely(cudagraphs.noticed) or False):
+                graph.cudagraph_requested = True
+                graph.inner_output = compiled  # where a forward keeps its own reason
         graph.inner_compiled(kind, graph_name)
         if kind == names.RUN_KIND_BACKWARD:
             return graph.safely(lambda: wrap_backward(compiled, graph, graph_name)) or compiled
@@ -175,6 +185,14 @@ def _traced_compiler_fn(
 
     traced_compiler.__name__ = getattr(inner, "__name__", "compiler")
     return traced_compiler
+
+
+def _wants_cudagraphs(graph: GraphCompile, kind: str) -> bool:
+    """A backward whose forward inductor CUDA-graphed: decided on its own (a forward
+    skipped takes its backward along, without another skip torch would count).
+    (A forward or inference graph is decided by the graph's whole compile, which also
+    covers graphs loaded from AOT Autograd's cache.)"""
+    return kind == names.RUN_KIND_BACKWARD and graph.cudagraph_forward == names.CUDAGRAPH_GRAPHED
 
 
 def wrap_compiler(inner: Any, graph: GraphCompile, kind: str) -> Any:
@@ -204,7 +222,8 @@ def wrap_backward(compiled: Any, graph: GraphCompile, graph_name: str | None) ->
     """
     if isinstance(compiled, RunProxy):
         return compiled
-    return RunProxy(compiled, graph.run_state(names.RUN_KIND_BACKWARD, graph_name), graph.recorder)
+    state = graph.run_state(names.RUN_KIND_BACKWARD, graph_name)
+    return RunProxy(compiled, state, graph.run_recorder())
 
 
 def wrap_loaded_backward(spec: Any, graph: GraphCompile) -> Any:

@@ -13,6 +13,7 @@ that binding in every torch module already imported (those imported later bind t
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -27,6 +28,7 @@ from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import (
     SKIPPED_FRAME_KIND,
     SKIPPED_FRAME_PREFIX,
+    CacheLookup,
     CodeLocation,
     FrameEnded,
     FrameStarted,
@@ -59,8 +61,23 @@ CACHE_COUNTERS = {
     "aotautograd_local_cache_miss_count": names.ATTR_CACHE_AOT_MISSES,
     "inductor_fx_local_cache_hit_count": names.ATTR_CACHE_FX_HITS,
     "inductor_fx_local_cache_miss_count": names.ATTR_CACHE_FX_MISSES,
+    "inductor_fx_remote_cache_hit_count": names.ATTR_CACHE_FX_REMOTE_HITS,
+    "inductor_fx_remote_cache_miss_count": names.ATTR_CACHE_FX_REMOTE_MISSES,
+    "aotautograd_remote_cache_hit_count": names.ATTR_CACHE_AOT_REMOTE_HITS,
+    "aotautograd_remote_cache_miss_count": names.ATTR_CACHE_AOT_REMOTE_MISSES,
 }
 """CompilationMetrics counters copied onto the frame span when Dynamo reports them."""
+MICROSECOND_FIELDS = {
+    "guard_latency_us": names.ATTR_GUARD_LATENCY,
+    "triton_compile_time_us": names.ATTR_TRITON_COMPILE_TIME,
+}
+"""CompilationMetrics microsecond fields copied onto the frame span, in seconds."""
+CACHE_ARTIFACTS = {
+    "fx_graph_cache_": names.CACHE_INDUCTOR_FX,
+    "aotautograd_cache_": names.CACHE_AOT_AUTOGRAD,
+}
+"""Artifact name prefixes of cache lookups (the state follows: hit, miss, bypass)."""
+CACHE_STATES = (names.CACHE_HIT, names.CACHE_MISS, names.CACHE_BYPASS)
 UNKNOWN_KIND = "other"
 GRAPH_TEXT_EVENTS = {
     "dynamo_output_graph": names.GRAPH_TEXT_DYNAMO,
@@ -179,8 +196,26 @@ def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> Fr
             for field, key in CACHE_COUNTERS.items()
             if isinstance(metrics.get(field), int)
         },
+        timings={
+            key: metrics[field] / 1e6
+            for field, key in MICROSECOND_FIELDS.items()
+            if isinstance(metrics.get(field), (int, float))
+        },
+        triton_kernel_compile_times=_text(metrics.get("triton_kernel_compile_times_us") or None),
+        cudagraph_skip_reason=_text(metrics.get("cudagraph_skip_reason") or None),
         gave_up=gave_up_silently(metrics),
     )
+
+
+def cache_lookup(compile_id: str, artifact: str, payload: Any) -> CacheLookup | None:
+    """A cache lookup artifact (``fx_graph_cache_bypass``, ...), or None for others."""
+    for prefix, cache in CACHE_ARTIFACTS.items():
+        state = artifact[len(prefix) :] if artifact.startswith(prefix) else None
+        if state in CACHE_STATES:
+            info = json.loads(payload) if isinstance(payload, str) else payload
+            reason = info.get("cache_bypass_reason") if isinstance(info, dict) else None
+            return CacheLookup(compile_id, cache, str(state), _first_line(reason))
+    return None
 
 
 # --- the interceptor ---------------------------------------------------------------------
@@ -200,8 +235,12 @@ def current_compile_id() -> str | None:
 def _on_artifact(
     sink: StreamSink, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
 ) -> None:
-    name = metadata_fn().get("name")
-    if name == "dynamo_graph_break_reason":
+    name = str(metadata_fn().get("name"))
+    if name.startswith(tuple(CACHE_ARTIFACTS)):
+        lookup = cache_lookup(compile_id, name, kw["payload_fn"]())
+        if lookup is not None:
+            sink.cache_lookup(lookup)
+    elif name == "dynamo_graph_break_reason":
         sink.graph_break(parse_graph_break(compile_id, str(kw["payload_fn"]())))
     elif name == "recompile_reasons":
         reasons = parse_recompile_reasons(kw["payload_fn"]())

@@ -23,7 +23,8 @@ from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.device_time import DeviceClock
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
-from otel_dynamo._sources import repro
+from otel_dynamo._sources import cudagraphs, repro
+from otel_dynamo._sources.runs import RunRecorder
 
 if TYPE_CHECKING:
     from torch.fx import GraphModule
@@ -71,7 +72,11 @@ class GraphCompile:
         self.device_clock: DeviceClock | None = None
         """Times the graph's recorded runs on its device (None on the CPU)."""
         self.cudagraph_requested = False
-        """CUDA graphs were asked for when the forward compiled (inductor's config)."""
+        """CUDA graphs were asked for when the graph compiled (inductor's config)."""
+        self.cudagraph_forward: str | None = None
+        """Inductor's CUDA-graph decision for the forward (or inference) graph."""
+        self.inner_output: Any = None
+        """What the forward's inner compiler returned, kept only with CUDA graphs asked for."""
 
     def enter(self, span: Span) -> None:
         self.context = trace.set_span_in_context(span)
@@ -115,6 +120,34 @@ class GraphCompile:
             names.ATTR_GRAPH_INDEX: self.graph_index,
         }
         self.recorder.log_events.repro_written(span, **fields)
+
+    def cudagraph_decided(
+        self, span: Span | None, kind: str, watch: cudagraphs.Watch, compiled: Any
+    ) -> None:
+        """Record inductor's CUDA-graph decision for this graph (or its backward)."""
+        made = cudagraphs.decided(watch, compiled)
+        if kind != names.RUN_KIND_BACKWARD:
+            self.cudagraph_forward = made.decision
+        fields = {
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_RUN_KIND: kind,
+            names.ATTR_CUDAGRAPH_AT: names.CUDAGRAPH_AT_COMPILE,
+        }
+        self.recorder.cudagraph_decided(
+            span,
+            fields,
+            decision=made.decision,
+            reason=made.reason,
+            category=made.category,
+            partitions=made.partitions,
+        )
+
+    def run_recorder(self) -> RunRecorder:
+        """What records this graph's runs: with CUDA graphs asked for, skips cudagraph
+        trees decide at a recorded run land on its span too."""
+        if self.cudagraph_requested:
+            return cudagraphs.SkipAwareRecorder(self.recorder)
+        return self.recorder
 
     def run_state(self, kind: str, graph_name: str | None) -> RunState:
         attributes: dict[str, Any] = {

@@ -121,9 +121,7 @@ def rebind(old: Any, new: Any, attribute: str, prefixes: Iterable[str]) -> None:
 def _ours(value: Any, wrapper: Wrapper) -> bool:
     """A live patch of ours made with ``wrapper``."""
     return (
-        isinstance(value, _Patch)
-        and bool(value._self_wrapper == wrapper)
-        and _switch_of(value).on
+        isinstance(value, _Patch) and bool(value._self_wrapper == wrapper) and _switch_of(value).on
     )
 
 

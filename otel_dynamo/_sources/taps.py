@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from otel_dynamo._sources import cudagraphs
 from otel_dynamo._sources.aot import AotTap
 from otel_dynamo._sources.dynamo_stream import StreamTap
 from otel_dynamo._sources.routing import FrameCompilerTap, current_code, current_sink
@@ -76,3 +77,4 @@ def uninstall() -> None:
         _frames.uninstall()
         _stream.uninstall()
         _aot.uninstall()
+        cudagraphs.uninstall()

@@ -14,7 +14,15 @@ from otel_dynamo._config.fault_spec import KIND_RUNTIME, FaultSpec
 from otel_dynamo._config.settings import ACCURACY_BACKWARD, ACCURACY_OFF
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
-from otel_dynamo._sources import accuracy, aot, device_clock, faults, graph_facts, taps
+from otel_dynamo._sources import (
+    accuracy,
+    aot,
+    cudagraphs,
+    device_clock,
+    faults,
+    graph_facts,
+    taps,
+)
 from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import (
@@ -176,11 +184,21 @@ class TracedBackend:
                 is_control_flow=is_control_flow,
             ) as span:
                 graph.enter(span)
+                asked = graph.safely(lambda: self._asks_for_cudagraphs(kwargs)) or False
+                graph.cudagraph_requested = asked
                 token = aot.activate(graph)
                 try:
-                    compiled = self._compile(graph, span, attributes, gm, example_inputs, **kwargs)
+                    with cudagraphs.watching(asked=asked) as watch:
+                        compiled = self._compile(
+                            graph, span, attributes, gm, example_inputs, **kwargs
+                        )
                 finally:
                     aot.deactivate(token)
+                if watch is not None and graph.cudagraph_requested:
+                    kind = graph.run_kind or _runtime_kind(example_inputs)
+                    graph.safely(
+                        lambda: graph.cudagraph_decided(span, kind, watch, graph.inner_output)
+                    )
         except BaseException as exc:
             discarded = is_control_flow(exc)
             graph.safely(lambda: self._settle(recorder, compile_id, discarded=discarded))
@@ -251,9 +269,20 @@ class TracedBackend:
         )
 
     def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        return self._callee(kwargs)(gm, example_inputs, **self._passed_on(kwargs))
+
+    def _callee(self, kwargs: dict[str, Any]) -> Any:
+        """What compiles: inductor with ``torch.compile``'s mode and options, else the
+        inner backend."""
         if kwargs and self.backend == INDUCTOR and set(kwargs) <= INDUCTOR_KWARGS:
-            return self._inductor_with(kwargs)(gm, example_inputs)
-        return self.inner(gm, example_inputs, **kwargs)
+            return self._inductor_with(kwargs)
+        return self.inner
+
+    def _passed_on(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {} if self._callee(kwargs) is not self.inner else kwargs
+
+    def _asks_for_cudagraphs(self, kwargs: dict[str, Any]) -> bool:
+        return cudagraphs.requested() or cudagraphs.asked_by(self._callee(kwargs))
 
     def _inductor_with(self, kwargs: dict[str, Any]) -> Any:
         """What torch.compile(backend="inductor", mode=..., options=...) would call."""
@@ -287,7 +316,7 @@ class TracedBackend:
                     "accuracy", inputs, state.current_span, check_accuracy=True
                 ),
             )
-        return wrap_unboxed_run(compiled, state, graph.recorder)
+        return wrap_unboxed_run(compiled, state, graph.run_recorder())
 
 
 def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: RunState) -> Any:
