@@ -191,6 +191,8 @@ class Recorder:
         id and kind, and when it was decided): on its span, as a metric, and a skip as a
         log event."""
         attributes: dict[str, Any] = {names.ATTR_CUDAGRAPH_DECISION: decision}
+        if names.ATTR_RUN_KIND in fields:
+            attributes[names.ATTR_RUN_KIND] = fields[names.ATTR_RUN_KIND]
         if partitions:
             attributes[names.ATTR_CUDAGRAPH_PARTITIONS] = partitions
         if decision == names.CUDAGRAPH_SKIPPED:

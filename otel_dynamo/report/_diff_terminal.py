@@ -22,8 +22,13 @@ TOTAL_TITLES = {
     "failures": "failures",
     "faults": "injected faults",
     "runs": "recorded runs",
+    "cudagraph_skips": "CUDA graph skips",
+    "cache_hits": "cache hits",
+    "cache_misses": "cache misses",
+    "cache_bypasses": "cache bypasses",
     "compile_seconds": "compile time",
     "lazy_backward_seconds": "  of it lazy backward",
+    "device_seconds": "device time of timed runs",
 }
 ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
 

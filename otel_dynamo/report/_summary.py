@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report import _compiles, _keys, _ranks
+from otel_dynamo.report import _compiles, _keys, _ranks, _runtime
 from otel_dynamo.report._model import (
     Attributes,
     FileStats,
@@ -37,6 +37,13 @@ LIMIT_REACHED = "at_limit"
 LIMIT_NEAR = "near_limit"
 """Status of code in ``near_recompile_limit``."""
 
+CACHE_TOTALS = {
+    names.CACHE_HIT: "cache_hits",
+    names.CACHE_MISS: "cache_misses",
+    names.CACHE_BYPASS: "cache_bypasses",
+}
+"""Each cache lookup state and the total that sums it over both caches."""
+
 STAGE_COMPILE = "compile"
 STAGE_RUN = "run"
 """Where a failure happened (the values of names.ATTR_STAGE)."""
@@ -55,6 +62,11 @@ _TOTAL_KEYS = (
     "unfinished_compiles",
     "compile_seconds",
     "lazy_backward_seconds",
+    "device_seconds",
+    "cudagraph_skips",
+    "cache_hits",
+    "cache_misses",
+    "cache_bypasses",
 )
 
 
@@ -184,6 +196,9 @@ def _process_section(
         "faults": _faults(spans, logs, tree),
         "accuracy": _accuracy(spans, logs, tree),
         "runs": _runs(spans),
+        "device_time": _runtime.device_time(spans),
+        "cudagraphs": _runtime.cudagraphs(spans),
+        "caches": _runtime.caches(spans),
         "unfinished": _unfinished(logs, {row["compile_id"] for row in compiles}),
     }
     section["totals"] = _process_totals(section, _lazy_backwards_outside_frames(spans, tree))
@@ -450,6 +465,12 @@ def _process_totals(section: dict[str, Any], orphan_lazy_ns: int) -> dict[str, A
         "unfinished_compiles": len(section["unfinished"]),
         "compile_seconds": seconds(compile_ns),
         "lazy_backward_seconds": seconds(lazy_ns),
+        "device_seconds": round(sum(row["device_s"] for row in section["device_time"]), 6),
+        "cudagraph_skips": section["cudagraphs"]["skipped"],
+        **{
+            key: sum(section["caches"][cache][state] for cache in _runtime.CACHES)
+            for state, key in CACHE_TOTALS.items()
+        },
     }
 
 
@@ -457,4 +478,5 @@ def _sum_totals(processes: list[dict[str, Any]]) -> dict[str, Any]:
     totals = {key: sum(section["totals"][key] for section in processes) for key in _TOTAL_KEYS}
     totals["compile_seconds"] = round(totals["compile_seconds"], 6)
     totals["lazy_backward_seconds"] = round(totals["lazy_backward_seconds"], 6)
+    totals["device_seconds"] = round(totals["device_seconds"], 6)
     return totals

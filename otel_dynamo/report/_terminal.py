@@ -437,6 +437,78 @@ def _runs(section: Mapping[str, Any], view: _View) -> list[str]:
     return [f"{view.paint('Recorded runs:', 'bold')} {counts}"]
 
 
+def _shown(rows: list[Any], view: _View) -> list[Any]:
+    return rows if view.limit <= 0 else rows[: view.limit]
+
+
+def _device_time(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["device_time"]
+    if not rows:
+        return []
+    columns = [
+        Column("id"),
+        Column("kind"),
+        Column("device"),
+        Column("timed runs", right=True),
+        Column("device total", right=True),
+        Column("mean", right=True),
+        Column("max", right=True),
+    ]
+    table = [
+        [
+            row["compile_id"] or "?",
+            row["run_kind"],
+            row["device"],
+            str(row["timed_runs"]),
+            _format.duration(row["device_s"]),
+            _format.duration(row["mean_device_s"]),
+            _format.duration(row["max_device_s"]),
+        ]
+        for row in rows
+    ]
+    title = view.title("Device time of recorded runs, by graph (most first)", len(rows))
+    return [title, *view.table(columns, table)]
+
+
+def _cudagraphs(section: Mapping[str, Any], view: _View) -> list[str]:
+    graphs = section["cudagraphs"]
+    if not graphs["graphs"]:
+        return []
+    style = "green" if not graphs["skipped"] else "yellow"
+    heading = view.paint(
+        f"CUDA graphs: {graphs['graphed']} of {graphs['graphs']} graphs graphed; "
+        f"{graphs['skipped']} skipped",
+        style,
+    )
+    lines = [heading]
+    for skip in _shown(graphs["skips"], view):
+        where = f"{skip['compile_id']} {skip['run_kind']}, at {skip['at']}"
+        lines.append(truncate(f"  {skip['category']}: {skip['reason']} ({where})", view.width))
+    return lines
+
+
+def _caches(section: Mapping[str, Any], view: _View) -> list[str]:
+    caches = section["caches"]
+    parts = [
+        f"{cache} {caches[cache]['hit']} hit / {caches[cache]['miss']} miss / "
+        f"{caches[cache]['bypass']} bypass"
+        for cache in ("inductor_fx", "aot_autograd")
+        if any(caches[cache].values())
+    ]
+    if not parts:
+        return []
+    lines = [f"{view.paint('Compile caches:', 'bold')} " + "; ".join(parts)]
+    if caches["warm_frames"]:
+        lines.append(
+            f"  {caches['warm_frames']} frame compile(s) served from cache took "
+            f"{_format.duration(caches['warm_compile_s'])}"
+        )
+    for row in _shown(caches["bypass_reasons"], view):
+        text = f"  bypass ({row['cache']}, {row['count']}x): {row['reason'] or 'no reason given'}"
+        lines.append(truncate(text, view.width))
+    return lines
+
+
 _SECTIONS: tuple[Callable[[Mapping[str, Any], _View], list[str]], ...] = (
     _compiles,
     _graph_breaks,
@@ -448,4 +520,7 @@ _SECTIONS: tuple[Callable[[Mapping[str, Any], _View], list[str]], ...] = (
     _faults,
     _accuracy,
     _runs,
+    _device_time,
+    _cudagraphs,
+    _caches,
 )

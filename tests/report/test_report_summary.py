@@ -458,6 +458,11 @@ def test_process_totals(tmp_path: Path) -> None:
         "unfinished_compiles": 0,
         "compile_seconds": 0.36,
         "lazy_backward_seconds": 0.0,
+        "device_seconds": 0,
+        "cudagraph_skips": 0,
+        "cache_hits": 0,
+        "cache_misses": 0,
+        "cache_bypasses": 0,
     }
 
 
@@ -492,6 +497,9 @@ def test_process_section_keys_are_stable(tmp_path: Path) -> None:
         "faults",
         "accuracy",
         "runs",
+        "device_time",
+        "cudagraphs",
+        "caches",
         "unfinished",
         "totals",
     ]
