@@ -200,6 +200,43 @@ def _guards_and_runs() -> list[object]:
     ]
 
 
+def _device_cudagraphs_and_caches() -> list[object]:
+    run_kind, decision = lbl("ATTR_RUN_KIND"), lbl("ATTR_CUDAGRAPH_DECISION")
+    category, drop = lbl("ATTR_CUDAGRAPH_SKIP_CATEGORY"), lbl("ATTR_RUN_DEVICE_DROP_REASON")
+    cache, state = lbl("ATTR_CACHE_NAME"), lbl("ATTR_CACHE_STATE")
+    graphs = q.increase_sum("METRIC_CUDAGRAPH_GRAPHS", JOB, decision, category)
+    lookups = q.increase_sum("METRIC_CACHE_LOOKUPS", JOB, cache, state)
+    dropped = q.increase_sum("METRIC_RUN_DEVICE_DROPPED", JOB, drop)
+    return [
+        panels.graph(
+            "Device time of compiled runs",
+            "CUDA time of recorded runs (events around the call, no sync): the kernels' "
+            "time, where the run latency panel shows the host's launch time.",
+            "s",
+            _percentiles("METRIC_RUN_DEVICE_DURATION", run_kind),
+        ),
+        panels.bars(
+            "CUDA graph decisions by skip category",
+            "Graphs inductor CUDA-graphed, and those it skipped by the kind of reason "
+            "(reduce-overhead jobs; the skip log events carry torch's words).",
+            "short",
+            [panels.prom(graphs, legend=f"{{{{{decision}}}}} {{{{{category}}}}}", instant=True)],
+        ),
+        panels.bars(
+            "Compile cache lookups",
+            "Hits, misses and bypasses of inductor's FX graph cache and AOT Autograd's cache.",
+            "short",
+            [panels.prom(lookups, legend=f"{{{{{cache}}}}} {{{{{state}}}}}", instant=True)],
+        ),
+        panels.bars(
+            "Runs without device time",
+            "Runs that were to be timed on the device and were not, by reason.",
+            "short",
+            [panels.prom(dropped, legend=f"{{{{{drop}}}}}", instant=True)],
+        ),
+    ]
+
+
 def _exports() -> list[object]:
     operation, outcome = lbl("ATTR_EXPORT_OPERATION"), lbl("ATTR_EXPORT_OUTCOME")
     calls = q.per_minute(q.rate_sum("METRIC_EXPORTS", JOB, operation, outcome))
@@ -251,6 +288,7 @@ def dashboard() -> dict[str, object]:
             ("Graph breaks and recompiles", _breaks_and_recompiles()),
             ("Failures and faults", _failures()),
             ("Guards and compiled runs", _guards_and_runs()),
+            ("Device time, CUDA graphs and compile caches", _device_cudagraphs_and_caches()),
             ("torch.export", _exports()),
             ("Slowest compiles", _slowest()),
         ],

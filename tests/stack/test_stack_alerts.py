@@ -23,6 +23,7 @@ ALERTS = {
     "TorchCompileTimeRegression",
     "TorchCompileFailures",
     "TorchCompileFaultInjectionLeftOn",
+    "TorchCompileCudagraphSkips",
 }
 _SERIES = re.compile(r"\b((?:torch_compile|torch_export)_[a-z_]+)\b")
 
@@ -47,8 +48,8 @@ def _rules() -> list[dict]:
     ]
 
 
-def test_the_rules_are_the_five_alerts_and_pass_promtool_check(promtool: str) -> None:
-    """promtool check rules accepts the file, which holds exactly the five alerts."""
+def test_the_rules_are_the_six_alerts_and_pass_promtool_check(promtool: str) -> None:
+    """promtool check rules accepts the file, which holds exactly the six alerts."""
     done = _promtool(promtool, "check", "rules", str(RULES), cwd=STACK)
     assert done.returncode == 0, done.stdout + done.stderr
     assert {rule["alert"] for rule in _rules()} == ALERTS

@@ -3,7 +3,8 @@
 Run with OTEL_DYNAMO_ENABLED=true and OTEL_DYNAMO_PROMETHEUS_PORT=<port>. Every round it
 resets Dynamo and compiles again: a graph break, a shape and a dtype recompile, a training
 step, a backend that fails to compile, one that fails at run time, the fault that
-OTEL_DYNAMO_FAULT injects on torch.tanh, and a torch.export with decompositions, so
+OTEL_DYNAMO_FAULT injects on torch.tanh, an inductor compile asking for CUDA graphs (a
+skip on the CPU, and compile cache lookups), and a torch.export with decompositions, so
 every rate() on the dashboards has fresh samples while it runs for ``--seconds``.
 
     python traced_job.py --seconds 120
@@ -50,6 +51,13 @@ def fail_on_purpose() -> None:
             torch.compile(fn, backend=backend)(torch.ones(2))
 
 
+def reduce_overhead_once() -> None:
+    """Inductor with CUDA graphs asked for, on CPU tensors: a CUDA-graph skip and compile
+    cache lookups (misses at first, hits in later rounds)."""
+    compiled = torch.compile(lambda x: (x * 2).sin(), mode="reduce-overhead")
+    compiled(torch.randn(8))
+
+
 def export_once() -> None:
     program = torch.export.export(torch.nn.Linear(4, 2), (torch.randn(3, 4),))
     program.run_decompositions().module()(torch.randn(3, 4))
@@ -65,6 +73,7 @@ def main() -> None:
         torch._dynamo.reset()
         train_and_recompile(model)
         fail_on_purpose()
+        reduce_overhead_once()
         export_once()
         print("round done", flush=True)
         time.sleep(ROUND_PAUSE_S)
