@@ -34,6 +34,11 @@ def overview(summary: Mapping[str, Any]) -> list[list[str]]:
         ["accuracy failures", str(totals["accuracy_failures"])],
         ["recorded runs", str(totals["runs"])],
         ["compile time", _format.duration(totals["compile_seconds"])],
+        ["CUDA graph skips", str(totals["cudagraph_skips"])],
+        [
+            "cache hits / misses / bypasses",
+            f"{totals['cache_hits']} / {totals['cache_misses']} / {totals['cache_bypasses']}",
+        ],
         ["files", str(len(summary["inputs"]["files"]))],
     ]
 
@@ -91,6 +96,9 @@ def process_tables(section: Mapping[str, Any]) -> list[Table]:
         _unfinished(section),
         _faults(section),
         _accuracy(section),
+        _device_time(section),
+        _cudagraph_skips(section),
+        _cache_bypasses(section),
     ]
 
 
@@ -250,6 +258,43 @@ def _accuracy(section: Mapping[str, Any]) -> Table:
         for row in section["accuracy"]
     ]
     return _table("Accuracy checks", columns, rows, right=range(2, 4))
+
+
+def _device_time(section: Mapping[str, Any]) -> Table:
+    columns = ["id", "kind", "device", "timed runs", "device total", "mean", "max"]
+    rows = [
+        [
+            row["compile_id"] or "?",
+            row["run_kind"],
+            row["device"],
+            str(row["timed_runs"]),
+            _format.duration(row["device_s"]),
+            _format.duration(row["mean_device_s"]),
+            _format.duration(row["max_device_s"]),
+        ]
+        for row in section["device_time"]
+    ]
+    return _table("Device time of recorded runs, by graph", columns, rows, right=range(3, 7))
+
+
+def _cudagraph_skips(section: Mapping[str, Any]) -> Table:
+    graphs = section["cudagraphs"]
+    title = f"CUDA graphs: {graphs['graphed']} of {graphs['graphs']} graphs graphed; skips"
+    columns = ["id", "kind", "at", "category", "reason"]
+    rows = [
+        [row["compile_id"], row["run_kind"], row["at"], row["category"], row["reason"]]
+        for row in graphs["skips"]
+    ]
+    return _table(title, columns, rows)
+
+
+def _cache_bypasses(section: Mapping[str, Any]) -> Table:
+    columns = ["cache", "times", "reason"]
+    rows = [
+        [row["cache"], str(row["count"]), row["reason"] or "no reason given"]
+        for row in section["caches"]["bypass_reasons"]
+    ]
+    return _table("Compile cache bypasses", columns, rows, right=range(1, 2))
 
 
 def _table(

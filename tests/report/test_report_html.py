@@ -59,7 +59,7 @@ def test_page_loads_nothing_from_outside(tmp_path: Path) -> None:
 
 
 def test_page_embeds_every_table_of_each_process(tmp_path: Path) -> None:
-    """Each process carries the nine tables, compile rows included."""
+    """Each process carries the twelve tables, compile rows included."""
     (process,) = _data(_page(write_small(tmp_path)))["processes"]
     assert [(t["title"], len(t["rows"])) for t in process["tables"]] == [
         ("Frame compiles", 4),
@@ -71,6 +71,9 @@ def test_page_embeds_every_table_of_each_process(tmp_path: Path) -> None:
         ("Compiles that never finished", 0),
         ("Injected faults", 0),
         ("Accuracy checks", 0),
+        ("Device time of recorded runs, by graph", 0),
+        ("CUDA graphs: 0 of 0 graphs graphed; skips", 0),
+        ("Compile cache bypasses", 0),
     ]
 
 
