@@ -13,6 +13,7 @@ from torch._dynamo.utils import clear_compilation_metrics, counters, get_compila
 
 import otel_dynamo
 from otel_dynamo import names
+from otel_dynamo._lifecycle import exit_steps
 
 BACKENDS = ["eager", "aot_eager", pytest.param("inductor", marks=pytest.mark.slow)]
 BATCHES = (4, 6, 5)  # 6 recompiles (size mismatch); 5 then runs the dynamic-shape graph
@@ -159,6 +160,7 @@ def test_traced_cuda_training_step_adds_no_device_sync(provider, exporter):
     torch.cuda.synchronize()
     tensors = [out, *model.parameters(), *(p.grad for p in model.parameters())]
     assert all(t.is_cuda for t in tensors)
+    exit_steps.settle(final=False)  # run spans end once their device time is read
     spans = exporter.get_finished_spans()
     assert len(named(spans, names.SPAN_RUN_FORWARD)) == 4
     assert len(named(spans, names.SPAN_RUN_BACKWARD)) == 4
