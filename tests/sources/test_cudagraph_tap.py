@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,8 +21,8 @@ from otel_dynamo._sources import cudagraphs
 pytestmark = pytest.mark.torch_facing
 
 MUTATED = "skipping cudagraphs due to mutated inputs (1 instances)"
-BOUND_IN = ("torch._inductor.compile_fx", "torch._inductor.output_code")
-"""Modules of torch 2.8 to 2.15 that import the statement by name."""
+BOUND_IN = ("torch._inductor.compile_fx", "torch._inductor.cudagraph_trees")
+"""Modules that import the statement by name (imported first, so they hold it)."""
 
 
 @pytest.fixture
@@ -32,32 +33,45 @@ def tap() -> Iterator[cudagraphs.SkipTap]:
     fresh.uninstall()
 
 
+def _holders(function: Any) -> list[str]:
+    """The torch modules that hold ``function`` under its name."""
+    return sorted(
+        name
+        for name, module in list(sys.modules.items())
+        if name.startswith("torch.")
+        and getattr(module, "__dict__", {}).get(cudagraphs.SKIP_FUNCTION) is function
+    )
+
+
 def test_the_statement_is_tapped_where_torch_bound_it(tap: cudagraphs.SkipTap) -> None:
-    """After install, inductor's own module and the modules that imported the function
-    by name call the tap, which forwards to torch's function (the counter still moves)."""
+    """After install, inductor's own module and every torch module that imported the
+    function by name call the tap, which forwards to torch's function (the counter still
+    moves)."""
+    for module_name in BOUND_IN:
+        importlib.import_module(module_name)
+    module = importlib.import_module(cudagraphs.SKIP_MODULE)
+    original = getattr(module, cudagraphs.SKIP_FUNCTION)
+    holders = _holders(original)
+    assert cudagraphs.SKIP_MODULE in holders
     tap.ensure()
-    for module_name in (cudagraphs.SKIP_MODULE, *BOUND_IN):
-        module = importlib.import_module(module_name)
-        bound = getattr(module, cudagraphs.SKIP_FUNCTION)
-        assert getattr(bound, "__wrapped__", None) is not None, module_name
+    for name in holders:
+        bound = getattr(sys.modules[name], cudagraphs.SKIP_FUNCTION)
+        assert getattr(bound, "__wrapped__", None) is original, name
     before = counters["inductor"]["cudagraph_skips"]
     with cudagraphs.watching(asked=False) as watch:
-        importlib.import_module("torch._inductor.compile_fx").log_cudagraph_skip_and_bump_counter(
-            MUTATED
-        )
+        getattr(sys.modules[holders[-1]], cudagraphs.SKIP_FUNCTION)(MUTATED)
     assert watch is not None and watch.stated == [MUTATED]
     assert counters["inductor"]["cudagraph_skips"] == before + 1
 
 
 def test_uninstall_puts_torchs_function_back(tap: cudagraphs.SkipTap) -> None:
-    """uninstall leaves each module holding torch's own function again."""
+    """uninstall leaves each module that held torch's function holding it again."""
     module = importlib.import_module(cudagraphs.SKIP_MODULE)
     original = getattr(module, cudagraphs.SKIP_FUNCTION)
+    holders = _holders(original)
     tap.ensure()
     tap.uninstall()
-    assert getattr(module, cudagraphs.SKIP_FUNCTION) is original
-    compile_fx = importlib.import_module("torch._inductor.compile_fx")
-    assert getattr(compile_fx, cudagraphs.SKIP_FUNCTION) is original
+    assert _holders(original) == holders
 
 
 def test_a_torch_without_the_statement_gets_one_warning_and_no_error(
