@@ -969,3 +969,22 @@ RESOURCE_RUN_ID = "torch.distributed.run_id"
 
 ATTR_COMPILE_ELAPSED = "torch.compile.elapsed"
 """On still_compiling log events: seconds the frame compile has been running (float)."""
+
+
+# --- which count or state attribute a cache lookup goes to (code and report share it) ---
+
+CACHE_COUNT_ATTRIBUTES: dict[tuple[str, str], str] = {
+    (CACHE_INDUCTOR_FX, CACHE_HIT): ATTR_CACHE_FX_HITS,
+    (CACHE_INDUCTOR_FX, CACHE_MISS): ATTR_CACHE_FX_MISSES,
+    (CACHE_INDUCTOR_FX, CACHE_BYPASS): ATTR_CACHE_FX_BYPASSES,
+    (CACHE_AOT_AUTOGRAD, CACHE_HIT): ATTR_CACHE_AOT_HITS,
+    (CACHE_AOT_AUTOGRAD, CACHE_MISS): ATTR_CACHE_AOT_MISSES,
+    (CACHE_AOT_AUTOGRAD, CACHE_BYPASS): ATTR_CACHE_AOT_BYPASSES,
+}
+"""A cache lookup's (cache, state) and the count attribute of compile spans it adds to."""
+
+CACHE_STATE_ATTRIBUTES: dict[str, str] = {
+    CACHE_INDUCTOR_FX: ATTR_CACHE_FX_STATE,
+    CACHE_AOT_AUTOGRAD: ATTR_CACHE_AOT_STATE,
+}
+"""A cache and the attribute holding its lookup's state on the compile step span."""

@@ -26,17 +26,6 @@ class Phase:
     end_ns: int
 
 
-CACHE_COUNT_ATTRIBUTES = {
-    (names.CACHE_INDUCTOR_FX, names.CACHE_HIT): names.ATTR_CACHE_FX_HITS,
-    (names.CACHE_INDUCTOR_FX, names.CACHE_MISS): names.ATTR_CACHE_FX_MISSES,
-    (names.CACHE_INDUCTOR_FX, names.CACHE_BYPASS): names.ATTR_CACHE_FX_BYPASSES,
-    (names.CACHE_AOT_AUTOGRAD, names.CACHE_HIT): names.ATTR_CACHE_AOT_HITS,
-    (names.CACHE_AOT_AUTOGRAD, names.CACHE_MISS): names.ATTR_CACHE_AOT_MISSES,
-    (names.CACHE_AOT_AUTOGRAD, names.CACHE_BYPASS): names.ATTR_CACHE_AOT_BYPASSES,
-}
-"""A cache lookup's (cache, state) and the count attribute it adds to."""
-
-
 @dataclasses.dataclass
 class CompileState:
     """A compile in progress (a frame, or a lazy backward): its span and timed phases."""
@@ -57,7 +46,7 @@ class CompileState:
         """Hits, misses and bypasses of each cache, as span attributes."""
         return {
             key: self.cache_lookups[(cache, state)]
-            for (cache, state), key in CACHE_COUNT_ATTRIBUTES.items()
+            for (cache, state), key in names.CACHE_COUNT_ATTRIBUTES.items()
             if self.cache_lookups[(cache, state)]
         }
 
@@ -159,7 +148,7 @@ def _optional_attributes(
         yield names.ATTR_BACKEND, ",".join(sorted(frame.backends))
     yield from ended.cache_counts.items()
     yield from ended.timings.items()
-    for (cache, state), key in CACHE_COUNT_ATTRIBUTES.items():
+    for (cache, state), key in names.CACHE_COUNT_ATTRIBUTES.items():
         if state == names.CACHE_BYPASS and frame.cache_lookups[(cache, state)]:
             yield key, frame.cache_lookups[(cache, state)]
     if ended.triton_kernel_compile_times:

@@ -54,10 +54,7 @@ _log = logging.getLogger(__name__)
 _device_timer_lock = threading.Lock()
 
 MAX_OPEN_FRAMES = 256
-CACHE_STATE_ATTRIBUTES = {
-    names.CACHE_INDUCTOR_FX: names.ATTR_CACHE_FX_STATE,
-    names.CACHE_AOT_AUTOGRAD: names.ATTR_CACHE_AOT_STATE,
-}
+
 """Frames whose end we never saw are dropped past this many, oldest first."""
 
 
@@ -161,7 +158,7 @@ class Recorder:
         span = None if state is None else state.step_span or state.span
         if state is not None:
             state.cache_lookups[(event.cache, event.state)] += 1
-        key = CACHE_STATE_ATTRIBUTES.get(event.cache)
+        key = names.CACHE_STATE_ATTRIBUTES.get(event.cache)
         if span is not None and key is not None:
             span.set_attribute(key, event.state)
         self.metrics.cache_lookup(event.cache, event.state)

@@ -37,6 +37,19 @@ def duration(value: float | None) -> str:
     return f"{value * 1e6:.0f} µs"
 
 
+def device_time_cells(row: Mapping[str, Any]) -> list[str]:
+    """One graph's device-time row as table cells (terminal and page alike)."""
+    return [
+        row["compile_id"] or "?",
+        row["run_kind"],
+        row["device"],
+        str(row["timed_runs"]),
+        duration(row["device_s"]),
+        duration(row["mean_device_s"]),
+        duration(row["max_device_s"]),
+    ]
+
+
 def short_path(path: str) -> str:
     """The last two parts of a path: enough to recognise a file, short enough to fit."""
     parts = path.replace("\\", "/").rsplit("/", 2)

@@ -262,18 +262,7 @@ def _accuracy(section: Mapping[str, Any]) -> Table:
 
 def _device_time(section: Mapping[str, Any]) -> Table:
     columns = ["id", "kind", "device", "timed runs", "device total", "mean", "max"]
-    rows = [
-        [
-            row["compile_id"] or "?",
-            row["run_kind"],
-            row["device"],
-            str(row["timed_runs"]),
-            _format.duration(row["device_s"]),
-            _format.duration(row["mean_device_s"]),
-            _format.duration(row["max_device_s"]),
-        ]
-        for row in section["device_time"]
-    ]
+    rows = [_format.device_time_cells(row) for row in section["device_time"]]
     return _table("Device time of recorded runs, by graph", columns, rows, right=range(3, 7))
 
 

@@ -17,18 +17,6 @@ from otel_dynamo.report._values import integer, number, text
 
 CACHES = (names.CACHE_INDUCTOR_FX, names.CACHE_AOT_AUTOGRAD)
 STATES = (names.CACHE_HIT, names.CACHE_MISS, names.CACHE_BYPASS)
-_COUNT_KEYS = {
-    (names.CACHE_INDUCTOR_FX, names.CACHE_HIT): names.ATTR_CACHE_FX_HITS,
-    (names.CACHE_INDUCTOR_FX, names.CACHE_MISS): names.ATTR_CACHE_FX_MISSES,
-    (names.CACHE_INDUCTOR_FX, names.CACHE_BYPASS): names.ATTR_CACHE_FX_BYPASSES,
-    (names.CACHE_AOT_AUTOGRAD, names.CACHE_HIT): names.ATTR_CACHE_AOT_HITS,
-    (names.CACHE_AOT_AUTOGRAD, names.CACHE_MISS): names.ATTR_CACHE_AOT_MISSES,
-    (names.CACHE_AOT_AUTOGRAD, names.CACHE_BYPASS): names.ATTR_CACHE_AOT_BYPASSES,
-}
-_STATE_KEYS = {
-    names.CACHE_INDUCTOR_FX: names.ATTR_CACHE_FX_STATE,
-    names.CACHE_AOT_AUTOGRAD: names.ATTR_CACHE_AOT_STATE,
-}
 
 
 def device_time(spans: list[Span]) -> list[dict[str, Any]]:
@@ -113,7 +101,10 @@ def caches(spans: list[Span]) -> dict[str, Any]:
     for span in spans:
         if span.name not in (names.SPAN_FRAME, names.SPAN_LAZY_BACKWARD):
             continue
-        seen = {pair: integer(span.attributes.get(key)) or 0 for pair, key in _COUNT_KEYS.items()}
+        seen = {
+            pair: integer(span.attributes.get(key)) or 0
+            for pair, key in names.CACHE_COUNT_ATTRIBUTES.items()
+        }
         for (cache, state), count in seen.items():
             counts[cache][state] += count
         hits = sum(count for (_, state), count in seen.items() if state == names.CACHE_HIT)
@@ -124,7 +115,7 @@ def caches(spans: list[Span]) -> dict[str, Any]:
     reasons: Counter[tuple[str, str]] = Counter()
     for span in spans:
         reason = text(span.attributes.get(names.ATTR_CACHE_BYPASS_REASON))
-        for cache, key in _STATE_KEYS.items():
+        for cache, key in names.CACHE_STATE_ATTRIBUTES.items():
             if text(span.attributes.get(key)) == names.CACHE_BYPASS:
                 reasons[(cache, reason or "")] += 1
     return {

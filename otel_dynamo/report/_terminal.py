@@ -454,18 +454,7 @@ def _device_time(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("mean", right=True),
         Column("max", right=True),
     ]
-    table = [
-        [
-            row["compile_id"] or "?",
-            row["run_kind"],
-            row["device"],
-            str(row["timed_runs"]),
-            _format.duration(row["device_s"]),
-            _format.duration(row["mean_device_s"]),
-            _format.duration(row["max_device_s"]),
-        ]
-        for row in rows
-    ]
+    table: list[list[Cell | str]] = [list(_format.device_time_cells(row)) for row in rows]
     title = view.title("Device time of recorded runs, by graph (most first)", len(rows))
     return [title, *view.table(columns, table)]
 
