@@ -34,7 +34,12 @@ COUNT_TOTALS = (
     "cache_misses",
     "cache_bypasses",
 )
-TIME_TOTALS = ("compile_seconds", "lazy_backward_seconds", "device_seconds")
+TIME_TOTALS = (
+    "compile_seconds",
+    "lazy_backward_seconds",
+    "warm_compile_seconds",
+    "device_seconds",
+)
 PHASES = ("tracing", "aot", "backend", "guards", "cache", "other")
 DEFAULT_MIN_CHANGE = "10%,0.5s"
 _STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<line>\d+) in (?P<function>.*)$")

@@ -55,6 +55,7 @@ def cudagraphs(spans: list[Span]) -> dict[str, Any]:
     skipped), and each skip with torch's reason."""
     decided: dict[tuple[str, str], str] = {}
     skips = []
+    where = _locations(spans)
     for span in sorted(spans, key=lambda span: span.start_ns):
         decision = text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))
         if decision is None:
@@ -74,6 +75,7 @@ def cudagraphs(spans: list[Span]) -> dict[str, Any]:
                     "category": text(span.attributes.get(names.ATTR_CUDAGRAPH_SKIP_CATEGORY)) or "",
                     "partitions": integer(span.attributes.get(names.ATTR_CUDAGRAPH_PARTITIONS))
                     or 0,
+                    **where.get(key[0], NOWHERE),
                 }
             )
     counts = Counter(decided.values())
@@ -83,6 +85,23 @@ def cudagraphs(spans: list[Span]) -> dict[str, Any]:
         "skipped": counts[names.CUDAGRAPH_SKIPPED],
         "skips": skips,
     }
+
+
+NOWHERE: dict[str, Any] = {"function": None, "file": None, "line": None}
+
+
+def _locations(spans: list[Span]) -> dict[str, dict[str, Any]]:
+    """The compiled function of each compile id, from its frame span."""
+    found = {}
+    for span in spans:
+        compile_id = text(span.attributes.get(names.ATTR_COMPILE_ID))
+        if span.name == names.SPAN_FRAME and compile_id:
+            found[compile_id] = {
+                "function": text(span.attributes.get(names.ATTR_CODE_FUNCTION)),
+                "file": text(span.attributes.get(names.ATTR_CODE_FILE)),
+                "line": integer(span.attributes.get(names.ATTR_CODE_LINE)),
+            }
+    return found
 
 
 def _graph_kind(span: Span) -> str:

@@ -63,6 +63,7 @@ _TOTAL_KEYS = (
     "compile_seconds",
     "lazy_backward_seconds",
     "device_seconds",
+    "warm_compile_seconds",
     "cudagraph_skips",
     "cache_hits",
     "cache_misses",
@@ -466,6 +467,7 @@ def _process_totals(section: dict[str, Any], orphan_lazy_ns: int) -> dict[str, A
         "compile_seconds": seconds(compile_ns),
         "lazy_backward_seconds": seconds(lazy_ns),
         "device_seconds": round(sum(row["device_s"] for row in section["device_time"]), 6),
+        "warm_compile_seconds": section["caches"]["warm_compile_s"],
         "cudagraph_skips": section["cudagraphs"]["skipped"],
         **{
             key: sum(section["caches"][cache][state] for cache in _runtime.CACHES)
@@ -479,4 +481,5 @@ def _sum_totals(processes: list[dict[str, Any]]) -> dict[str, Any]:
     totals["compile_seconds"] = round(totals["compile_seconds"], 6)
     totals["lazy_backward_seconds"] = round(totals["lazy_backward_seconds"], 6)
     totals["device_seconds"] = round(totals["device_seconds"], 6)
+    totals["warm_compile_seconds"] = round(totals["warm_compile_seconds"], 6)
     return totals

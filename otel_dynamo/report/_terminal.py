@@ -472,7 +472,10 @@ def _cudagraphs(section: Mapping[str, Any], view: _View) -> list[str]:
     lines = [heading]
     for skip in _shown(graphs["skips"], view):
         where = f"{skip['compile_id']} {skip['run_kind']}, at {skip['at']}"
-        lines.append(truncate(f"  {skip['category']}: {skip['reason']} ({where})", view.width))
+        if skip["function"]:
+            place = _format.location(skip["file"], skip["line"])
+            where = f"{skip['function']} at {place}, {where}"
+        lines.append(truncate(f"  {skip['category']} ({where}): {skip['reason']}", view.width))
     return lines
 
 

@@ -100,6 +100,11 @@ def _decision(name: str, compile_id: str, kind: str, decision: str, **extra: Any
 
 
 MUTATED = "skipping cudagraphs due to mutated inputs (1 instances)"
+LOCATED = {
+    names.ATTR_CODE_FUNCTION: "step",
+    names.ATTR_CODE_FILE: "/home/me/project/train.py",
+    names.ATTR_CODE_LINE: 12,
+}
 
 
 def test_cuda_graph_coverage_counts_graphs_and_lists_skips(tmp_path: Path) -> None:
@@ -113,6 +118,7 @@ def test_cuda_graph_coverage_counts_graphs_and_lists_skips(tmp_path: Path) -> No
         tmp_path / "t.jsonl",
         [
             _decision(names.SPAN_GRAPH, "0/0", "forward", names.CUDAGRAPH_GRAPHED),
+            (names.SPAN_FRAME, {**LOCATED, names.ATTR_COMPILE_ID: "1/0"}, 1_000_000),
             _decision(names.SPAN_GRAPH, "1/0", "forward", names.CUDAGRAPH_SKIPPED, **skip),
             _decision(names.SPAN_GRAPH, "2/0", "inference", names.CUDAGRAPH_GRAPHED),
             _decision(
@@ -128,7 +134,8 @@ def test_cuda_graph_coverage_counts_graphs_and_lists_skips(tmp_path: Path) -> No
     ]
     text = render_terminal(summarize(load_telemetry([path])), color=False)
     assert "CUDA graphs: 1 of 3 graphs graphed; 2 skipped" in text
-    assert f"mutated_inputs: {MUTATED} (1/0 forward, at compile)" in text
+    assert "mutated_inputs (step at project/train.py:12, 1/0 forward, at compile): skipping" in text
+    assert graphs["skips"][0]["function"] == "step"
 
 
 def _frame(compile_id: str, counts: Mapping[str, int], duration_ns: int) -> SpanSpec:

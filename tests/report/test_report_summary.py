@@ -459,6 +459,7 @@ def test_process_totals(tmp_path: Path) -> None:
         "compile_seconds": 0.36,
         "lazy_backward_seconds": 0.0,
         "device_seconds": 0,
+        "warm_compile_seconds": 0.0,
         "cudagraph_skips": 0,
         "cache_hits": 0,
         "cache_misses": 0,
