@@ -10,8 +10,12 @@
 # (torch and its dependencies) download in the background into a folder of their own; that
 # version then installs from them offline (--no-index --find-links), or from PyPI as before
 # if the download failed. On disk at once: at most one venv and one wheel folder (~11 GB),
-# each deleted as soon as it is used. Each version prints its download, install and test
-# seconds (and how long it waited for its download), again in the summary.
+# each deleted as soon as it is used (for a moment at the end of a download, pip's own
+# temporary copy of its wheels too, ~14 GB in all). Each version prints its download seconds
+# and how many of them it waited for, its install seconds (venv, torch, otel_dynamo's wheel,
+# the test dependencies) and its test seconds (the user-install smoke and pytest), again at
+# the end. Here a download takes about 30-70 s and an install about 90-180 s: the tests
+# take most of the time.
 #
 # This machine's pip configuration caps torch and adds a local index: these venvs and
 # downloads bypass it (PIP_CONFIG_FILE=/dev/null PIP_CONSTRAINT=''). A version pip cannot
