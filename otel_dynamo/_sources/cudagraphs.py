@@ -114,9 +114,11 @@ def asked_by(backend: Any) -> bool:
 
 
 def _counter(name: str) -> int:
+    """One of inductor's counters, read without adding a key: ``counters`` is a
+    defaultdict, and the traced job's counters must stay the plain job's."""
     from torch._dynamo.utils import counters
 
-    return int(counters["inductor"][name])
+    return int(counters.get("inductor", {}).get(name, 0))
 
 
 @contextlib.contextmanager
