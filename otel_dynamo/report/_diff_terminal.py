@@ -28,8 +28,8 @@ TOTAL_TITLES = {
     "cache_bypasses": "cache bypasses",
     "compile_seconds": "compile time",
     "lazy_backward_seconds": "  of it lazy backward",
-    "warm_compile_seconds": "compile time served from cache",
-    "device_seconds": "device time of timed runs",
+    "warm_compile_seconds": "warm compile time",
+    "device_seconds": "device time",
 }
 ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
 
