@@ -17,6 +17,10 @@
 # the end. Here a download takes about 30-70 s and an install about 90-180 s: the tests
 # take most of the time.
 #
+# The tests run on every core, up to MAX_TEST_WORKERS (pytest-xdist, a module's tests on one
+# worker: module fixtures such as a real model's compile are set up once); the pinned torch's
+# full suite (.ci/test.sh, the README's command) stays serial.
+#
 # This machine's pip configuration caps torch and adds a local index: these venvs and
 # downloads bypass it (PIP_CONFIG_FILE=/dev/null PIP_CONSTRAINT=''). A version pip cannot
 # download for the network is reported SKIPPED with the reason, never passed; any other
@@ -25,6 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 DEFAULT_VERSIONS="2.8.0 2.10.0 2.12.1 2.15.0"
+MAX_TEST_WORKERS=4
 read -r -a versions <<<"${*:-${OTEL_DYNAMO_TORCH_MATRIX:-$DEFAULT_VERSIONS}}"
 NETWORK_ERRORS='ConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|Connection refused|ReadTimeoutError|timed out|No route to host'
 
@@ -50,6 +55,12 @@ say() {  # MESSAGE: one progress line, stamped with the seconds since the matrix
 
 pip_env() {  # COMMAND...: runs it with this machine's pip config bypassed
   PIP_CONFIG_FILE=/dev/null PIP_CONSTRAINT='' PIP_FIND_LINKS='' PIP_DISABLE_PIP_VERSION_CHECK=1 "$@"
+}
+
+test_workers() {  # pytest-xdist workers: one per core, at most MAX_TEST_WORKERS
+  local cores
+  cores="$(nproc 2>/dev/null || echo 1)"
+  echo $((cores < MAX_TEST_WORKERS ? cores : MAX_TEST_WORKERS))
 }
 
 pip_from_pypi() {  # VENV ARGS...: pip install in that venv, with this machine's pip config bypassed
@@ -175,7 +186,7 @@ run_tests() {  # VERSION VENV LOG: torch version check, user-install smoke, test
   step=$SECONDS
   say "torch $version: running -m torch_facing"
   if PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    -m torch_facing tests; then
+    -n "$(test_workers)" --dist loadscope -m torch_facing tests; then
     summary+=("passed  torch $version: torch-facing tests ($((SECONDS - step)) s of tests)")
   else
     summary+=("FAILED  torch $version: torch-facing tests failed (see above)")
