@@ -149,7 +149,9 @@ def _optional_attributes(
     yield from ended.cache_counts.items()
     yield from ended.timings.items()
     for (cache, state), key in names.CACHE_COUNT_ATTRIBUTES.items():
-        if state == names.CACHE_BYPASS and frame.cache_lookups[(cache, state)]:
+        # torch before 2.9 has no local counts in its metrics: the lookups count instead
+        missing = key not in ended.cache_counts
+        if (state == names.CACHE_BYPASS or missing) and frame.cache_lookups[(cache, state)]:
             yield key, frame.cache_lookups[(cache, state)]
     if ended.triton_kernel_compile_times:
         yield names.ATTR_TRITON_KERNEL_COMPILE_TIMES, limits.text(ended.triton_kernel_compile_times)
