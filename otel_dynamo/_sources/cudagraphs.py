@@ -118,7 +118,8 @@ def _counter(name: str) -> int:
     defaultdict, and the traced job's counters must stay the plain job's."""
     from torch._dynamo.utils import counters
 
-    return int(counters.get("inductor", {}).get(name, 0))
+    inductor: Any = counters.get("inductor")
+    return 0 if inductor is None else int(inductor.get(name, 0))
 
 
 @contextlib.contextmanager
