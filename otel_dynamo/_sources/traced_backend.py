@@ -269,7 +269,10 @@ class TracedBackend:
         )
 
     def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        return self._callee(kwargs)(gm, example_inputs, **self._passed_on(kwargs))
+        callee = self._callee(kwargs)
+        if callee is not self.inner:  # inductor, with the mode and options built in
+            return callee(gm, example_inputs)
+        return self.inner(gm, example_inputs, **kwargs)
 
     def _callee(self, kwargs: dict[str, Any]) -> Any:
         """What compiles: inductor with ``torch.compile``'s mode and options, else the
@@ -277,9 +280,6 @@ class TracedBackend:
         if kwargs and self.backend == INDUCTOR and set(kwargs) <= INDUCTOR_KWARGS:
             return self._inductor_with(kwargs)
         return self.inner
-
-    def _passed_on(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        return {} if self._callee(kwargs) is not self.inner else kwargs
 
     def _asks_for_cudagraphs(self, kwargs: dict[str, Any]) -> bool:
         return cudagraphs.requested() or cudagraphs.asked_by(self._callee(kwargs))

@@ -15,15 +15,13 @@ from typing import Any
 
 from _export_support import REPO_ROOT, child_environ
 from _telemetry_support import Signals
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_dynamo import names
 from otel_dynamo._config.run_span_policy import RunSpanPolicy
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._lifecycle import exit_steps
 from otel_dynamo._recording.device_time import DeviceTimer
+from otel_dynamo._recording.metrics import CompileMetrics
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
 
@@ -78,8 +76,6 @@ class StandInClock:
 
 def _recorder(signals: Signals) -> Recorder:
     settings = Settings(enabled=True, run_spans=RunSpanPolicy.parse("all"))
-    from otel_dynamo._recording.metrics import CompileMetrics
-
     return Recorder(
         tracer=signals.tracer_provider.get_tracer("test"),
         settings=settings,
@@ -297,19 +293,3 @@ _device_run(recorder, StandInClock(), device_ms=1.0)
 class _NoPoller:
     def kick(self) -> None:
         pass
-
-
-def test_the_timer_needs_no_provider_of_its_own() -> None:
-    """A timer works with any tracer provider (here one the test owns, not otel_dynamo's)."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    recorder = Recorder(
-        tracer=provider.get_tracer("test"),
-        settings=Settings(enabled=True, run_spans=RunSpanPolicy.parse("all")),
-    )
-    clock = StandInClock()
-    _device_run(recorder, clock, device_ms=2.0)
-    clock.complete_all()
-    _wait_for(lambda: len(exporter.get_finished_spans()) == 1)
-    assert exporter.get_finished_spans()[0].attributes[names.ATTR_RUN_DEVICE_DURATION] == 0.002
