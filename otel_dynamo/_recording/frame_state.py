@@ -148,11 +148,11 @@ def _optional_attributes(
         yield names.ATTR_BACKEND, ",".join(sorted(frame.backends))
     yield from ended.cache_counts.items()
     yield from ended.timings.items()
-    for (cache, state), key in names.CACHE_COUNT_ATTRIBUTES.items():
-        # torch before 2.9 has no local counts in its metrics: the lookups count instead
-        missing = key not in ended.cache_counts
-        if (state == names.CACHE_BYPASS or missing) and frame.cache_lookups[(cache, state)]:
-            yield key, frame.cache_lookups[(cache, state)]
+    # Torch's metrics count hits and misses (not before 2.9) but never bypasses: the
+    # lookups we saw count whatever they do not.
+    for key, count in frame.cache_counts().items():
+        if key not in ended.cache_counts:
+            yield key, count
     if ended.triton_kernel_compile_times:
         yield names.ATTR_TRITON_KERNEL_COMPILE_TIMES, limits.text(ended.triton_kernel_compile_times)
     if ended.cudagraph_skip_reason:

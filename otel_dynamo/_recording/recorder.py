@@ -51,11 +51,10 @@ from otel_dynamo._recording.stream_events import (
 
 _log = logging.getLogger(__name__)
 
-_device_timer_lock = threading.Lock()
-
 MAX_OPEN_FRAMES = 256
-
 """Frames whose end we never saw are dropped past this many, oldest first."""
+
+_device_timer_lock = threading.Lock()
 
 
 def first_line(exc: BaseException, limit: int) -> str:
