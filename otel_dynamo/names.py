@@ -105,6 +105,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CUDAGRAPH_AT",
     "ATTR_CACHE_NAME",
     "ATTR_CACHE_STATE",
+    "ATTR_VARIANT_CALLS",
     "ATTR_ERROR_TYPE",
     "ATTR_ERROR_MESSAGE",
     "ATTR_EXPORT_MODULE_CLASS",
@@ -194,6 +195,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "METRIC_RUN_DEVICE_DROPPED",
     "METRIC_CUDAGRAPH_GRAPHS",
     "METRIC_CACHE_LOOKUPS",
+    "METRIC_VARIANT_CALLS",
     "METRIC_FAILURES",
     "METRIC_FAULTS",
     "METRIC_EXPORTS",
@@ -212,6 +214,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "LOG_GRAPH_COMPILED",
     "LOG_CUDAGRAPH_SKIPPED",
     "LOG_CACHE_BYPASSED",
+    "LOG_VARIANT_CALLS",
     "LOG_GRAPH_BREAK",
     "LOG_RECOMPILE",
     "LOG_COMPILE_FAILED",
@@ -551,6 +554,11 @@ ATTR_CACHE_NAME = "torch.compile.cache.name"
 ATTR_CACHE_STATE = "torch.compile.cache.state"
 """What a cache lookup found: hit, miss or bypass."""
 
+ATTR_VARIANT_CALLS = "torch.compile.variant.calls"
+"""Calls a compiled variant (one compile id: a cache entry of its frame) served so far:
+the runs of its graph that ran most (each call of the entry runs each of its graphs
+once), an int."""
+
 ATTR_ERROR_TYPE = "error.type"
 """Fully qualified class name of the exception that failed the operation."""
 
@@ -851,6 +859,12 @@ METRIC_CACHE_LOOKUPS = "torch.compile.cache.lookups"
 """Counter of compile cache lookups, by cache (inductor_fx, aot_autograd) and state
 (hit, miss, bypass). Unit {lookup}."""
 
+METRIC_VARIANT_CALLS = "torch.compile.variant.calls"
+"""Observable counter of the calls each compiled variant served (a variant is one cache
+entry of a frame: one compile id), by torch.compile.compile_id and torch.compile.run.kind;
+the first ``MAX_VARIANT_SERIES`` compile ids of a process get a series each, later ones
+share "other". Unit {call}."""
+
 METRIC_FAILURES = "torch.compile.failures"
 """Counter of compile and run failures, by torch.compile.stage and error.type. Unit {failure}."""
 
@@ -904,6 +918,11 @@ compile id, graph kind, and whether it was decided at compile or at a run."""
 
 LOG_CACHE_BYPASSED = "torch.compile.cache_bypassed"
 """A compile cache was bypassed: which cache, the reason torch gives, the compile id."""
+
+LOG_VARIANT_CALLS = "torch.compile.variant_calls"
+"""Log event: how many calls a compiled variant (compile id) has served so far, by run
+kind; written before each flush for the variants that served calls since the last one, so
+the last such event of a compile id holds its count."""
 
 LOG_GRAPH_BREAK = "torch.compile.graph_break"
 """Log event: Dynamo reported a graph break."""

@@ -154,3 +154,7 @@ class CompileLogEvents:
     def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None:
         with in_span(span):
             self._events.emit(names.LOG_CACHE_BYPASSED, level="warning", **fields)
+
+    def variant_calls(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        with in_span(span):
+            self._events.emit(names.LOG_VARIANT_CALLS, **fields)

@@ -8,6 +8,7 @@ when the reader collects, so counting every run costs nothing extra per call.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -15,9 +16,10 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo import names
+from otel_dynamo._lifecycle import forks
 from otel_dynamo._lifecycle.flush_soon import FlushSoon
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.run_state import RunState
@@ -55,6 +57,11 @@ OTHER_COMPILE_IDS = "other"
 UNKNOWN_BACKEND = "unknown"
 MAX_TRACKED_RUNS = 10_000
 """Compiled graphs whose runs are counted individually (see RunCounts)."""
+MAX_FOLDED_VARIANTS = 10_000
+"""Variants whose calls are still told apart after their graphs were folded (see RunCounts)."""
+MAX_VARIANT_SERIES = 64
+"""Compile ids that get a torch.compile.variant.calls series of their own, in the order
+they first ran; later ones share "other" (a fixed set, so each series stays monotonic)."""
 
 
 class CompileMetrics:
@@ -107,9 +114,14 @@ class CompileMetrics:
         self._cache_lookups = meter.create_counter(names.METRIC_CACHE_LOOKUPS, unit="{lookup}")
         self._failures = meter.create_counter(names.METRIC_FAILURES, unit="{failure}")
         self._faults = meter.create_counter(names.METRIC_FAULTS, unit="{fault}")
-        self._runs = RunCounts()
+        self.run_counts = RunCounts()
         meter.create_observable_counter(
-            names.METRIC_RUNS, callbacks=[self._runs.observe], unit="{run}"
+            names.METRIC_RUNS, callbacks=[self.run_counts.observe], unit="{run}"
+        )
+        meter.create_observable_counter(
+            names.METRIC_VARIANT_CALLS,
+            callbacks=[self.run_counts.observe_variants],
+            unit="{call}",
         )
 
     def frame_compiled(
@@ -175,7 +187,7 @@ class CompileMetrics:
         self._faults.add(1, {names.ATTR_FAULT_KIND: kind})
 
     def track_run(self, run: RunState) -> None:
-        self._runs.track(run)
+        self.run_counts.track(run)
 
     def run_recorded(self, run: RunState, span: Span, duration_s: float) -> None:
         self._run_duration.record(
@@ -214,26 +226,70 @@ def _context_of(span: Span | None) -> Context | None:
     return trace.set_span_in_context(span) if span is not None else None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class VariantCalls:
+    """How many calls one compiled variant (a compile id) served, for one run kind."""
+
+    compile_id: str
+    kind: str
+    calls: int
+    link: SpanContext | None
+    """The span context of the variant's graph that ran most: its events go there."""
+
+
+VariantKey = tuple[str, str]
+"""(compile id, run kind)."""
+
+
 class RunCounts:
-    """Sums the run counters of compiled graphs by run kind.
+    """Sums the run counters of compiled graphs by run kind, and tells variants apart.
 
     Holds the RunStates it tracks (small objects: a count, a kind, a few attributes);
     past MAX_TRACKED_RUNS the oldest are folded into fixed totals, so memory stays
     bounded and a graph compiled long ago stops adding its later runs.
+
+    A variant (one compile id) served as many calls as its graph that ran most: each
+    call of a cache entry runs each of its graphs (several when DDPOptimizer splits one)
+    once, so the sum of their runs would count a call per graph.
     """
 
-    def __init__(self, *, limit: int = MAX_TRACKED_RUNS) -> None:
+    def __init__(
+        self,
+        *,
+        limit: int = MAX_TRACKED_RUNS,
+        folded_variants: int = MAX_FOLDED_VARIANTS,
+        variant_series: int = MAX_VARIANT_SERIES,
+    ) -> None:
         self._lock = threading.Lock()
         self._limit = limit
         self._live: collections.deque[RunState] = collections.deque()
         self._folded: dict[str, int] = {}
+        self._folded_variants: dict[VariantKey, int] = {}
+        self._folded_variants_limit = folded_variants
+        self._series_ids: dict[str, None] = {}
+        self._series_limit = variant_series
+        forks.reset_in_child(self._renew_lock)
+
+    def _renew_lock(self) -> None:
+        self._lock = threading.Lock()  # another thread (a metric read) may have held it
 
     def track(self, run: RunState) -> None:
+        compile_id = _compile_id_of(run)
         with self._lock:
+            if compile_id is not None and len(self._series_ids) < self._series_limit:
+                self._series_ids.setdefault(compile_id, None)
             self._live.append(run)
             while len(self._live) > self._limit:
-                oldest = self._live.popleft()
-                self._folded[oldest.kind] = self._folded.get(oldest.kind, 0) + oldest.count
+                self._fold(self._live.popleft())
+
+    def _fold(self, oldest: RunState) -> None:
+        self._folded[oldest.kind] = self._folded.get(oldest.kind, 0) + oldest.count
+        compile_id = _compile_id_of(oldest)
+        if compile_id is None:
+            return
+        key = (compile_id, oldest.kind)
+        if key in self._folded_variants or len(self._folded_variants) < self._folded_variants_limit:
+            self._folded_variants[key] = max(self._folded_variants.get(key, 0), oldest.count)
 
     def totals(self) -> dict[str, int]:
         with self._lock:
@@ -242,5 +298,41 @@ class RunCounts:
                 totals[run.kind] = totals.get(run.kind, 0) + run.count
         return totals
 
+    def variants(self) -> list[VariantCalls]:
+        """Each variant that served at least one call, in the order its graphs were tracked."""
+        found: dict[VariantKey, VariantCalls] = {}
+        with self._lock:
+            for (folded_id, kind), calls in self._folded_variants.items():
+                found[(folded_id, kind)] = VariantCalls(folded_id, kind, calls, None)
+            live = list(self._live)
+        for run in live:
+            compile_id = _compile_id_of(run)
+            if compile_id is None:
+                continue
+            count = run.count  # read once: the job's threads keep counting
+            known = found.get((compile_id, run.kind))
+            if known is None or count > known.calls or known.link is None:
+                most = count if known is None else max(count, known.calls)
+                found[(compile_id, run.kind)] = VariantCalls(compile_id, run.kind, most, run.link)
+        return [variant for variant in found.values() if variant.calls > 0]
+
     def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         return [Observation(n, {names.ATTR_RUN_KIND: kind}) for kind, n in self.totals().items()]
+
+    def observe_variants(self, _options: CallbackOptions) -> Iterable[Observation]:
+        sums: dict[VariantKey, int] = {}
+        for variant in self.variants():
+            label = (
+                variant.compile_id if variant.compile_id in self._series_ids else OTHER_COMPILE_IDS
+            )
+            key = (label, variant.kind)
+            sums[key] = sums.get(key, 0) + variant.calls
+        return [
+            Observation(calls, {names.ATTR_COMPILE_ID: compile_id, names.ATTR_RUN_KIND: kind})
+            for (compile_id, kind), calls in sums.items()
+        ]
+
+
+def _compile_id_of(run: RunState) -> str | None:
+    compile_id = run.attributes.get(names.ATTR_COMPILE_ID)
+    return compile_id if isinstance(compile_id, str) and compile_id else None

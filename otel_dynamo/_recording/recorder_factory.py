@@ -31,6 +31,7 @@ from otel_dynamo._recording.metrics import CompileMetrics
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.structured_log import EventLogger
+from otel_dynamo._recording.variant_report import VariantReport
 from otel_dynamo.version import __version__
 
 
@@ -38,6 +39,9 @@ from otel_dynamo.version import __version__
 class Sinks:
     log_events: LogEventSink
     metrics: MetricsSink
+    variants: VariantReport
+    """Writes the calls each variant served before each flush (held here: it is
+    registered weakly)."""
 
 
 _lock = threading.Lock()
@@ -145,7 +149,8 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
     pushes_only = own is not None and not own.pull_readers
     flush_soon = FlushSoon(providers.meter_provider) if is_own and pushes_only else None
     metrics = CompileMetrics(providers.meter_provider, flush_soon=flush_soon)
-    return Sinks(log_events=log_events, metrics=metrics)
+    variants = VariantReport(metrics.run_counts, log_events)
+    return Sinks(log_events=log_events, metrics=metrics, variants=variants)
 
 
 def event_context(environ: Mapping[str, str]) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class LogEventSink(Protocol):
     def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
     def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
     def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
+    def variant_calls(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
 
 
 class MetricsSink(Protocol):
@@ -122,6 +123,9 @@ class _NullLogEvents:
         pass
 
     def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+        pass
+
+    def variant_calls(self, span: Span | None, fields: Mapping[str, Any]) -> None:
         pass
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from otel_dynamo.report._format import short_path
+from otel_dynamo.report._summary import HOT_VARIANT_SHARE
 
 DIFF_SCHEMA_VERSION = 1
 COUNT_TOTALS = (
@@ -88,6 +89,7 @@ def diff_summaries(
         "failures": _keyed_changes(_failures(base_sections), _failures(new_sections)),
         "functions": _functions(base_sections, new_sections, min_change),
         "phases": _phases(base_sections, new_sections, min_change),
+        "variants": _variant_changes(_variants(base_sections), _variants(new_sections)),
     }
 
 
@@ -206,6 +208,63 @@ def _recompiles(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], 
             if row["line"] is not None:
                 entry["lines"].add(row["line"])
     return found
+
+
+def _variants(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Calls per variant, summed over processes: a variant is its function, file and the
+    guard that failed when it was compiled ("" for the first compile), as compile ids differ
+    from run to run; its share is of all calls its function's variants served."""
+    calls: dict[tuple[str, ...], int] = defaultdict(int)
+    for section in sections:
+        for row in section["compiles"]:
+            if row["calls"] is None:
+                continue
+            file = short_path(row["file"]) if row["file"] else ""
+            reason = row["recompile_reason"] or "" if row["is_recompile"] else ""
+            calls[(row["function"] or "?", file, reason)] += row["calls"]
+    by_function: dict[tuple[str, ...], int] = defaultdict(int)
+    for (function, file, _reason), count in calls.items():
+        by_function[(function, file)] += count
+    found = {}
+    for key, count in calls.items():
+        total = by_function[key[:2]]
+        share = count / total if total else 0.0
+        found[key] = {
+            "function": key[0],
+            "file": key[1],
+            "reason": key[2] or None,
+            "calls": count,
+            "share": round(share, 6),
+            "hot": share >= HOT_VARIANT_SHARE,
+        }
+    return found
+
+
+def _variant_changes(
+    base: Mapping[tuple[str, ...], dict[str, Any]], new: Mapping[tuple[str, ...], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Variants hot in NEW that were cold or absent in BASE ("became_hot"), and the other
+    way round ("became_cold"); most calls first."""
+    result: dict[str, list[dict[str, Any]]] = {"became_hot": [], "became_cold": []}
+    for key in dict.fromkeys([*base, *new]):
+        old, now = base.get(key), new.get(key)
+        was_hot, is_hot = bool(old and old["hot"]), bool(now and now["hot"])
+        if was_hot == is_hot:
+            continue
+        shown = now or old or {}
+        item = {
+            "function": shown["function"],
+            "file": shown["file"],
+            "reason": shown["reason"],
+            "base_calls": old["calls"] if old else 0,
+            "new_calls": now["calls"] if now else 0,
+            "base_share": old["share"] if old else 0.0,
+            "new_share": now["share"] if now else 0.0,
+        }
+        result["became_hot" if is_hot else "became_cold"].append(item)
+    for items in result.values():
+        items.sort(key=lambda item: -max(item["base_calls"], item["new_calls"]))
+    return result
 
 
 def _failures(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from otel_dynamo.report import _format
 from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS
-from otel_dynamo.report._diff_terminal import ITEM_TITLES, TOTAL_TITLES
+from otel_dynamo.report._diff_terminal import ITEM_TITLES, TOTAL_TITLES, VARIANT_TITLES
 from otel_dynamo.report._html_assets import STYLE
 
 PAGE_TITLE = "otel-dynamo diff"
@@ -51,6 +51,14 @@ def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) ->
             [_function_row(row) for row in diff["functions"]],
         )
     )
+    for part, title in VARIANT_TITLES.items():
+        sections.append(
+            _table(
+                title,
+                ["function", "file", "calls", "share", "compiled for"],
+                [_variant_row(item) for item in diff["variants"][part]],
+            )
+        )
     sections.append(
         _table(
             "Compile time by phase",
@@ -144,6 +152,16 @@ def _function_row(row: Mapping[str, Any]) -> list[str]:
         f"{row['graphs']['base']:g} → {row['graphs']['new']:g}",
         f"{_format.duration(time['base'])} → {_format.duration(time['new'])}",
         _signed("compile_seconds", time) if row["time_significant"] else "~",
+    ]
+
+
+def _variant_row(item: Mapping[str, Any]) -> list[str]:
+    return [
+        item["function"],
+        item["file"],
+        f"{item['base_calls']:,} → {item['new_calls']:,}",
+        f"{item['base_share']:.0%} → {item['new_share']:.0%}",
+        item["reason"] or "first compile",
     ]
 
 

@@ -45,6 +45,7 @@ def render_diff(
     for section in ("graph_breaks", "recompiles", "failures"):
         lines += _items(section, diff[section], width, color)
     lines += _functions(diff["functions"], width, color)
+    lines += _variants(diff["variants"], width, color)
     lines += _phases(diff["phases"], width, color)
     if len(diff["processes"]) > 1 or any(row["in"] != "both" for row in diff["processes"]):
         lines += _processes(diff["processes"], width, color)
@@ -163,6 +164,39 @@ def _functions(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[s
         for row in rows
     ]
     return _titled(f"Functions that changed ({len(rows)})", columns, table, width, color)
+
+
+VARIANT_TITLES = {
+    "became_hot": "Variants that became hot",
+    "became_cold": "Variants that became cold",
+}
+
+
+def _variants(changes: Mapping[str, list[Any]], width: int, color: bool) -> list[str]:
+    lines: list[str] = []
+    for part, title in VARIANT_TITLES.items():
+        items = changes[part]
+        if not items:
+            continue
+        columns = [
+            Column("function", flexible=True),
+            Column("file", flexible=True, cut_left=True),
+            Column("calls", right=True),
+            Column("share", right=True),
+            Column("compiled for", wrap=True),
+        ]
+        table = [
+            [
+                item["function"],
+                item["file"],
+                f"{item['base_calls']:,} → {item['new_calls']:,}",
+                f"{item['base_share']:.0%} → {item['new_share']:.0%}",
+                _format.difference_first(item["reason"]) if item["reason"] else "first compile",
+            ]
+            for item in items
+        ]
+        lines += _titled(f"{title} ({len(items)})", columns, table, width, color)
+    return lines
 
 
 def _titled(

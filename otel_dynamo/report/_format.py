@@ -228,3 +228,10 @@ def printable_values(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [printable_values(item) for item in value]
     return value
+
+
+def calls(row: Mapping[str, Any]) -> str:
+    """The calls a variant served; "cold" when a small share of its code's calls."""
+    if row["calls"] is None:
+        return "-"
+    return f"{row['calls']:,} cold" if row["hot"] is False else f"{row['calls']:,}"

@@ -114,7 +114,9 @@ def process_heading(section: Mapping[str, Any]) -> str:
 
 
 def _compiles(section: Mapping[str, Any]) -> Table:
-    columns = ["id", "function", "location", "outcome", "duration", "graphs", "ops", "guards"]
+    columns = [
+        "id", "function", "location", "outcome", "duration", "graphs", "ops", "guards", "calls",
+    ]  # fmt: skip
     rows = [
         [
             row["compile_id"] or "?",
@@ -125,10 +127,11 @@ def _compiles(section: Mapping[str, Any]) -> Table:
             str(row["graphs"]),
             str(row["ops"]),
             _format.optional(row["guards"]),
+            _format.calls(row),
         ]
         for row in section["compiles"]
     ]
-    return _table("Frame compiles", columns, rows, right=range(4, 8))
+    return _table("Frame compiles", columns, rows, right=range(4, 9))
 
 
 def _graph_breaks(section: Mapping[str, Any]) -> Table:
@@ -153,18 +156,19 @@ def _graph_breaks(section: Mapping[str, Any]) -> Table:
 
 
 def _recompiles(section: Mapping[str, Any]) -> Table:
-    columns = ["id", "function", "location", "cache size", "reason"]
+    columns = ["id", "function", "location", "cache size", "calls", "reason"]
     rows = [
         [
             row["compile_id"] or "?",
             row["function"] or "?",
             _location(row),
             _format.optional(row["cache_size"]),
+            _format.calls(row),
             row["reason"] or "(no reason recorded)",
         ]
         for row in section["recompiles"]
     ]
-    return _table("Recompiles", columns, rows, right=range(3, 4))
+    return _table("Recompiles", columns, rows, right=range(3, 5))
 
 
 def _near_limit(section: Mapping[str, Any]) -> Table:

@@ -22,7 +22,7 @@ from otel_dynamo.report._model import (
     Telemetry,
 )
 from otel_dynamo.report._tree import SpanTree
-from otel_dynamo.report._values import number, seconds, text
+from otel_dynamo.report._values import integer, number, seconds, text
 
 SCHEMA_VERSION = 2
 """Bumped when a key of the summary changes meaning or disappears (additions keep it)."""
@@ -43,6 +43,10 @@ CACHE_TOTALS = {
     names.CACHE_BYPASS: "cache_bypasses",
 }
 """Each cache lookup state and the total that sums it over both caches."""
+
+HOT_VARIANT_SHARE = 0.1
+"""A variant (compile id) is hot when it served at least this share of the calls of all
+variants of its code; a recompile that served a few calls of thousands is cold."""
 
 STAGE_COMPILE = "compile"
 STAGE_RUN = "run"
@@ -186,6 +190,7 @@ def _process_section(
         key=lambda span: (span.start_ns, _compiles.compile_id_sort_key(_compile_id(span))),
     )
     compiles = [_compiles.compile_row(frame, tree) for frame in frames]
+    _add_variant_calls(compiles, logs)
     section = {
         **_describe(process, label),
         "compiles": compiles,
@@ -255,6 +260,44 @@ def _graph_break_row(reason: str, group: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _add_variant_calls(compiles: list[dict[str, Any]], logs: list[LogRecord]) -> None:
+    """Each compile row's calls (from the last torch.compile.variant_calls event of its
+    compile id, per run kind), its share of its code's calls, and whether it is hot."""
+    calls: dict[tuple[str | None, str | None], int] = {}
+    for record in logs:
+        if record.event_name != names.LOG_VARIANT_CALLS:
+            continue
+        attributes = record.attributes
+        key = (
+            text(attributes.get(names.ATTR_COMPILE_ID)),
+            text(attributes.get(names.ATTR_RUN_KIND)),
+        )
+        value = integer(attributes.get(names.ATTR_VARIANT_CALLS))
+        if value is not None and value >= calls.get(key, 0):
+            calls[key] = value
+    by_code: dict[tuple[Any, ...], int] = defaultdict(int)
+    for row in compiles:
+        compile_id = row["compile_id"]
+        forward = [calls.get((compile_id, kind)) for kind in _CALLING_KINDS]
+        known = [value for value in forward if value is not None]
+        row["calls"] = max(known) if known else None
+        row["backward_calls"] = calls.get((compile_id, names.RUN_KIND_BACKWARD))
+        by_code[_code(row)] += row["calls"] or 0
+    for row in compiles:
+        total = by_code[_code(row)]
+        share = None if row["calls"] is None or total == 0 else row["calls"] / total
+        row["call_share"] = share
+        row["hot"] = None if share is None else share >= HOT_VARIANT_SHARE
+
+
+_CALLING_KINDS = (names.RUN_KIND_FORWARD, names.RUN_KIND_INFERENCE)
+"""Run kinds that run once per call of a variant (a backward runs only when asked)."""
+
+
+def _code(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["file"], row["line"], row["function"])
+
+
 def _recompiles(compiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
@@ -262,6 +305,9 @@ def _recompiles(compiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
             **_location(row),
             "reason": row["recompile_reason"],
             "cache_size": row["cache_size"],
+            "calls": row["calls"],
+            "call_share": row["call_share"],
+            "hot": row["hot"],
         }
         for row in compiles
         if row["is_recompile"]
@@ -272,7 +318,7 @@ def _near_recompile_limit(compiles: list[dict[str, Any]], limit: int) -> list[di
     """Code locations whose cache entries reach the limit, or come within a quarter of it."""
     by_code: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for row in compiles:
-        by_code[(row["file"], row["line"], row["function"])].append(row)
+        by_code[_code(row)].append(row)
     near = max(1, limit - max(1, limit // 4))
     rows = [_limit_row(rows, limit) for rows in by_code.values()]
     rows = [row for row in rows if row["cache_entries"] >= near]

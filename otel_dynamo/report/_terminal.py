@@ -199,6 +199,7 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("graphs", right=True),
         Column("ops", right=True),
         Column("guards", right=True),
+        Column("calls", right=True),
     ]
     table = [
         [
@@ -210,6 +211,7 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
             str(row["graphs"]),
             str(row["ops"]),
             _format.optional(row["guards"]),
+            _calls(row),
         ]
         for row in rows
     ]
@@ -270,6 +272,7 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("function", flexible=True),
         Column("location", cut_left=True),
         Column("cache", right=True),
+        Column("calls", right=True),
         Column("reason", wrap=True),
     ]
     table = [
@@ -278,11 +281,16 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
             row["function"] or "?",
             _format.location(row["file"], row["line"]),
             _format.optional(row["cache_size"]),
+            _calls(row),
             _format.difference_first(row["reason"]) if row["reason"] else "(no reason recorded)",
         ]
         for row in rows
     ]
     return [view.title("Recompiles", len(rows)), *view.table(columns, table)]
+
+
+def _calls(row: Mapping[str, Any]) -> Cell:
+    return Cell(_format.calls(row), None if row["hot"] else "dim")
 
 
 def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:

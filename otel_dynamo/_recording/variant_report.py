@@ -1,0 +1,46 @@
+"""Calls each compiled variant served, written as log events before each flush.
+
+The counts live in :class:`~otel_dynamo._recording.metrics.RunCounts` (bare integers the
+compiled runs bump); before each flush (``_lifecycle.exit_steps``), and so at exit, on
+SIGTERM and at the end of a ``multiprocessing`` child, one ``torch.compile.variant_calls``
+event is written per variant that served calls since the last one. The last event of a
+compile id therefore holds its count, which the report reads.
+"""
+
+from __future__ import annotations
+
+from opentelemetry import trace
+
+from otel_dynamo import names
+from otel_dynamo._lifecycle import exit_steps, forks
+from otel_dynamo._recording.metrics import RunCounts, VariantKey
+from otel_dynamo._recording.sinks import LogEventSink
+
+
+class VariantReport:
+    """Writes a variant's call count when it changed since the last flush."""
+
+    def __init__(self, counts: RunCounts, log_events: LogEventSink) -> None:
+        self._counts = counts
+        self._log_events = log_events
+        self._written: dict[VariantKey, int] = {}
+        exit_steps.before_flush(self.settle)
+        forks.reset_in_child(self._forget_parent_calls)
+
+    def settle(self, final: bool) -> None:
+        for variant in self._counts.variants():
+            key = (variant.compile_id, variant.kind)
+            if self._written.get(key) == variant.calls:
+                continue
+            self._written[key] = variant.calls
+            span = None if variant.link is None else trace.NonRecordingSpan(variant.link)
+            fields = {
+                names.ATTR_COMPILE_ID: variant.compile_id,
+                names.ATTR_RUN_KIND: variant.kind,
+                names.ATTR_VARIANT_CALLS: variant.calls,
+            }
+            self._log_events.variant_calls(span, fields)
+
+    def _forget_parent_calls(self) -> None:
+        """A forked child writes only the calls it served itself."""
+        self._written = {(v.compile_id, v.kind): v.calls for v in self._counts.variants()}
