@@ -860,10 +860,10 @@ METRIC_CACHE_LOOKUPS = "torch.compile.cache.lookups"
 (hit, miss, bypass). Unit {lookup}."""
 
 METRIC_VARIANT_CALLS = "torch.compile.variant.calls"
-"""Observable counter of the calls each compiled variant served (a variant is one cache
-entry of a frame: one compile id), by torch.compile.compile_id and torch.compile.run.kind;
-the first ``MAX_VARIANT_SERIES`` compile ids of a process get a series each, later ones
-share "other". Unit {call}."""
+"""Counter of the calls each compiled variant served (a variant is one cache entry of a
+frame: one compile id; observed when the reader collects), by torch.compile.id and
+torch.compile.run.kind; the first ``MAX_VARIANT_SERIES`` compile ids of a process get a
+series each, later ones share "other". Unit {call}."""
 
 METRIC_FAILURES = "torch.compile.failures"
 """Counter of compile and run failures, by torch.compile.stage and error.type. Unit {failure}."""

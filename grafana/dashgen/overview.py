@@ -185,6 +185,8 @@ def _guards_and_runs() -> list[object]:
         panels.prom(q.mean("METRIC_GUARDS", JOB), legend="mean"),
     ]
     runs = q.rate_sum("METRIC_RUNS", JOB, run_kind)
+    compile_id = lbl("ATTR_COMPILE_ID")
+    variants = q.topk(10, q.rate_sum("METRIC_VARIANT_CALLS", JOB, "job", compile_id, run_kind))
     latency = _percentiles("METRIC_RUN_DURATION", run_kind)
     return [
         panels.graph(
@@ -195,6 +197,14 @@ def _guards_and_runs() -> list[object]:
             "Executions of compiled graphs.",
             "ops",
             [panels.prom(runs, legend=f"{{{{{run_kind}}}}}")],
+        ),
+        panels.graph(
+            "Calls per second of the hottest compiled variants",
+            "Each compile id (one cache entry of a frame) by the calls it serves: a recompile "
+            'that stays near 0 is cold; "other" holds the variants past the first 64 of a '
+            "process. The report lists every variant's calls.",
+            "ops",
+            [panels.prom(variants, legend=f"{{{{job}}}} {{{{{compile_id}}}}} {{{{{run_kind}}}}}")],
         ),
         panels.graph("Compiled-run latency", "Host-side duration of recorded runs.", "s", latency),
     ]

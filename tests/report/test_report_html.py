@@ -89,6 +89,7 @@ def test_compile_row_cells_are_formatted(tmp_path: Path) -> None:
         "1",
         "12",
         "8",
+        "-",
     ]
 
 

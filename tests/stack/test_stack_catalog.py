@@ -93,7 +93,8 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
         start_time, end_time = 0, 1000
 
     class Run:
-        kind, count = names.RUN_KIND_FORWARD, 3
+        kind, count, link = names.RUN_KIND_FORWARD, 3, None
+        attributes = {names.ATTR_COMPILE_ID: "0/0"}
 
     recorder.track_run(Run())
     recorder.run_recorded(Run(), Span(), 1e-6)
