@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import _stack_support  # noqa: F401 - puts grafana/ on sys.path
 import pytest
 from dashgen import catalog
@@ -94,7 +96,7 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
 
     class Run:
         kind, count, link = names.RUN_KIND_FORWARD, 3, None
-        attributes = {names.ATTR_COMPILE_ID: "0/0"}
+        attributes: ClassVar[dict[str, str]] = {names.ATTR_COMPILE_ID: "0/0"}
 
     recorder.track_run(Run())
     recorder.run_recorded(Run(), Span(), 1e-6)
