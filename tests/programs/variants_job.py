@@ -4,8 +4,9 @@ variant (a cache entry, one compile id) that serves a known number of calls.
 ``--calls 40,2`` makes 40 calls with batch 2, then 2 with batch 3 (automatic dynamic
 shapes off, so each batch size is its own variant). ``--train`` runs each call as a
 training step (forward and backward). Under torchrun, ``--diverge-rank R --extra N``
-makes rank R alone call N more times with batch 9: a recompile the other ranks never
-make; every rank all-reduces its loss each step, as a data-parallel job would.
+gives rank R batch 9 for its last N steps (a ragged shard of the data): a recompile
+the other ranks never make. Every rank makes the same steps and all-reduces its loss
+after each, as a data-parallel job would.
 Prints one JSON line: the calls made per batch size.
 """
 
@@ -37,14 +38,17 @@ def main() -> None:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     compiled = torch.compile(model, backend=options.backend)
-    plan = [(FIRST_BATCH + index, int(n)) for index, n in enumerate(options.calls.split(","))]
-    if rank == options.diverge_rank:
-        plan.append((DIVERGING_BATCH, options.extra))
+    batches = [
+        FIRST_BATCH + index
+        for index, calls in enumerate(options.calls.split(","))
+        for _ in range(int(calls))
+    ]
+    if rank == options.diverge_rank and options.extra > 0:
+        batches[-options.extra :] = [DIVERGING_BATCH] * options.extra
     made: dict[int, int] = {}
-    for batch, calls in plan:
-        for _ in range(calls):
-            _step(compiled, torch.randn(batch, 4), train=options.train, distributed=distributed)
-            made[batch] = made.get(batch, 0) + 1
+    for batch in batches:
+        _step(compiled, torch.randn(batch, 4), train=options.train, distributed=distributed)
+        made[batch] = made.get(batch, 0) + 1
     if distributed:
         torch.distributed.destroy_process_group()
     print(json.dumps({"rank": rank, "calls": made}))
