@@ -5,7 +5,8 @@ A condition is ``METRIC OP VALUE``:
 * ``METRIC``: a total (``frame_compiles``, ``graphs``, ``ops``, ``guards``,
   ``graph_breaks``, ``recompiles``, ``failures``, ``faults``, ``runs``,
   ``compile_seconds``, ``lazy_backward_seconds``), or a count of what appeared or went
-  (``new_graph_breaks``, ``gone_graph_breaks``, ``new_recompiles``, ``new_failures``);
+  (``new_graph_breaks``, ``gone_graph_breaks``, ``new_recompiles``, ``new_failures``,
+  ``variants_became_hot``: variants cold or absent in the base, hot in the new run);
 * ``OP``: ``>``, ``>=``, ``<``, ``<=``, ``==``, ``!=``;
 * ``VALUE``: ``N`` compares the new run's value, ``+N`` / ``-N`` the change from the base,
   ``+N%`` / ``N%`` the change relative to the base, in percent.
@@ -29,7 +30,9 @@ ITEM_COUNTS = {
     "new_recompiles": ("recompiles", "new"),
     "new_failures": ("failures", "new"),
 }
-METRICS = (*COUNT_TOTALS, *TIME_TOTALS, *ITEM_COUNTS)
+VARIANT_COUNTS = {"variants_became_hot": "became_hot"}
+"""Counts of variants (function, file, failed guard) in a part of the diff's variants."""
+METRICS = (*COUNT_TOTALS, *TIME_TOTALS, *ITEM_COUNTS, *VARIANT_COUNTS)
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
     "<=": operator.le,
@@ -76,6 +79,8 @@ class Condition:
         return {"condition": self.text, "compared": self.compares, "value": value, "failed": failed}
 
     def _value(self, diff: Mapping[str, Any]) -> float | None:
+        if self.metric in VARIANT_COUNTS:
+            return float(len(diff["variants"][VARIANT_COUNTS[self.metric]]))
         if self.metric in ITEM_COUNTS:
             section, part = ITEM_COUNTS[self.metric]
             count = sum(item["new_count"] or item["base_count"] for item in diff[section][part])

@@ -101,6 +101,28 @@ def test_diff_names_a_variant_that_became_hot(tmp_path: Path) -> None:
     assert (cold["base_calls"], cold["new_calls"], cold["reason"]) == (40, 2, None)
 
 
+def test_a_diff_gate_fails_on_a_variant_that_became_hot(tmp_path: Path) -> None:
+    """`otel-dynamo diff --fail-on variants_became_hot>0` exits 1 when one became hot, 0
+    for a run compared with itself."""
+    base, new = tmp_path / "base", tmp_path / "new"
+    _run(base, "--calls", "40,2")
+    _run(new, "--calls", "2,40")
+    codes = []
+    for first, second in ((base, new), (base, base)):
+        command = [sys.executable, "-m", "otel_dynamo", "diff", str(first), str(second)]
+        command += ["--fail-on", "variants_became_hot>0"]
+        done = subprocess.run(
+            command,
+            env=child_environ(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+        codes.append(done.returncode)
+    assert codes == [1, 0]
+
+
 def test_the_terminal_report_marks_a_cold_variant(tmp_path: Path) -> None:
     """The recompiles table of `otel-dynamo report` shows the cold variant's calls as "2 cold"."""
     _run(tmp_path, "--calls", "40,2")
