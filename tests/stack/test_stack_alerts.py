@@ -207,3 +207,12 @@ def test_the_stack_prometheus_loads_the_rules() -> None:
     mounted = compose["services"]["prometheus"]["volumes"]
     target = f"./stack/{RULES.name}:/etc/prometheus/{RULES.name}:ro"
     assert config["rule_files"] == [RULES.name] and target in mounted
+
+
+def test_docs_name_every_alert_and_recording_rule() -> None:
+    """docs/stack.md's Alerts section names each alert and recording rule the file holds,
+    and has the runbook its TorchCompileRanksDiverge annotation points to."""
+    docs = (support.REPO / "docs" / "stack.md").read_text()
+    named = {rule.get("alert") or rule["record"] for rule in _rules()}
+    assert {name for name in named if f"`{name}`" not in docs} == set()
+    assert "### Runbook: TorchCompileRanksDiverge" in docs
