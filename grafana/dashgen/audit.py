@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dashgen import catalog, promnames, standard
+from dashgen import catalog, promnames, recorded, standard
 from dashgen.queries import Query
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`')
@@ -87,10 +87,12 @@ def _identifiers(text: str) -> set[str]:
 
 
 def prometheus_names() -> frozenset[str]:
-    """Every series and label name the Prometheus exporters produce for otel_dynamo."""
+    """Every series and label name the Prometheus exporters produce for otel_dynamo, and
+    those the shipped recording rules write from them."""
     series = {s for spec in catalog.metric_specs() for s in promnames.all_series(spec)}
     labels = {promnames.label(v) for v in catalog.values("ATTR_", "RESOURCE_")}
-    return frozenset(series | labels | standard.PROMETHEUS_LABELS)
+    rules = recorded.SERIES | recorded.LABELS
+    return frozenset(series | labels | rules | standard.PROMETHEUS_LABELS)
 
 
 def loki_fields() -> frozenset[str]:

@@ -20,6 +20,8 @@ from grafana_foundation_sdk.builders import (
     timeseries,
 )
 from grafana_foundation_sdk.models import common as common_models
+from grafana_foundation_sdk.models import dashboard as dashboard_models
+from grafana_foundation_sdk.models import prometheus as prometheus_models
 from grafana_foundation_sdk.models import tempo as tempo_models
 
 from dashgen.datasources import ref
@@ -99,6 +101,35 @@ def single(title: str, description: str, unit: str, target: Target) -> stat.Pane
         .reduce_options(common.ReduceDataOptions().values(False).calcs(["lastNotNull"]))
     )
     return _with_targets(panel, "prometheus", [target]).height(4).span(6)
+
+
+def label_table(
+    title: str, description: str, unit: str, columns: dict[str, str], targets: list[Target]
+) -> table.Panel:
+    """A table of instant Prometheus queries joined on their labels, one row per series.
+
+    ``columns`` maps a label or a query's value column ("Value #A") to its header; every
+    other column (Time, the remaining labels) is hidden.
+    """
+    rows = [target.format(prometheus_models.PromQueryFormat.TABLE) for target in targets]
+    panel = (
+        table.Panel()
+        .title(title)
+        .description(description)
+        .unit(unit)
+        .with_transformation(dashboard_models.DataTransformerConfig(id_val="merge", options={}))
+        .with_transformation(
+            dashboard_models.DataTransformerConfig(
+                id_val="organize",
+                options={
+                    "includeByName": {name: True for name in columns},
+                    "indexByName": {name: i for i, name in enumerate(columns)},
+                    "renameByName": columns,
+                },
+            )
+        )
+    )
+    return _with_targets(panel, "prometheus", rows).height(8).span(24)
 
 
 def spans(title: str, description: str, query: str, limit: int = 20) -> table.Panel:

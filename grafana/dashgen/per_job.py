@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashgen import layout, logql, panels, variables
+from dashgen import layout, logql, panels, recorded, variables
 from dashgen import promql as q
 from dashgen.promql import lbl
 
@@ -28,6 +28,37 @@ def _per_rank(title: str, constant: str, unit: str = "short", part: str = "") ->
             unit,
             panels.prom(q.spread(per_rank), instant=True),
         ).span(12),
+    ]
+
+
+def _diverging() -> list[object]:
+    """Ranks whose count differs from the job's median now (TorchCompileRanksDiverge)."""
+    count = q.recorded_selector(recorded.RANK_COUNT, JOB)
+    apart = q.recorded_selector(recorded.RANK_MINUS_MEDIAN, JOB)
+    # 0 on each diverging rank: adding it keeps only those ranks and, being arithmetic,
+    # drops the series name, so the three queries merge into rows on their labels alone.
+    only_diverging = f"0 * ({apart} != 0)"
+    return [
+        panels.label_table(
+            "Ranks diverging now",
+            "Each rank whose frame compiles, recompiles or graph breaks differ from the"
+            " job's median rank now (the recording rules of TorchCompileRanksDiverge, which"
+            " fires after 5 minutes). Empty while the ranks agree. otel-dynamo report's"
+            " Ranks table names the first compile where a rank differs.",
+            "short",
+            {
+                RANK: "Rank",
+                recorded.COUNTED: "Counted",
+                "Value #A": "Count",
+                "Value #B": "Job median",
+                "Value #C": "Minus median",
+            },
+            [
+                panels.prom(f"{count} + {only_diverging}", instant=True),
+                panels.prom(f"{count} - {apart} + {only_diverging}", instant=True),
+                panels.prom(f"{apart} + {only_diverging}", instant=True),
+            ],
+        )
     ]
 
 
@@ -92,6 +123,7 @@ def dashboard() -> dict[str, object]:
         "One job's ranks side by side: where compiles, breaks and recompiles diverge.",
         [variables.job(multi=False), variables.run_id()],
         [
+            ("Ranks diverging", _diverging()),
             ("Frame compiles", _per_rank("Frame compiles", "METRIC_COMPILES")),
             (
                 "Compile time",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashgen import catalog, promnames
+from dashgen import catalog, promnames, recorded
 
 RATE = "$__rate_interval"
 RANGE = "$__range"
@@ -16,6 +16,13 @@ def lbl(constant: str) -> str:
 def selector(constant: str, filters: str, part: str = "") -> str:
     """``series{filters}`` for a METRIC_* constant; ``filters`` is the matcher list text."""
     return f"{promnames.series(constant, part)}{{{filters}}}"
+
+
+def recorded_selector(name: str, filters: str) -> str:
+    """``series{filters}`` for a series the shipped recording rules write (dashgen.recorded)."""
+    if name not in recorded.SERIES:
+        raise KeyError(f"{name} is not a recorded series (dashgen.recorded)")
+    return f"{name}{{{filters}}}"
 
 
 def matchers(*pairs: tuple[str, str, str]) -> str:
