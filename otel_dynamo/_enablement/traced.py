@@ -22,9 +22,11 @@ def traced_backend(
     logger_provider: _logs.LoggerProvider | None = None,
     options: dict[str, Any],
 ) -> TracedBackend:
-    """``traced()``: the given providers, the global ones for those not given."""
+    """``traced()``: the given providers; for those not given the global ones the job set
+    up, else otel_dynamo's own."""
     settings = apply_options(load_settings(), options)
     providers = explicit_lookup(
+        settings,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
