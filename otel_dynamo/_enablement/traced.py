@@ -35,7 +35,7 @@ def traced_backend(
 
 
 def environment_backend(backend: Any, *, settings: Settings | None = None) -> TracedBackend:
-    """Twins and env-var enablement: global providers if configured, else our own."""
+    """Twins and env-var enablement: per signal, the global provider if set up, else ours."""
     settings = settings or load_settings()
     return backend_with(backend, environment_lookup(settings), settings)
 
