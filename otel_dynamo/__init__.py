@@ -41,7 +41,9 @@ def traced(
     """A Dynamo backend that traces ``backend`` (a registered name or a compiler callable).
 
     Spans go to ``tracer_provider``, metrics to ``meter_provider`` and structured log
-    events to ``logger_provider``; each one not given is the global provider.
+    events to ``logger_provider``; each one not given is the global provider when the
+    application set one up, else otel_dynamo's own (built from the environment, with the
+    given providers' resource).
 
     Options override the OTEL_DYNAMO_* environment for this backend: ``run_spans``
     ("off", "all", "auto", "first:N"), ``capture``, ``max_attribute_length``,
@@ -71,9 +73,10 @@ def instrument(
     """Trace every ``torch.compile`` / ``nn.Module.compile`` in this process, any backend,
     and ``torch.export`` (as :func:`instrument_export` does).
 
-    Providers not given are the global ones if the application set them; with none
-    given and none set globally, otel_dynamo builds its own from the environment
-    (OTLP/JSON Lines files under OTEL_DYNAMO_OUTPUT_DIR by default). Options are those
+    Providers not given are the global ones if the application set them up; for each
+    signal with neither, otel_dynamo builds its own from the environment (OTLP/JSON Lines
+    files under OTEL_DYNAMO_OUTPUT_DIR by default) carrying the job's resource, and says
+    once where those signals went. Options are those
     of :func:`traced`. Idempotent; :func:`uninstrument` reverses it.
     """
     from otel_dynamo._enablement import instrument

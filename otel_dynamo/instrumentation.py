@@ -29,8 +29,8 @@ class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseI
 
     ``instrument()`` accepts ``tracer_provider``, ``meter_provider``, ``logger_provider``
     and the options of ``otel_dynamo.traced`` (``run_spans``, ``capture``, ...).
-    Without providers, telemetry goes to the global providers if the application set
-    them, else to otel_dynamo's own, configured from the environment.
+    Per signal, telemetry without a provider goes to the global provider if the
+    application set one up, else to otel_dynamo's own, configured from the environment.
     """
 
     def instrumentation_dependencies(self) -> Collection[str]:

@@ -209,6 +209,7 @@ def _provider_source(
 ) -> ProviderLookup:
     if tracer_provider or meter_provider or logger_provider:
         return explicit_lookup(
+            settings,
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             logger_provider=logger_provider,

@@ -22,9 +22,11 @@ def traced_backend(
     logger_provider: _logs.LoggerProvider | None = None,
     options: dict[str, Any],
 ) -> TracedBackend:
-    """``traced()``: the given providers, the global ones for those not given."""
+    """``traced()``: the given providers; for those not given the global ones the job set
+    up, else otel_dynamo's own."""
     settings = apply_options(load_settings(), options)
     providers = explicit_lookup(
+        settings,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
@@ -33,7 +35,7 @@ def traced_backend(
 
 
 def environment_backend(backend: Any, *, settings: Settings | None = None) -> TracedBackend:
-    """Twins and env-var enablement: global providers if configured, else our own."""
+    """Twins and env-var enablement: per signal, the global provider if set up, else ours."""
     settings = settings or load_settings()
     return backend_with(backend, environment_lookup(settings), settings)
 

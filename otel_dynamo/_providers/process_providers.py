@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ class ProcessProviders:
         parts: Iterable[Part] = (),
         safe_exports: Iterable[SafeExport] = (),
         health: ExportHealth | None = None,
+        destinations: Mapping[str, str] | None = None,
+        disabled: bool = False,
     ) -> None:
         self.tracer_provider = tracer_provider
         self.logger_provider = logger_provider
@@ -58,6 +60,10 @@ class ProcessProviders:
         self.pull_readers = pull_readers or prometheus_url is not None
         """Metrics are read by a scraper (Prometheus): a flush only queues a snapshot."""
         self.shutdown_timeout_s = shutdown_timeout_s
+        self.destinations = dict(destinations or {})
+        """Where each signal built goes, in words with secrets redacted ("files in DIR")."""
+        self.disabled = disabled
+        """OTEL_SDK_DISABLED turned everything off."""
         self._parts = tuple(parts)
         self._safe_exports = tuple(safe_exports)
         self._health = health or ExportHealth()
@@ -65,12 +71,20 @@ class ProcessProviders:
         self._is_shut_down = False
 
     @classmethod
-    def noop(cls, *, problems: Sequence[ConfigProblem] = ()) -> ProcessProviders:
+    def noop(
+        cls,
+        *,
+        problems: Sequence[ConfigProblem] = (),
+        destinations: Mapping[str, str] | None = None,
+        disabled: bool = False,
+    ) -> ProcessProviders:
         return cls(
             tracer_provider=trace.NoOpTracerProvider(),
             logger_provider=NoOpLoggerProvider(),
             meter_provider=metrics.NoOpMeterProvider(),
             problems=problems,
+            destinations=destinations,
+            disabled=disabled,
         )
 
     def register_at_exit(self, *, flush_on_signal: bool = False) -> None:

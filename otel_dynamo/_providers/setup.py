@@ -10,6 +10,11 @@
 * ``OTEL_SDK_DISABLED=true``: no-op providers;
 * optionally a Prometheus scrape endpoint.
 
+``signals`` limits what is built to those signals (the others get no-op providers and no
+exporter, file or endpoint): when the job set up its own OpenTelemetry for some signals,
+otel_dynamo builds only the rest. ``job_resource`` is merged over ours: the job's
+attributes win, ours (torchrun ranks, host, process) fill in what it lacks.
+
 Everything is bounded (queues, export timeouts, shutdown), exporters never raise into
 the job, export failures become one warning, and a bad value becomes a ConfigProblem
 that turns off what it affects (raised as ConfigError when ``settings.strict``).
@@ -35,11 +40,14 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from otel_dynamo._config.otel_env import (
     BUILT_IN_EXPORTERS,
+    ENV_EXPORTER,
+    ENV_SDK_DISABLED,
     EXPORTER_FILE,
     EXPORTER_OTLP,
     SIGNAL_LOGS,
     SIGNAL_METRICS,
     SIGNAL_TRACES,
+    SIGNALS,
     OtelEnv,
     SignalPlan,
     join_signals,
@@ -68,15 +76,27 @@ from otel_dynamo._providers.safe_exporters import (
 )
 from otel_dynamo._providers.sampling import build_id_generator, build_sampler
 
-__all__ = ["ProcessProviders", "setup_providers"]
+__all__ = ["ALL_SIGNALS", "ProcessProviders", "setup_providers"]
+
+ALL_SIGNALS: frozenset[str] = frozenset(SIGNALS)
+"""``setup_providers``'s default: build traces, logs and metrics."""
+NO_JOB_RESOURCE: Resource | None = None
+"""``setup_providers``'s default: our resource alone."""
 
 _log = logging.getLogger(__name__)
 
 
 def setup_providers(
-    settings: Settings, *, environ: Mapping[str, str] | None = None
+    settings: Settings,
+    *,
+    environ: Mapping[str, str] | None = None,
+    signals: frozenset[str] = ALL_SIGNALS,
+    job_resource: Resource | None = NO_JOB_RESOURCE,
 ) -> ProcessProviders:
     """Providers and exporters for this process, as configured; registered for exit.
+
+    Only ``signals`` get exporters (the others are no-op providers); ``job_resource``,
+    when given, is merged over our resource (its attributes win).
 
     Never raises for bad configuration unless ``settings.strict`` (then ConfigError);
     problems are warned once each and listed in ``ProcessProviders.problems``.
@@ -85,16 +105,29 @@ def setup_providers(
     otel = read_otel_env(env)
     if otel.disabled:
         warn_problems(otel.problems)
-        return ProcessProviders.noop(problems=otel.problems)
-    plans, dir_problems = _check_output_dir(otel.plans, settings)
-    prometheus, prometheus_problems = _start_prometheus(settings)
+        nothing = f"nothing ({ENV_SDK_DISABLED}=true)"
+        return ProcessProviders.noop(
+            problems=otel.problems, destinations=dict.fromkeys(signals, nothing), disabled=True
+        )
+    chosen = {
+        signal: plan if signal in signals else SignalPlan(signal, ())
+        for signal, plan in otel.plans.items()
+    }
+    plans, dir_problems = _check_output_dir(chosen, settings)
+    prometheus, prometheus_problems = (
+        _start_prometheus(settings) if SIGNAL_METRICS in signals else (None, ())
+    )
     problems = (*otel.problems, *dir_problems, *prometheus_problems)
     if settings.strict and problems:
         if prometheus is not None:
             prometheus.stop()
         raise ConfigError(problems[0].message)
     warn_problems(problems)
-    providers = _Builder(settings, otel, plans, build_resource(env)).build(prometheus, problems)
+    resource = build_resource(env)
+    if job_resource is not None:
+        resource = resource.merge(job_resource)
+    builder = _Builder(settings, otel, plans, resource, signals)
+    providers = builder.build(prometheus, problems)
     providers.register_at_exit(flush_on_signal=settings.flush_on_signal)
     return providers
 
@@ -143,9 +176,15 @@ class _Builder:
     """Builds the three providers from the checked plans."""
 
     def __init__(
-        self, settings: Settings, otel: OtelEnv, plans: Mapping[str, SignalPlan], resource: Resource
+        self,
+        settings: Settings,
+        otel: OtelEnv,
+        plans: Mapping[str, SignalPlan],
+        resource: Resource,
+        signals: frozenset[str],
     ) -> None:
         self._settings = settings
+        self._signals = signals
         self._otel = otel
         self._plans = plans
         self._resource = resource
@@ -182,7 +221,34 @@ class _Builder:
             parts=parts,
             safe_exports=self._safe_exports,
             health=self._health,
+            destinations=self._destinations(prometheus, readers),
         )
+
+    def _destinations(
+        self, prometheus: PrometheusEndpoint | None, readers: list[MetricReader]
+    ) -> dict[str, str]:
+        """Where each built signal goes, in words, secrets redacted."""
+        output_dir = str(self._files.directory)
+        found: dict[str, list[str]] = {signal: [] for signal in self._signals}
+        for safe_export in self._safe_exports:
+            target = safe_export.target
+            where = f"files in {target}" if target == output_dir else target
+            found.setdefault(safe_export.signal, []).append(where)
+        if SIGNAL_METRICS in found:
+            if prometheus is not None:
+                found[SIGNAL_METRICS].append(f"a Prometheus endpoint at {prometheus.url}")
+            found[SIGNAL_METRICS].extend(f"{type(r).__name__} (entry point)" for r in readers)
+        return {
+            signal: self._health.redact(", ".join(dict.fromkeys(places)))
+            if places
+            else self._nothing(signal)
+            for signal, places in found.items()
+        }
+
+    def _nothing(self, signal: str) -> str:
+        if self._otel.plans[signal].exporters:  # configured, then turned off by a problem
+            return "nothing (its exporters turned off by a configuration problem)"
+        return f"nothing ({ENV_EXPORTER[signal]}=none)"
 
     def _safe_exports_for(self, signal: str) -> list[SafeExport]:
         plan = self._plans[signal]

@@ -17,6 +17,7 @@ from typing import Any
 from opentelemetry import trace
 
 from otel_dynamo import names
+from otel_dynamo._config.otel_env import SIGNAL_METRICS
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._lifecycle import signals
 from otel_dynamo._lifecycle.flush_soon import FlushSoon
@@ -143,7 +144,7 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
         limits=Limits.from_settings(settings),
         watchdog=Watchdog.from_settings(settings, logger),
     )
-    own = own_providers_if_built()
+    own = own_providers_if_built(SIGNAL_METRICS)
     is_own = own is not None and providers.meter_provider is own.meter_provider
     # Not with a Prometheus reader: each flush queues a snapshot there until a scrape.
     pushes_only = own is not None and not own.pull_readers
