@@ -49,6 +49,41 @@ def _small(tmp_path: Path) -> dict[str, Any]:
     return section
 
 
+def _variant_calls(compile_id: str, kind: str, calls: int) -> dict[str, Any]:
+    return {
+        "event.name": names.LOG_VARIANT_CALLS,
+        names.ATTR_COMPILE_ID: compile_id,
+        names.ATTR_RUN_KIND: kind,
+        names.ATTR_VARIANT_CALLS: calls,
+    }
+
+
+def test_a_compile_row_holds_the_last_calls_its_variant_reported(tmp_path: Path) -> None:
+    """Events of 0/0 with 5 then 19 forward calls and 4 backward ones, of 0/1 with 1: the
+    rows hold 19 (4 backward) and 1, shares of the code's 20 calls; 0/1 (5 %) is cold."""
+    traces = write_small(tmp_path)
+    logs = write_logs(
+        tmp_path / "logs.jsonl",
+        [
+            _variant_calls("0/0", names.RUN_KIND_FORWARD, 5),
+            _variant_calls("0/0", names.RUN_KIND_FORWARD, 19),
+            _variant_calls("0/0", names.RUN_KIND_BACKWARD, 4),
+            _variant_calls("0/1", names.RUN_KIND_FORWARD, 1),
+        ],
+    )
+    (section,) = _summary(traces, logs)["processes"]
+    first, second = section["compiles"][:2]
+    assert (first["calls"], first["backward_calls"], first["call_share"], first["hot"]) == (
+        19,
+        4,
+        0.95,
+        True,
+    )
+    assert (second["calls"], second["backward_calls"], second["hot"]) == (1, None, False)
+    (recompile,) = section["recompiles"]
+    assert (recompile["compile_id"], recompile["calls"], recompile["hot"]) == ("0/1", 1, False)
+
+
 def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
     """A frame compile's row: id, location, outcome, timing, counts, phases, no error."""
     assert _small(tmp_path)["compiles"][0] == {
@@ -69,6 +104,10 @@ def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
         "is_recompile": False,
         "recompile_reason": None,
         "graph_breaks": 1,
+        "calls": None,
+        "backward_calls": None,
+        "call_share": None,
+        "hot": None,
         "phases": {
             "tracing": 0.03,
             "aot": 0.02,
@@ -201,7 +240,8 @@ def test_graph_break_reasons_without_events_are_still_grouped(tmp_path: Path) ->
 
 
 def test_recompiles_list_reason_and_cache_size(tmp_path: Path) -> None:
-    """Each recompile is listed with its location, reason and cache size."""
+    """Each recompile is listed with its location, reason and cache size (its calls are
+    unknown: these files hold no variant_calls events)."""
     assert _small(tmp_path)["recompiles"] == [
         {
             "compile_id": "0/1",
@@ -210,6 +250,9 @@ def test_recompiles_list_reason_and_cache_size(tmp_path: Path) -> None:
             "line": 10,
             "reason": DTYPE_REASON,
             "cache_size": 1,
+            "calls": None,
+            "call_share": None,
+            "hot": None,
         }
     ]
 
