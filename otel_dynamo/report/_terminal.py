@@ -26,6 +26,9 @@ DEFAULT_ROW_LIMIT = 20
 MAX_STACK_FRAMES = 3
 """Innermost user-stack frames shown under a graph break."""
 
+MIN_WIDTH_FOR_OPS_AND_CALLS = 80
+"""Narrower than this, the frame-compile table leaves out ops to make room for calls."""
+
 _SEVERITY_STYLE = {"ok": "green", "bad": "red", "warn": "yellow"}
 
 
@@ -190,6 +193,8 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
     rows = section["compiles"]
     if not rows:
         return [view.title("Frame compiles: none")]
+    with_calls = _any_calls(rows)
+    with_ops = not with_calls or view.width >= MIN_WIDTH_FOR_OPS_AND_CALLS
     columns = [
         Column("id"),
         Column("function", flexible=True),
@@ -197,9 +202,9 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("outcome"),
         Column("duration", right=True),
         Column("graphs", right=True),
-        Column("ops", right=True),
+        *([Column("ops", right=True)] if with_ops else []),
         Column("guards", right=True),
-        Column("calls", right=True),
+        *([Column("calls", right=True)] if with_calls else []),
     ]
     table = [
         [
@@ -209,13 +214,18 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
             Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
             _format.duration(row["duration_s"]),
             str(row["graphs"]),
-            str(row["ops"]),
+            *([str(row["ops"])] if with_ops else []),
             _format.optional(row["guards"]),
-            _calls(row),
+            *([_calls(row)] if with_calls else []),
         ]
         for row in rows
     ]
     return [view.title("Frame compiles", len(rows)), *view.table(columns, table)]
+
+
+def _any_calls(rows: list[Mapping[str, Any]]) -> bool:
+    """Whether any variant's calls were recorded (telemetry may predate them)."""
+    return any(row["calls"] is not None for row in rows)
 
 
 def _graph_breaks(section: Mapping[str, Any], view: _View) -> list[str]:
@@ -267,12 +277,13 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
     rows = section["recompiles"]
     if not rows:
         return [view.title("Recompiles: none")]
+    with_calls = _any_calls(rows)
     columns = [
         Column("id"),
         Column("function", flexible=True),
         Column("location", cut_left=True),
         Column("cache", right=True),
-        Column("calls", right=True),
+        *([Column("calls", right=True)] if with_calls else []),
         Column("reason", wrap=True),
     ]
     table = [
@@ -281,7 +292,7 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
             row["function"] or "?",
             _format.location(row["file"], row["line"]),
             _format.optional(row["cache_size"]),
-            _calls(row),
+            *([_calls(row)] if with_calls else []),
             _format.difference_first(row["reason"]) if row["reason"] else "(no reason recorded)",
         ]
         for row in rows
@@ -290,6 +301,7 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
 
 
 def _calls(row: Mapping[str, Any]) -> Cell:
+    """The calls a variant served, dimmed when cold."""
     return Cell(_format.calls(row), None if row["hot"] else "dim")
 
 

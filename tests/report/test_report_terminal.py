@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from _report_support import FakeCompile, GraphBreak, write_job, write_small, write_traces
+from _report_support import (
+    FakeCompile,
+    GraphBreak,
+    write_job,
+    write_logs,
+    write_small,
+    write_traces,
+)
 
 from otel_dynamo import names
 from otel_dynamo.report import color_enabled, load_telemetry, render_terminal, summarize
@@ -54,6 +61,47 @@ def test_multi_rank_report_fits_100_columns(tmp_path: Path) -> None:
 def test_narrower_width_is_honoured(tmp_path: Path) -> None:
     """width=70 keeps every line within 70 columns."""
     assert max(len(line) for line in _small(tmp_path, width=70)) <= 70
+
+
+def _with_calls(tmp_path: Path) -> Path:
+    """The small process's files plus variant_calls events for 0/0 (40) and 0/1 (2)."""
+    write_small(tmp_path)
+    events = [
+        {
+            "event.name": names.LOG_VARIANT_CALLS,
+            names.ATTR_COMPILE_ID: compile_id,
+            names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD,
+            names.ATTR_VARIANT_CALLS: calls,
+        }
+        for compile_id, calls in (("0/0", 40), ("0/1", 2))
+    ]
+    write_logs(tmp_path / "logs.jsonl", events)
+    return tmp_path
+
+
+def test_narrow_width_with_calls_leaves_out_ops(tmp_path: Path) -> None:
+    """width=70 with variant calls: the frame table has calls but no ops, lines fit."""
+    lines = _render(_with_calls(tmp_path), width=70).splitlines()
+    header = lines[lines.index("Frame compiles (4)") + 1].split()
+    assert header == [
+        "id",
+        "function",
+        "location",
+        "outcome",
+        "duration",
+        "graphs",
+        "guards",
+        "calls",
+    ]
+    assert max(len(line) for line in lines) <= 70
+
+
+def test_a_cold_recompile_shows_its_calls_as_cold(tmp_path: Path) -> None:
+    """0/1 served 2 of 42 calls: its recompile row reads "2 cold"."""
+    lines = _render(_with_calls(tmp_path), width=120).splitlines()
+    row = lines[lines.index("Recompiles (1)") + 2]
+    assert row.split()[:5] == ["0/1", "forward", "project/model.py:10", "1", "2"]
+    assert row.split()[5] == "cold"
 
 
 def test_no_escape_codes_without_color(tmp_path: Path) -> None:
