@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The README's test command: set everything up, check style, layering and types, then run
-# the whole suite (slow tests too).
+# the whole suite (slow tests too) on every core (.ci/test_workers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
 python3 -m ruff check otel_dynamo tests bench examples grafana collector-config .ci docs
 lint-imports
 python3 -m mypy --strict otel_dynamo
-python3 -m pytest -q -p no:cacheprovider "$@"
+# shellcheck source=.ci/test_workers.sh
+source .ci/test_workers.sh
+python3 -m pytest -q -p no:cacheprovider -n "$(test_workers)" --dist loadscope "$@"

@@ -17,9 +17,8 @@
 # the end. Here a download takes about 30-70 s and an install about 90-180 s: the tests
 # take most of the time.
 #
-# The tests run on every core, up to MAX_TEST_WORKERS (pytest-xdist, a module's tests on one
-# worker: module fixtures such as a real model's compile are set up once); the pinned torch's
-# full suite (.ci/test.sh, the README's command) stays serial.
+# The tests run on every core, up to MAX_TEST_WORKERS (.ci/test_workers.sh), as the pinned
+# torch's full suite (.ci/test.sh, the README's command) does.
 #
 # This machine's pip configuration caps torch and adds a local index: these venvs and
 # downloads bypass it (PIP_CONFIG_FILE=/dev/null PIP_CONSTRAINT=''). A version pip cannot
@@ -29,7 +28,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 DEFAULT_VERSIONS="2.8.0 2.10.0 2.12.1 2.15.0"
-MAX_TEST_WORKERS=4
+# shellcheck source=.ci/test_workers.sh
+source .ci/test_workers.sh
 read -r -a versions <<<"${*:-${OTEL_DYNAMO_TORCH_MATRIX:-$DEFAULT_VERSIONS}}"
 NETWORK_ERRORS='ConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|Connection refused|ReadTimeoutError|timed out|No route to host'
 
@@ -55,12 +55,6 @@ say() {  # MESSAGE: one progress line, stamped with the seconds since the matrix
 
 pip_env() {  # COMMAND...: runs it with this machine's pip config bypassed
   PIP_CONFIG_FILE=/dev/null PIP_CONSTRAINT='' PIP_FIND_LINKS='' PIP_DISABLE_PIP_VERSION_CHECK=1 "$@"
-}
-
-test_workers() {  # pytest-xdist workers: one per core, at most MAX_TEST_WORKERS
-  local cores
-  cores="$(nproc 2>/dev/null || echo 1)"
-  echo $((cores < MAX_TEST_WORKERS ? cores : MAX_TEST_WORKERS))
 }
 
 pip_from_pypi() {  # VENV ARGS...: pip install in that venv, with this machine's pip config bypassed

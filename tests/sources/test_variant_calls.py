@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _export_support import PROGRAMS, child_environ, one_file, read_jsonl
 
 from otel_dynamo import names
@@ -33,6 +34,22 @@ def _run(out: Path, *arguments: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.fixture(scope="module")
+def forty_then_two(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run that calls the first shape 40 times, then a second one twice."""
+    out = tmp_path_factory.mktemp("forty_then_two")
+    _run(out, "--calls", "40,2")
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_then_forty(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same shapes, the first called twice, the second 40 times."""
+    out = tmp_path_factory.mktemp("two_then_forty")
+    _run(out, "--calls", "2,40")
+    return out
+
+
 def _compiles(out: Path) -> list[dict[str, Any]]:
     (process,) = read_report([out]).summary["processes"]
     return list(process["compiles"])
@@ -48,11 +65,10 @@ def test_each_variant_counts_the_calls_the_job_made_with_it(tmp_path: Path) -> N
     assert [row["backward_calls"] for row in rows] == [None, None, None]
 
 
-def test_a_recompile_that_served_few_calls_is_cold(tmp_path: Path) -> None:
+def test_a_recompile_that_served_few_calls_is_cold(forty_then_two: Path) -> None:
     """40 calls of one shape, then 2 of another: the recompile served 2/42 of the calls, a
     cold variant in the compiles and the recompiles section; the first one is hot."""
-    _run(tmp_path, "--calls", "40,2")
-    (process,) = read_report([tmp_path]).summary["processes"]
+    (process,) = read_report([forty_then_two]).summary["processes"]
     first, second = process["compiles"]
     assert (first["calls"], first["hot"], second["calls"], second["hot"]) == (40, True, 2, False)
     assert second["call_share"] == 2 / 42
@@ -85,12 +101,10 @@ def test_the_variant_calls_metric_ends_at_each_compile_ids_calls(tmp_path: Path)
     assert last == {("0/0", inference): 4, ("0/1", inference): 1}
 
 
-def test_diff_names_a_variant_that_became_hot(tmp_path: Path) -> None:
+def test_diff_names_a_variant_that_became_hot(forty_then_two: Path, two_then_forty: Path) -> None:
     """BASE calls the second shape 2 times in 42, NEW 40 times in 42: the diff lists that
     recompile under became_hot and the first compile under became_cold."""
-    base, new = tmp_path / "base", tmp_path / "new"
-    _run(base, "--calls", "40,2")
-    _run(new, "--calls", "2,40")
+    base, new = forty_then_two, two_then_forty
     diff = diff_summaries(
         read_report([base]).summary, read_report([new]).summary, min_change=MinChange()
     )
@@ -101,12 +115,12 @@ def test_diff_names_a_variant_that_became_hot(tmp_path: Path) -> None:
     assert (cold["base_calls"], cold["new_calls"], cold["reason"]) == (40, 2, None)
 
 
-def test_a_diff_gate_fails_on_a_variant_that_became_hot(tmp_path: Path) -> None:
+def test_a_diff_gate_fails_on_a_variant_that_became_hot(
+    forty_then_two: Path, two_then_forty: Path
+) -> None:
     """`otel-dynamo diff --fail-on variants_became_hot>0` exits 1 when one became hot, 0
     for a run compared with itself."""
-    base, new = tmp_path / "base", tmp_path / "new"
-    _run(base, "--calls", "40,2")
-    _run(new, "--calls", "2,40")
+    base, new = forty_then_two, two_then_forty
     codes = []
     for first, second in ((base, new), (base, base)):
         command = [sys.executable, "-m", "otel_dynamo", "diff", str(first), str(second)]
@@ -123,11 +137,10 @@ def test_a_diff_gate_fails_on_a_variant_that_became_hot(tmp_path: Path) -> None:
     assert codes == [1, 0]
 
 
-def test_the_terminal_report_marks_a_cold_variant(tmp_path: Path) -> None:
+def test_the_terminal_report_marks_a_cold_variant(forty_then_two: Path) -> None:
     """The recompiles table of `otel-dynamo report` shows the cold variant's calls as "2 cold"."""
-    _run(tmp_path, "--calls", "40,2")
     done = subprocess.run(
-        [sys.executable, "-m", "otel_dynamo", "report", str(tmp_path)],
+        [sys.executable, "-m", "otel_dynamo", "report", str(forty_then_two)],
         env=child_environ(NO_COLOR="1", COLUMNS="140"),
         capture_output=True,
         text=True,
