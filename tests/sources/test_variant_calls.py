@@ -3,14 +3,13 @@ shown by the report, its --json, its diff and the torch.compile.variant.calls me
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _export_support import PROGRAMS, child_environ, one_file, read_jsonl
+from _export_support import PROGRAMS, child_environ, one_file, read_jsonl, run_program
 
 from otel_dynamo import names
 from otel_dynamo.report import read_report
@@ -22,16 +21,9 @@ TIMEOUT_S = 240
 
 def _run(out: Path, *arguments: str) -> dict[str, Any]:
     env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(out))
-    done = subprocess.run(
-        [sys.executable, str(JOB), *arguments],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    done = run_program(JOB, *arguments, env=env, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return dict(done.summary())
 
 
 @pytest.fixture(scope="module")
