@@ -28,7 +28,7 @@ def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
         type=_min_change,
         default=DEFAULT_MIN_CHANGE,
         metavar="REL,ABS",
-        help=f"a compile time changed when it moved by both (default {DEFAULT_MIN_CHANGE})",
+        help="a compile time changed when it moved by both (default %(default)s)",
     )
     parser.add_argument(
         "--fail-on",
