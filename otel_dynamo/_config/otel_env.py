@@ -46,7 +46,7 @@ _EXPORTER_ALIASES = {
 }
 BUILT_IN_EXPORTERS = frozenset({EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_CONSOLE, EXPORTER_NONE})
 JSON_HTTP_DISTRIBUTION = "opentelemetry-exporter-otlp-json-http"
-"""What OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs (``pip install otel-dynamo[json-http]``)."""
+"""What OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs (otel_dynamo's ``json-http`` extra)."""
 
 ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
 ENV_SAMPLER = "OTEL_TRACES_SAMPLER"
@@ -337,7 +337,8 @@ def _json_http_or_none(reader: _Reader, variable: str, raw: str, signal: str) ->
     if registered.installed(JSON_HTTP_DISTRIBUTION):
         return PROTOCOL_HTTP_JSON
     accepted = (
-        f"{ACCEPTED_PROTOCOL}; http/json needs {JSON_HTTP_DISTRIBUTION} (otel-dynamo[json-http])"
+        f"{ACCEPTED_PROTOCOL}; http/json needs {JSON_HTTP_DISTRIBUTION} "
+        "(otel_dynamo's json-http extra)"
     )
     reader.problem(variable, raw, accepted, TURNED_OFF, signal=signal)
     return None

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from opentelemetry.sdk.metrics.export import MetricReader
 
-INSTALL_HINT = "pip install 'otel-dynamo[prometheus]'"
+INSTALL_HINT = "pip install opentelemetry-exporter-prometheus (otel_dynamo's prometheus extra)"
 
 
 @dataclasses.dataclass(frozen=True)

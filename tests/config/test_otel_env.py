@@ -111,7 +111,7 @@ def test_http_json_protocol_is_accepted_when_its_exporter_is_installed():
 
 def test_http_json_protocol_without_its_exporter_is_a_clear_problem(monkeypatch):
     """Where opentelemetry-exporter-otlp-json-http is not installed: one problem naming the
-    package to install (otel-dynamo[json-http]); OTLP off."""
+    package to install (otel_dynamo's json-http extra); OTLP off."""
     from otel_dynamo._config import registered
 
     monkeypatch.setattr(registered, "installed", lambda distribution: False)
@@ -121,7 +121,8 @@ def test_http_json_protocol_without_its_exporter_is_a_clear_problem(monkeypatch)
     }
     env = read_otel_env(environ)
     (problem,) = env.problems
-    assert "opentelemetry-exporter-otlp-json-http (otel-dynamo[json-http])" in problem.accepted
+    expected = "opentelemetry-exporter-otlp-json-http (otel_dynamo's json-http extra)"
+    assert expected in problem.accepted
     assert [plan.exporters for plan in env.plans.values()] == [(), (), ()]
 
 
