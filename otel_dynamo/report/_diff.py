@@ -315,6 +315,13 @@ def _keyed_changes(
     return result
 
 
+def occurrences(items: Iterable[Mapping[str, Any]]) -> int:
+    """How often ``items`` (one part of a keyed section: new, gone or changed) occurred:
+    each item's count in NEW, or in BASE for one that is gone. The number ``--fail-on``
+    compares (new_graph_breaks, ...) and the diff's headings show."""
+    return sum(item["new_count"] or item["base_count"] for item in items)
+
+
 def _by_function(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
     found: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: dict.fromkeys(("frame_compiles", "graphs", "ops", "guards", "compile_seconds"), 0)

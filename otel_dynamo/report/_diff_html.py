@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_dynamo.report import _format
-from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS
+from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS, occurrences
 from otel_dynamo.report._diff_terminal import ITEM_TITLES, TOTAL_TITLES, VARIANT_TITLES
 from otel_dynamo.report._html_assets import STYLE
 
@@ -42,6 +42,7 @@ def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) ->
                     title,
                     ["base", "new", "what", "where"],
                     [_item_row(section, item) for item in items],
+                    count=occurrences(items),
                 )
             )
     sections.append(
@@ -73,8 +74,9 @@ def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) ->
             [_process_row(row) for row in diff["processes"]],
         )
     )
-    if verdicts:
-        sections.append(
+    if verdicts:  # first: the verdict is what a CI run's reader came for
+        sections.insert(
+            0,
             _table(
                 "Fail-on conditions",
                 ["condition", "compared", "value", "verdict"],
@@ -87,12 +89,14 @@ def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) ->
                     ]
                     for v in verdicts
                 ],
-            )
+            ),
         )
     base, new = diff["inputs"]["base"], diff["inputs"]["new"]
     stats = (
-        f"<div>base <b>{base['processes']} processes, {base['files']} files</b></div>"
-        f"<div>new <b>{new['processes']} processes, {new['files']} files</b></div>"
+        f"<div>base <b>{_format.plural(base['processes'], 'process', 'processes')}, "
+        f"{_format.plural(base['files'], 'file')}</b></div>"
+        f"<div>new <b>{_format.plural(new['processes'], 'process', 'processes')}, "
+        f"{_format.plural(new['files'], 'file')}</b></div>"
     )
     return _PAGE.format(
         title=html.escape(PAGE_TITLE), style=STYLE, stats=stats, sections="".join(sections)
@@ -184,8 +188,11 @@ def _process_row(row: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _table(title: str, columns: list[str], rows: list[list[str]]) -> str:
-    heading = f"<h3>{html.escape(title)} ({len(rows)})</h3>"
+def _table(
+    title: str, columns: list[str], rows: list[list[str]], *, count: int | None = None
+) -> str:
+    shown = len(rows) if count is None else count
+    heading = f"<h3>{html.escape(title)} ({shown})</h3>"
     if not rows:
         return f'<section>{heading}<p class="empty">none</p></section>'
     head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)

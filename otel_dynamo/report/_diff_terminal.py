@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from otel_dynamo.report import _format
-from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS
+from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS, occurrences
 from otel_dynamo.report._table import Cell, Column, format_table, paint, wrapped
 
 TOTAL_TITLES = {
@@ -57,11 +57,16 @@ def _heading(diff: Mapping[str, Any]) -> list[str]:
     base, new = diff["inputs"]["base"], diff["inputs"]["new"]
     threshold = diff["min_change"]
     return [
-        f"otel-dynamo diff: base {base['processes']} processes ({base['files']} files) → "
-        f"new {new['processes']} processes ({new['files']} files)",
+        f"otel-dynamo diff: base {_side(base)} → new {_side(new)}",
         f"compile times count as changed past {threshold['relative']:.0%} and "
         f"{threshold['seconds']:g} s",
     ]
+
+
+def _side(side: Mapping[str, Any]) -> str:
+    """ "1 process (3 files)"."""
+    processes = _format.plural(side["processes"], "process", "processes")
+    return f"{processes} ({_format.plural(side['files'], 'file')})"
 
 
 def _number(key: str, value: float) -> str:
@@ -105,7 +110,7 @@ def _items(section: str, changes: Mapping[str, list[Any]], width: int, color: bo
         items = changes[part]
         if not items:
             continue
-        title = f"{part.capitalize()} {ITEM_TITLES[section]} ({len(items)})"
+        title = f"{part.capitalize()} {ITEM_TITLES[section]} ({occurrences(items)})"
         lines += ["", paint(title, "bold", color=color)]
         for item in items:
             lines += _item_lines(section, item, width, color, style)

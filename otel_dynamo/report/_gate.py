@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from otel_dynamo.report._diff import COUNT_TOTALS, TIME_TOTALS
+from otel_dynamo.report._diff import COUNT_TOTALS, TIME_TOTALS, occurrences
 
 ITEM_COUNTS = {
     "new_graph_breaks": ("graph_breaks", "new"),
@@ -32,6 +32,8 @@ ITEM_COUNTS = {
 }
 VARIANT_COUNTS = {"variants_became_hot": "became_hot"}
 """Counts of variants (function, file, failed guard) in a part of the diff's variants."""
+PERCENT_DECIMALS = 2
+"""A relative change is compared (and shown) in percent to this many decimals."""
 METRICS = (*COUNT_TOTALS, *TIME_TOTALS, *ITEM_COUNTS, *VARIANT_COUNTS)
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -83,8 +85,7 @@ class Condition:
             return float(len(diff["variants"][VARIANT_COUNTS[self.metric]]))
         if self.metric in ITEM_COUNTS:
             section, part = ITEM_COUNTS[self.metric]
-            count = sum(item["new_count"] or item["base_count"] for item in diff[section][part])
-            return float(count)
+            return float(occurrences(diff[section][part]))
         total = diff["totals"][self.metric]
         if self.compares == "value":
             return float(total["new"])
@@ -93,4 +94,4 @@ class Condition:
         relative = total["relative"]
         if relative is None:  # from zero: no change is 0 %, any other unbounded
             return 0.0 if total["change"] == 0 else float("inf")
-        return float(relative) * 100
+        return round(float(relative) * 100, PERCENT_DECIMALS)

@@ -207,3 +207,64 @@ def test_every_json_key_is_documented(runs, capsys) -> None:
     _, diff = _diff(capsys, str(runs[0]), str(runs[1]), "--fail-on", "failures>0")
     doc = (Path(__file__).parents[2] / "docs" / "diff-json.md").read_text(encoding="utf-8")
     assert sorted(key for key in _keys(diff) if f"`{key}`" not in doc) == []
+
+
+@pytest.fixture
+def break_seen_twice(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE: the small job. NEW: also two compiles of decode, each breaking at one place."""
+    base = small_compiles()
+    new = [
+        *base,
+        FakeCompile("3/0", function="decode", line=70, start_ms=6000, graph_breaks=(NEW_BREAK,)),
+        FakeCompile(
+            "3/1",
+            function="decode",
+            line=70,
+            start_ms=7000,
+            cache_size=1,
+            graph_breaks=(NEW_BREAK,),
+        ),
+    ]
+    return _write(tmp_path / "base", base), _write(tmp_path / "new", new)
+
+
+def test_the_heading_and_the_gate_count_new_graph_breaks_alike(break_seen_twice, capsys) -> None:
+    """One new break place seen in 2 compiles: the heading says 2 and the gate compares 2."""
+    base, new = map(str, break_seen_twice)
+    code = cli.main(["diff", base, new, "--color", "never", "--fail-on", "new_graph_breaks>1"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "New graph breaks (2)" in out
+    assert "FAILED  new_graph_breaks>1 (value 2)" in out
+
+
+def test_the_html_page_opens_with_the_verdict(break_seen_twice, tmp_path, capsys) -> None:
+    """--html with --fail-on: the fail-on table is the page's first section, and the new
+    graph breaks' heading counts 2, as the gate does."""
+    page = tmp_path / "diff.html"
+    base, new = map(str, break_seen_twice)
+    cli.main(["diff", base, new, "--html", str(page), "--fail-on", "new_graph_breaks>1"])
+    capsys.readouterr()
+    headings = re.findall(r"<h3>(.*?)</h3>", page.read_text())
+    assert headings[0] == "Fail-on conditions (1)"
+    assert "New graph breaks (2)" in headings
+
+
+def test_a_relative_change_is_compared_rounded(tmp_path, capsys) -> None:
+    """3 s of compiling, then 4.111 s: the gate compares 37.03 (percent), not 37.0333…"""
+    base = _write(tmp_path / "base", [FakeCompile("0/0", duration_ms=3000)])
+    new = _write(tmp_path / "new", [FakeCompile("0/0", duration_ms=4111)])
+    condition = "compile_seconds>+20%"
+    code = cli.main(["diff", str(base), str(new), "--json", "--fail-on", condition])
+    diff = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert diff["conditions"] == [
+        {"condition": condition, "compared": "percent", "value": 37.03, "failed": True}
+    ]
+
+
+def test_the_heading_says_process_in_the_singular(runs, capsys) -> None:
+    """One process on each side: "1 process", not "1 processes"."""
+    cli.main(["diff", *map(str, runs), "--color", "never"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "otel-dynamo diff: base 1 process (1 file) → new 1 process (1 file)"
