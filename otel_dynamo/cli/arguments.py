@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 PROG = "otel-dynamo"
 EXIT_OK = 0
@@ -14,6 +15,23 @@ EXIT_FAILED = 1
 
 def error(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def announce(message: str) -> None:
+    """What a command did beside its output (a file it wrote), on stderr: stdout stays
+    the report or its JSON."""
+    print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def write_page(path: Path, page: str, *, what: str = "HTML page") -> bool:
+    """Write ``page`` to ``path`` and say so; an error naming the path when it cannot."""
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as problem:
+        error(f"{path}: cannot write the {what}: {problem.strerror}")
+        return False
+    announce(f"wrote the {what} {path}")
+    return True
 
 
 def non_negative_int(text: str) -> int:

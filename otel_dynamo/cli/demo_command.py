@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, PROG, at_least, error
-from otel_dynamo.cli.report_command import print_report, write_html
+from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, PROG, at_least, error, write_page
+from otel_dynamo.cli.report_command import print_report
 
 if TYPE_CHECKING:
     from otel_dynamo.cli.demo_training import DemoRun
@@ -87,7 +87,7 @@ def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     summary = report.summarize(telemetry)
     html = run.output_dir / demo_training.HTML_NAME
-    if not write_html(html, report.render_html(telemetry, summary)):
+    if not write_page(html, report.render_html(telemetry, summary)):
         return EXIT_FAILED
     print_report(summary, args, sys.stdout)
     files = "\n".join(f"  {path}" for path in run.files)

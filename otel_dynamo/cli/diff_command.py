@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from otel_dynamo.cli.arguments import EXIT_OK, error
+from otel_dynamo.cli.arguments import EXIT_OK, error, write_page
 
 DIFF_HELP = "compare two runs' telemetry: what changed, with --fail-on conditions for CI"
 EXIT_GATE_FAILED = 1
@@ -106,12 +106,7 @@ def _print(diff: dict[str, Any], verdicts: list[dict[str, Any]], args: argparse.
 def _write_html(path: Path, diff: dict[str, Any], verdicts: list[dict[str, Any]]) -> bool:
     from otel_dynamo.report._diff_html import render_diff_html
 
-    try:
-        path.write_text(render_diff_html(diff, verdicts), encoding="utf-8")
-    except OSError as problem:
-        error(f"{path}: cannot write the HTML page: {problem.strerror}")
-        return False
-    return True
+    return write_page(path, render_diff_html(diff, verdicts))
 
 
 def dumps(diff: dict[str, Any]) -> str:

@@ -11,7 +11,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, error, non_negative_int, positive_int
+from otel_dynamo.cli.arguments import (
+    EXIT_FAILED,
+    EXIT_OK,
+    announce,
+    error,
+    non_negative_int,
+    positive_int,
+    write_page,
+)
 
 COLOR_CHOICES = ("auto", "always", "never")
 MIN_TERMINAL_WIDTH = 60
@@ -110,7 +118,7 @@ def run_report(args: argparse.Namespace) -> int:
     summary = done.summary
     if args.html is not None and done.timeline is not None:
         progress.step(f"writing {args.html}")
-        if not write_html(args.html, report.render_page(summary, done.timeline, graphs)):
+        if not write_page(args.html, report.render_page(summary, done.timeline, graphs)):
             progress.clear()
             return EXIT_FAILED
     progress.clear()
@@ -157,15 +165,7 @@ def _perfetto_writer(path: Path | None) -> Iterator[Any]:
         writer = report.PerfettoWriter(stream)
         yield writer
         writer.close()
-
-
-def write_html(path: Path, page: str) -> bool:
-    try:
-        path.write_text(page, encoding="utf-8")
-    except OSError as problem:
-        error(f"{path}: cannot write the HTML page: {problem.strerror}")
-        return False
-    return True
+    announce(f"wrote the Perfetto trace {path}")
 
 
 def use_color(choice: str, stream: TextIO) -> bool:

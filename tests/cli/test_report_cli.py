@@ -261,3 +261,19 @@ def test_every_json_key_is_documented_in_the_readme(
     section = SCHEMA_DOC.read_text(encoding="utf-8")
     missing = sorted({key for key in _keys(summary) if f"`{key}`" not in section})
     assert missing == []
+
+
+def test_every_file_written_is_announced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--html and --perfetto each say on stderr which file they wrote; stdout stays the
+    report."""
+    write_small(tmp_path / "run")
+    page, trace = tmp_path / "report.html", tmp_path / "trace.json"
+    code, out, err = _run(
+        capsys, str(tmp_path / "run"), "--html", str(page), "--perfetto", str(trace)
+    )
+    assert code == 0, err
+    assert f"otel-dynamo: wrote the HTML page {page}" in err.splitlines()
+    assert f"otel-dynamo: wrote the Perfetto trace {trace}" in err.splitlines()
+    assert "wrote" not in out
