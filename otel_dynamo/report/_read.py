@@ -26,6 +26,11 @@ MAX_PROBLEMS_PER_FILE = 5
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 """Largest file tried as one pretty-printed request when its lines are not requests."""
+NOT_TELEMETRY = (
+    "a JSON document, not OTLP/JSON telemetry (a report's --json output or a Perfetto "
+    "trace, for example)"
+)
+"""Said once for a file that is one JSON document of something else."""
 
 PROGRESS_STEP_BYTES = 4 * 1024 * 1024
 """How much input is read between two progress callbacks."""
@@ -211,13 +216,16 @@ class FileReader:
             request = json.loads(self._path.read_text(encoding="utf-8", errors="replace"))
         except (ValueError, RecursionError):
             return
-        if _decode.signal_of(request) is not None:
-            self._problems.clear()
-            self._stats.bad_lines = 0
-            try:
-                self._add_request(request)
-            except UNREADABLE_RECORD as error:
-                self._bad_line(1, f"unreadable record ({type(error).__name__})")
+        if _decode.signal_of(request) is None:  # a report's --json, a Perfetto trace, ...
+            self._problems[:] = [Problem(self._name, None, NOT_TELEMETRY)]
+            self._stats.bad_lines = self._stats.lines
+            return
+        self._problems.clear()
+        self._stats.bad_lines = 0
+        try:
+            self._add_request(request)
+        except UNREADABLE_RECORD as error:
+            self._bad_line(1, f"unreadable record ({type(error).__name__})")
 
     def _reported_problems(self) -> list[Problem]:
         if not self._problems:
@@ -235,9 +243,11 @@ class FileReader:
 
 
 def _json_error_message(error: ValueError) -> str:
-    detail = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-    column = f" at column {error.colno}" if isinstance(error, json.JSONDecodeError) else ""
-    return f"truncated or corrupt JSON line ({detail}{column})"
+    if not isinstance(error, json.JSONDecodeError):
+        return f"truncated or corrupt JSON line ({error})"
+    # json's messages may end in "at" ("Unterminated string starting at"): one "at" only
+    where = "column" if error.msg.endswith(" at") else "at column"
+    return f"truncated or corrupt JSON line ({error.msg} {where} {error.colno})"
 
 
 def _not_otlp_message(request: object) -> str:

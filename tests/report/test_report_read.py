@@ -223,6 +223,27 @@ def test_file_of_another_format_is_reported_once(tmp_path: Path) -> None:
     ]
 
 
+def test_a_pretty_printed_document_of_another_kind_is_skipped_in_one_line(tmp_path: Path) -> None:
+    """A report's own --json output saved beside the telemetry (indented JSON over many
+    lines): one problem saying what it is, not one per line."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"schema_version": 2, "totals": {"runs": 1}}, indent=2))
+    telemetry = load_telemetry([path])
+    assert [str(p) for p in telemetry.problems] == [
+        f"{path}: {read_module.NOT_TELEMETRY}; nothing read from this file"
+    ]
+
+
+def test_a_cut_string_is_named_with_one_at(tmp_path: Path) -> None:
+    """A line cut inside a string: "Unterminated string starting at column N", not "at at"."""
+    path = tmp_path / "traces-1.jsonl"
+    path.write_text('{"resourceSpans": [{"name": "ab')
+    (problem,) = load_telemetry([path]).problems
+    assert problem.message.startswith(
+        "truncated or corrupt JSON line (Unterminated string starting at column 29)"
+    )
+
+
 def test_binary_file_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     """Bytes that are not UTF-8 are reported as an unreadable line."""
     path = tmp_path / "blob.json"
