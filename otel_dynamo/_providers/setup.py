@@ -253,7 +253,10 @@ class _Builder:
     def _safe_exports_for(self, signal: str) -> list[SafeExport]:
         plan = self._plans[signal]
         safe_exports = []
-        for kind in plan.exporters:
+        # OTLP last: the meter provider reads, flushes and shuts its readers down one
+        # after another, so a collector that does not answer must come after the local
+        # files and console, or it costs them their last export.
+        for kind in sorted(plan.exporters, key=lambda kind: kind == EXPORTER_OTLP):
             if signal == SIGNAL_METRICS and self._reader_class(kind) is not None:
                 continue  # a registered MetricReader (prometheus): a reader, not an exporter
             if kind == EXPORTER_OTLP and plan.otlp is not None:

@@ -20,7 +20,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
+from urllib.parse import urlsplit
 
+from otel_dynamo._config.otel_env import (
+    ENV_EXPORTER,
+    EXPORTER_FILE,
+    EXPORTER_OTLP,
+    SignalPlan,
+    join_signals,
+    read_otel_env,
+)
 from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_ENABLED, ENV_OUTPUT_DIR
 from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 
@@ -53,8 +62,11 @@ def run_command(args: argparse.Namespace) -> int:
     if installed_startup_hook() is None:
         _say(f"warning: {PTH_NAME} is not in site-packages; reinstall otel-dynamo for tracing")
     env = traced_environment(os.environ, out=args.out)
+    elsewhere = elsewhere_than_files(env) if args.out else None
+    if elsewhere:
+        _say(elsewhere)
     if args.report:
-        return _run_and_report(command, env)
+        return _run_and_report(command, env, elsewhere)
     return _exec(command, env)
 
 
@@ -66,6 +78,41 @@ def traced_environment(environ: Mapping[str, str], *, out: str | None) -> dict[s
     return env
 
 
+def elsewhere_than_files(env: Mapping[str, str]) -> str | None:
+    """What says where the signals that do not go to the telemetry directory go (an OTLP
+    endpoint or an exporter set in the environment), and how to write files too; None
+    when every signal goes there (or nothing is exported at all)."""
+    otel = read_otel_env(env)
+    if otel.disabled:
+        return None
+    away = {
+        signal: plan
+        for signal, plan in otel.plans.items()
+        if plan.exporters and EXPORTER_FILE not in plan.exporters
+    }
+    if not away:
+        return None
+    places = dict.fromkeys(_place(kind, plan) for plan in away.values() for kind in plan.exporters)
+    out = env.get(ENV_OUTPUT_DIR, DEFAULT_OUTPUT_DIR)
+    variables = ", ".join(ENV_EXPORTER[signal] for signal in away)
+    return (
+        f"{join_signals(list(away))} go to {', '.join(places)}, not to {out}, as the "
+        f"environment says; add {EXPORTER_FILE} to {variables} (e.g. "
+        f"{EXPORTER_OTLP},{EXPORTER_FILE}) to write files there too"
+    )
+
+
+def _place(kind: str, plan: SignalPlan) -> str:
+    """An exporter's destination in words; an endpoint as scheme://host:port only (its
+    user, password, path and query may hold secrets)."""
+    if kind == EXPORTER_OTLP and plan.otlp is not None:
+        parts = urlsplit(plan.otlp.endpoint)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+        return f"the OTLP endpoint {parts.scheme}://{host}{port}"
+    return f"the {kind} exporter"
+
+
 def _exec(command: list[str], env: dict[str, str]) -> int:
     try:
         os.execvpe(command[0], command, env)
@@ -75,7 +122,7 @@ def _exec(command: list[str], env: dict[str, str]) -> int:
     return 0  # pragma: no cover - execvpe does not return
 
 
-def _run_and_report(command: list[str], env: dict[str, str]) -> int:
+def _run_and_report(command: list[str], env: dict[str, str], elsewhere: str | None) -> int:
     started = time.time()
     # Forwarding is set up before the child starts: a signal that comes while it starts
     # is held and sent on once it runs, never left to end this process alone.
@@ -88,6 +135,8 @@ def _run_and_report(command: list[str], env: dict[str, str]) -> int:
         forward_to(child)
         status = exit_status(child.wait())
     _report_written(env, started)
+    if elsewhere:
+        _say(elsewhere)
     return status
 
 

@@ -114,3 +114,41 @@ def test_job_exit_code_is_passed_through(tmp_path):
     )
     assert done.returncode == 3
     assert "no telemetry was written" in done.stderr
+
+
+def _run_with_out(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "otel_dynamo", "run", "--out", str(tmp_path / "out")]
+    command += ["--report", "--", sys.executable, "-c", "pass"]
+    return subprocess.run(
+        command,
+        env=child_environ(**environ),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_out_with_an_endpoint_in_the_environment_says_where_telemetry_goes(tmp_path: Path):
+    """--out while OTEL_EXPORTER_OTLP_ENDPOINT sends every signal elsewhere: said at the
+    start and at the end, with the endpoint's scheme, host and port only, and the
+    variables that write files too."""
+    endpoint = "http://user:s3cret-pass@127.0.0.1:9/v1?token=t0ken-value"
+    done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+    said = [line for line in done.stderr.splitlines() if "not to " in line]
+    assert said[0] == said[-1] and len(said) == 2
+    assert said[0] == (
+        "otel-dynamo run: traces, logs and metrics go to the OTLP endpoint "
+        f"http://127.0.0.1:9, not to {tmp_path / 'out'}, as the environment says; add "
+        "otlp_file to OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER "
+        "(e.g. otlp,otlp_file) to write files there too"
+    )
+    assert "s3cret" not in done.stderr and "t0ken" not in done.stderr
+
+
+def test_out_with_files_asked_for_says_nothing_more(tmp_path: Path):
+    """The same endpoint with otlp_file added for every signal: no such line."""
+    exporters = {f"OTEL_{s}_EXPORTER": "otlp,otlp_file" for s in ("TRACES", "LOGS", "METRICS")}
+    done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", **exporters)
+    assert "not to " not in done.stderr

@@ -115,3 +115,26 @@ def test_job_never_waits_for_the_exporter_timeout(case, results, baseline):
     the background and the exit flush gives up after OTEL_DYNAMO_SHUTDOWN_TIMEOUT."""
     overhead = results[case].wall_s - baseline.wall_s
     assert overhead < OTLP_EXPORTER_TIMEOUT_S, f"{case}: {overhead:.2f} s over telemetry off"
+
+
+@pytest.mark.parametrize("case", ["down-grpc", "black-hole-http"])
+def test_files_beside_a_dead_collector_get_every_signal(case, tmp_path):
+    """OTEL_<SIGNAL>_EXPORTER=otlp,otlp_file with a collector that is down or silent: the
+    job's files still hold its spans, log records and metrics (a collector that does not
+    answer never costs the local files their last export)."""
+    collector, protocol = CASES[case]
+    exporters = "otlp,otlp_file"
+    with collector() as port:
+        env = child_environ(
+            OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
+            OTEL_EXPORTER_OTLP_PROTOCOL=protocol,
+            OTEL_TRACES_EXPORTER=exporters,
+            OTEL_LOGS_EXPORTER=exporters,
+            OTEL_METRICS_EXPORTER=exporters,
+            OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path),
+        )
+        result = _job(env, "on")
+    assert result.returncode == 0, result.stderr
+    written = sorted(path.name.split("-")[0] for path in tmp_path.glob("*.jsonl"))
+    assert written == ["logs", "metrics", "traces"]
+    assert all(path.stat().st_size > 0 for path in tmp_path.glob("*.jsonl"))
