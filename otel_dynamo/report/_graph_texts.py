@@ -109,14 +109,15 @@ class GraphTextFiles:
 
     def add(self, telemetry: Telemetry) -> None:
         for item in graph_texts(telemetry):
-            self._write(item)
+            self.write(item)
 
     def restart(self) -> None:
         """Read again from the start: the same names come again and are overwritten."""
         self._counts.clear()
         self.written = 0
 
-    def _write(self, item: GraphText) -> None:
+    def write(self, item: GraphText) -> None:
+        """One text as its own file (the next number of its process and compile id)."""
         folder = self.directory / safe_name(item.process) / safe_name(item.compile_id)
         folder.mkdir(parents=True, exist_ok=True)
         order = self._counts[(item.process, item.compile_id)]
@@ -125,7 +126,17 @@ class GraphTextFiles:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         with os.fdopen(os.open(path, flags, _FILE_MODE), "w", encoding="utf-8") as stream:
             stream.write(item.text)
+            if item.truncated:
+                stream.write(cut_note(item))
         self.written += 1
+
+
+def cut_note(item: GraphText) -> str:
+    """The line that ends a file whose text was cut: a comment in both file kinds."""
+    return (
+        f"\n# … cut: {len(item.text):,} of {item.length:,} characters kept "
+        "(OTEL_DYNAMO_MAX_GRAPH_TEXT_LENGTH)\n"
+    )
 
 
 def safe_name(part: str) -> str:

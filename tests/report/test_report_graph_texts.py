@@ -17,7 +17,7 @@ from _report_support import run_chromium, write_small
 
 from otel_dynamo import cli, names
 from otel_dynamo.report import GraphTextCollector, load_telemetry, render_html, summarize
-from otel_dynamo.report._graph_texts import graph_texts
+from otel_dynamo.report._graph_texts import GraphText, GraphTextFiles, graph_texts
 
 JOB = """
 import torch
@@ -171,3 +171,23 @@ def test_a_run_without_graph_texts_has_no_graphs_section(tmp_path: Path) -> None
     telemetry = load_telemetry([tmp_path])
     page = render_html(telemetry, summarize(telemetry))
     assert '"graphs":[]' in page and '"graphs":[{' not in page
+
+
+def test_a_cut_text_says_so_at_the_end_of_its_file(tmp_path: Path) -> None:
+    """A text cut to 12 of 5,000 characters ends its file with a comment saying so, and
+    which variable sets the length; an uncut one ends as it was captured."""
+    files = GraphTextFiles(tmp_path)
+    common = {"process": "rank 0", "compile_id": "0/0", "graph_index": 0, "path": None}
+    cut = GraphText(
+        kind="dynamo_output_graph", text="def forward(", length=5000, truncated=True, **common
+    )
+    whole = GraphText(
+        kind="aot_forward_graph", text="def f(): pass", length=13, truncated=False, **common
+    )
+    files.write(cut)
+    files.write(whole)
+    first, second = sorted((tmp_path / "rank_0" / "0-0").iterdir())
+    assert first.read_text() == (
+        "def forward(\n# … cut: 12 of 5,000 characters kept (OTEL_DYNAMO_MAX_GRAPH_TEXT_LENGTH)\n"
+    )
+    assert second.read_text() == "def f(): pass"
