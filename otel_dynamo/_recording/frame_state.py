@@ -169,8 +169,9 @@ def frame_attributes(
         names.ATTR_GUARD_COUNT: ended.guard_count,
         names.ATTR_GRAPH_BREAK_COUNT: len(frame.breaks),
         names.ATTR_GRAPH_BREAK_REASONS: limits.strings(brk.reason for brk in frame.breaks),
-        names.ATTR_FRAME_CACHE_SIZE: ended.cache_size,
     }
+    if ended.cache_size is not None:
+        attributes[names.ATTR_FRAME_CACHE_SIZE] = ended.cache_size
     if frame.discarded_graph_count:
         attributes[names.ATTR_FRAME_DISCARDED_GRAPH_COUNT] = frame.discarded_graph_count
     attributes.update(_optional_attributes(frame, ended, limits))

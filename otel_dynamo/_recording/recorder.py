@@ -38,6 +38,7 @@ from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.stream_events import (
     CacheLookup,
+    CodeLocation,
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -53,8 +54,16 @@ _log = logging.getLogger(__name__)
 
 MAX_OPEN_FRAMES = 256
 """Frames whose end we never saw are dropped past this many, oldest first."""
+MAX_KNOWN_CODES = 4096
+"""Code locations remembered by frame (code object), for compiles torch tells none of."""
 
 _device_timer_lock = threading.Lock()
+
+
+def frame_key(compile_id: str) -> str:
+    """The part of a compile id that names the code object: "0/3" -> "0", "!1/0/2_1" ->
+    "!1/0" (Dynamo numbers a code object's compiles after it)."""
+    return compile_id.rsplit("/", 1)[0]
 
 
 def first_line(exc: BaseException, limit: int) -> str:
@@ -84,6 +93,8 @@ class Recorder:
         self._frames: OrderedDict[str, FrameState] = OrderedDict()
         self._lazy_backwards: dict[str, CompileState] = {}
         self._device_timer: DeviceTimer | None = None
+        self._codes: OrderedDict[str, CodeLocation] = OrderedDict()
+        """Code location by frame key: a compile that hits the recompile limit has none."""
         self._ended: OrderedDict[str, tuple[trace.SpanContext, str | None]] = OrderedDict()
         """Span context and backend of recently ended frames: lazy backwards parent there."""
 
@@ -120,7 +131,8 @@ class Recorder:
 
     def frame_started(self, event: FrameStarted) -> None:
         frame = self._frame(event.compile_id)
-        frame.code = frame.code or event.code
+        frame.code = frame.code or event.code or self._codes.get(frame_key(event.compile_id))
+        self._remember_code(frame.compile_id, frame.code)
         if frame.span is None:
             self._start_frame_span(frame, event.time_ns)
 
@@ -237,9 +249,32 @@ class Recorder:
             self._start_frame_span(frame, event.start_ns or event.time_ns)
         self._finish_frame(frame, event)
 
+    def _remember_code(self, compile_id: str, code: CodeLocation | None) -> None:
+        if code is None:
+            return
+        key = frame_key(compile_id)
+        self._codes[key] = code
+        self._codes.move_to_end(key)
+        while len(self._codes) > MAX_KNOWN_CODES:
+            self._codes.popitem(last=False)
+
+    def _with_code(self, frame: FrameState, event: FrameEnded) -> FrameEnded:
+        """The end of a frame compile with its code location: torch's, else the one its
+        start or an earlier compile of the same code object (its frame key) gave."""
+        if event.function is not None:
+            self._remember_code(
+                event.compile_id, CodeLocation(event.function, event.file or "", event.line or 0)
+            )
+            return event
+        code = frame.code or self._codes.get(frame_key(event.compile_id))
+        if code is None:
+            return event
+        return dataclasses.replace(event, function=code.function, file=code.file, line=code.line)
+
     def _finish_frame(self, frame: FrameState, event: FrameEnded) -> None:
         span = frame.span
         assert span is not None
+        event = self._with_code(frame, event)
         mark_skipping_break(frame, event)
         outcome = frame_outcome(frame, event)
         attributes = frame_attributes(frame, event, outcome, self.limits)

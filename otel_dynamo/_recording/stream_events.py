@@ -42,7 +42,9 @@ class FrameEnded:
     file: str | None = None
     line: int | None = None
     guard_count: int = 0
-    cache_size: int = 0
+    cache_size: int | None = 0
+    """Cache entries of the code before this compile; None when torch did not say (a
+    compile that hit the recompile limit)."""
     """Cache entries the code held before this compile."""
     graph_node_count: int = 0
     fail_type: str | None = None

@@ -185,7 +185,7 @@ def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> Fr
         file=_text(metrics.get("co_filename")),
         line=line if isinstance(line, int) else None,
         guard_count=int(metrics.get("guard_count") or 0),
-        cache_size=int(metrics.get("cache_size") or 0),
+        cache_size=_count_or_none(metrics.get("cache_size")),
         graph_node_count=int(metrics.get("graph_node_count") or 0),
         fail_type=_text(metrics.get("fail_type") or None),
         fail_reason=_text(metrics.get("fail_reason") or None),
@@ -205,6 +205,10 @@ def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> Fr
         cudagraph_skip_reason=_text(metrics.get("cudagraph_skip_reason") or None),
         gave_up=gave_up_silently(metrics),
     )
+
+
+def _count_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def cache_lookup(compile_id: str, artifact: str, payload: Any) -> CacheLookup | None:

@@ -151,3 +151,26 @@ def test_a_graphs_own_break_reason_is_capped_like_every_break(provider, exporter
     ]
     assert all(len(reason) == 12 and reason.endswith("…") for reason in reasons), reasons
     assert names.ATTR_GRAPH_BREAK_KIND not in broken.attributes
+
+
+def doubled_sine(x):
+    return (x * 2).sin()
+
+
+def test_the_compile_that_hits_the_recompile_limit_names_its_function(provider, exporter):
+    """recompile_limit 2 and a third shape: the compile that fails at the limit carries
+    its function, file and line (torch's metrics give none: an earlier compile of the
+    same code did) and no cache size (torch states none)."""
+    backend = otel_dynamo.traced("eager", tracer_provider=provider)
+    compiled = torch.compile(doubled_sine, backend=backend)
+    with torch._dynamo.config.patch(recompile_limit=2, automatic_dynamic_shapes=False):
+        for size in (3, 4, 5):
+            compiled(torch.ones(size))
+    frames = named(exporter.get_finished_spans(), names.SPAN_FRAME)
+    (limited,) = [
+        f for f in frames if f.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
+    ]
+    assert limited.attributes[names.ATTR_CODE_FUNCTION] == "doubled_sine"
+    assert limited.attributes[names.ATTR_CODE_FILE] == __file__
+    assert limited.attributes[names.ATTR_CODE_LINE] == doubled_sine.__code__.co_firstlineno
+    assert names.ATTR_FRAME_CACHE_SIZE not in limited.attributes
