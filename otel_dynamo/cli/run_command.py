@@ -106,11 +106,22 @@ def _place(kind: str, plan: SignalPlan) -> str:
     """An exporter's destination in words; an endpoint as scheme://host:port only (its
     user, password, path and query may hold secrets)."""
     if kind == EXPORTER_OTLP and plan.otlp is not None:
-        parts = urlsplit(plan.otlp.endpoint)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-        return f"the OTLP endpoint {parts.scheme}://{host}{port}"
+        return f"the OTLP endpoint {_shown_endpoint(plan.otlp.endpoint)}"
     return f"the {kind} exporter"
+
+
+def _shown_endpoint(endpoint: str) -> str:
+    """``scheme://host:port``, or ``host:port`` for gRPC's form without a scheme; nothing
+    of the user, password, path or query."""
+    bare = "://" not in endpoint
+    try:
+        parts = urlsplit(f"//{endpoint.strip()}" if bare else endpoint)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an endpoint that cannot be read)"
+    host = parts.hostname or ""
+    where = f"[{host}]{port}" if ":" in host else f"{host}{port}"  # IPv6 keeps its brackets
+    return where if bare else f"{parts.scheme}://{where}"
 
 
 def _exec(command: list[str], env: dict[str, str]) -> int:

@@ -244,8 +244,15 @@ def _variant_changes(
     base: Mapping[tuple[str, ...], dict[str, Any]], new: Mapping[tuple[str, ...], dict[str, Any]]
 ) -> dict[str, list[dict[str, Any]]]:
     """Variants hot in NEW that were cold or absent in BASE ("became_hot"), and the other
-    way round ("became_cold"); most calls first."""
-    result: dict[str, list[dict[str, Any]]] = {"became_hot": [], "became_cold": []}
+    way round ("became_cold"), most calls first; ``compared`` is False (and both lists
+    empty) when either side recorded no calls at all."""
+    result: dict[str, Any] = {
+        "compared": bool(base) and bool(new),
+        "became_hot": [],
+        "became_cold": [],
+    }
+    if not result["compared"]:
+        return result
     for key in dict.fromkeys([*base, *new]):
         old, now = base.get(key), new.get(key)
         was_hot, is_hot = bool(old and old["hot"]), bool(now and now["hot"])
@@ -262,8 +269,8 @@ def _variant_changes(
             "new_share": now["share"] if now else 0.0,
         }
         result["became_hot" if is_hot else "became_cold"].append(item)
-    for items in result.values():
-        items.sort(key=lambda item: -max(item["base_calls"], item["new_calls"]))
+    for part in ("became_hot", "became_cold"):
+        result[part].sort(key=lambda item: -max(item["base_calls"], item["new_calls"]))
     return result
 
 

@@ -171,13 +171,16 @@ def _functions(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[s
     return _titled(f"Functions that changed ({len(rows)})", columns, table, width, color)
 
 
+VARIANTS_NOT_COMPARED = "Variants not compared: a run recorded no calls per variant"
 VARIANT_TITLES = {
     "became_hot": "Variants that became hot",
     "became_cold": "Variants that became cold",
 }
 
 
-def _variants(changes: Mapping[str, list[Any]], width: int, color: bool) -> list[str]:
+def _variants(changes: Mapping[str, Any], width: int, color: bool) -> list[str]:
+    if not changes["compared"]:
+        return ["", paint(VARIANTS_NOT_COMPARED, "dim", color=color)]
     lines: list[str] = []
     for part, title in VARIANT_TITLES.items():
         items = changes[part]

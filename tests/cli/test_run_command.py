@@ -152,3 +152,11 @@ def test_out_with_files_asked_for_says_nothing_more(tmp_path: Path):
     exporters = {f"OTEL_{s}_EXPORTER": "otlp,otlp_file" for s in ("TRACES", "LOGS", "METRICS")}
     done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", **exporters)
     assert "not to " not in done.stderr
+
+
+def test_a_grpc_host_and_port_endpoint_is_shown_without_its_user(tmp_path: Path):
+    """gRPC's form without a scheme, with a user and password: shown as host:port."""
+    done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="alice:pw-s3cret@collector:4317")
+    (said, *_) = [line for line in done.stderr.splitlines() if "not to " in line]
+    assert "go to the OTLP endpoint collector:4317, not to" in said
+    assert "alice" not in done.stderr and "s3cret" not in done.stderr

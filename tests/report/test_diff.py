@@ -17,10 +17,11 @@ from _report_support import (
     FakeCompile,
     GraphBreak,
     small_compiles,
+    write_logs,
     write_traces,
 )
 
-from otel_dynamo import cli
+from otel_dynamo import cli, names
 
 
 def _write(directory: Path, compiles: list[FakeCompile]) -> Path:
@@ -268,3 +269,23 @@ def test_the_heading_says_process_in_the_singular(runs, capsys) -> None:
     cli.main(["diff", *map(str, runs), "--color", "never"])
     first = capsys.readouterr().out.splitlines()[0]
     assert first == "otel-dynamo diff: base 1 process (1 file) → new 1 process (1 file)"
+
+
+def test_variants_are_not_compared_when_base_recorded_no_calls(tmp_path, capsys) -> None:
+    """BASE without variant_calls events (an older otel_dynamo), NEW with them: nothing
+    "became hot", the gate on it holds no failure, and the diff says why."""
+    base = _write(tmp_path / "base", small_compiles())
+    new = _write(tmp_path / "new", small_compiles())
+    event = {
+        "event.name": names.LOG_VARIANT_CALLS,
+        names.ATTR_COMPILE_ID: "0/0",
+        names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD,
+        names.ATTR_VARIANT_CALLS: 40,
+    }
+    write_logs(new / "logs.jsonl", [event])
+    args = ["diff", str(base), str(new), "--fail-on", "variants_became_hot>0"]
+    code, diff = _diff(capsys, *args[1:])
+    assert code == 0
+    assert diff["variants"] == {"compared": False, "became_hot": [], "became_cold": []}
+    cli.main([*args, "--color", "never"])
+    assert "Variants not compared" in capsys.readouterr().out
