@@ -61,7 +61,7 @@ MAX_FOLDED_VARIANTS = 10_000
 """Variants whose calls are still told apart after their graphs were folded (see RunCounts)."""
 MAX_VARIANT_SERIES = 64
 """Compile ids that get a torch.compile.variant.calls series of their own, in the order
-they first ran; later ones share "other" (a fixed set, so each series stays monotonic)."""
+they were compiled; later ones share "other" (a fixed set, so each series stays monotonic)."""
 
 
 class CompileMetrics:
@@ -260,18 +260,20 @@ class RunCounts:
         folded_variants: int = MAX_FOLDED_VARIANTS,
         variant_series: int = MAX_VARIANT_SERIES,
     ) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # observe_variants holds it across variants()
         self._limit = limit
         self._live: collections.deque[RunState] = collections.deque()
         self._folded: dict[str, int] = {}
         self._folded_variants: dict[VariantKey, int] = {}
         self._folded_variants_limit = folded_variants
+        self._overflow: dict[str, int] = {}
+        """Calls by run kind of folded variants past ``folded_variants``: kept in "other"."""
         self._series_ids: dict[str, None] = {}
         self._series_limit = variant_series
         forks.reset_in_child(self._renew_lock)
 
     def _renew_lock(self) -> None:
-        self._lock = threading.Lock()  # another thread (a metric read) may have held it
+        self._lock = threading.RLock()  # another thread (a metric read) may have held it
 
     def track(self, run: RunState) -> None:
         compile_id = _compile_id_of(run)
@@ -290,6 +292,8 @@ class RunCounts:
         key = (compile_id, oldest.kind)
         if key in self._folded_variants or len(self._folded_variants) < self._folded_variants_limit:
             self._folded_variants[key] = max(self._folded_variants.get(key, 0), oldest.count)
+        else:  # told apart no more, but still counted: "other" never goes down
+            self._overflow[oldest.kind] = self._overflow.get(oldest.kind, 0) + oldest.count
 
     def totals(self) -> dict[str, int]:
         with self._lock:
@@ -320,8 +324,12 @@ class RunCounts:
         return [Observation(n, {names.ATTR_RUN_KIND: kind}) for kind, n in self.totals().items()]
 
     def observe_variants(self, _options: CallbackOptions) -> Iterable[Observation]:
-        sums: dict[VariantKey, int] = {}
-        for variant in self.variants():
+        with self._lock:  # one snapshot: a graph folded meanwhile is not counted twice
+            sums: dict[VariantKey, int] = {
+                (OTHER_COMPILE_IDS, kind): calls for kind, calls in self._overflow.items()
+            }
+            variants = self.variants()
+        for variant in variants:
             label = (
                 variant.compile_id if variant.compile_id in self._series_ids else OTHER_COMPILE_IDS
             )

@@ -24,23 +24,27 @@ class VariantReport:
         self._counts = counts
         self._log_events = log_events
         self._written: dict[VariantKey, int] = {}
+        self._inherited: dict[VariantKey, int] = {}
+        """Calls a forked child's counters started from (its parent's): not its own."""
         exit_steps.before_flush(self.settle)
         forks.reset_in_child(self._forget_parent_calls)
 
     def settle(self, final: bool) -> None:
         for variant in self._counts.variants():
             key = (variant.compile_id, variant.kind)
-            if self._written.get(key) == variant.calls:
+            calls = variant.calls - self._inherited.get(key, 0)
+            if calls <= 0 or self._written.get(key) == calls:
                 continue
-            self._written[key] = variant.calls
+            self._written[key] = calls
             span = None if variant.link is None else trace.NonRecordingSpan(variant.link)
             fields = {
                 names.ATTR_COMPILE_ID: variant.compile_id,
                 names.ATTR_RUN_KIND: variant.kind,
-                names.ATTR_VARIANT_CALLS: variant.calls,
+                names.ATTR_VARIANT_CALLS: calls,
             }
             self._log_events.variant_calls(span, fields)
 
     def _forget_parent_calls(self) -> None:
         """A forked child writes only the calls it served itself."""
-        self._written = {(v.compile_id, v.kind): v.calls for v in self._counts.variants()}
+        self._inherited = {(v.compile_id, v.kind): v.calls for v in self._counts.variants()}
+        self._written = {}

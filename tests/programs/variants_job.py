@@ -6,7 +6,8 @@ shapes off, so each batch size is its own variant). ``--train`` runs each call a
 training step (forward and backward). Under torchrun, ``--diverge-rank R --extra N``
 gives rank R batch 9 for its last N steps (a ragged shard of the data): a recompile
 the other ranks never make. Every rank makes the same steps and all-reduces its loss
-after each, as a data-parallel job would.
+after each, as a data-parallel job would. ``--fork-calls N`` then forks a
+``multiprocessing`` child that calls the first shape N more times.
 Prints one JSON line: the calls made per batch size.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 
 import torch
@@ -29,6 +31,7 @@ def main() -> None:
     parser.add_argument("--backend", default="eager")
     parser.add_argument("--diverge-rank", type=int, default=None)
     parser.add_argument("--extra", type=int, default=0)
+    parser.add_argument("--fork-calls", type=int, default=0)
     options = parser.parse_args()
     distributed = "RANK" in os.environ and "WORLD_SIZE" in os.environ
     if distributed:
@@ -49,9 +52,20 @@ def main() -> None:
     for batch in batches:
         _step(compiled, torch.randn(batch, 4), train=options.train, distributed=distributed)
         made[batch] = made.get(batch, 0) + 1
+    if options.fork_calls:
+        child = multiprocessing.get_context("fork").Process(
+            target=_calls, args=(compiled, FIRST_BATCH, options.fork_calls)
+        )
+        child.start()
+        child.join()
     if distributed:
         torch.distributed.destroy_process_group()
     print(json.dumps({"rank": rank, "calls": made}))
+
+
+def _calls(compiled: torch.nn.Module, batch: int, calls: int) -> None:
+    for _ in range(calls):
+        _step(compiled, torch.randn(batch, 4), train=False, distributed=False)
 
 
 def _step(compiled: torch.nn.Module, x: torch.Tensor, *, train: bool, distributed: bool) -> None:

@@ -63,3 +63,13 @@ def test_a_variant_that_never_ran_is_not_listed() -> None:
     counts = RunCounts()
     counts.track(_run("0/0", 0))
     assert counts.variants() == []
+
+
+def test_other_never_goes_down_when_folded_variants_overflow() -> None:
+    """Graphs folded past every bound still count in "other": 5, then 12, then 18."""
+    counts = RunCounts(limit=1, folded_variants=1, variant_series=0)
+    seen = []
+    for compile_id, calls in (("0/0", 5), ("0/1", 7), ("0/2", 6)):
+        counts.track(_run(compile_id, calls))
+        seen.append(_series(counts)[OTHER_COMPILE_IDS])
+    assert seen == [5, 12, 18]

@@ -142,3 +142,26 @@ def test_the_terminal_report_marks_a_cold_variant(forty_then_two: Path) -> None:
     assert done.returncode == 0, done.stderr
     recompiles = done.stdout.split("Recompiles (1)")[1]
     assert "2 cold" in recompiles.splitlines()[2]
+
+
+def test_a_forked_child_reports_only_the_calls_it_served(tmp_path: Path) -> None:
+    """The parent calls 5 times, then a forked multiprocessing child 2 times: the parent's
+    process reports 5 calls for 0/0, the child's process 2 (not 7)."""
+    _run(tmp_path, "--calls", "5", "--fork-calls", "2")
+    processes = read_report([tmp_path]).summary["processes"]
+    calls = sorted(
+        row["calls"] for p in processes for row in p["compiles"] if row["calls"] is not None
+    )
+    variant_events = sorted(
+        int(a["value"]["intValue"])
+        for line in (read_jsonl(path) for path in tmp_path.glob("logs-*.jsonl"))
+        for request in line
+        for resource in request["resourceLogs"]
+        for scope in resource["scopeLogs"]
+        for record in scope["logRecords"]
+        if record.get("eventName") == names.LOG_VARIANT_CALLS
+        for a in record["attributes"]
+        if a["key"] == names.ATTR_VARIANT_CALLS
+    )
+    assert variant_events == [2, 5]
+    assert calls == [5]  # the child compiled nothing: its calls have no compile row of its own
