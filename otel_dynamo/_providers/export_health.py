@@ -80,12 +80,15 @@ class ExportHealth:
 
     def warn_once(self, message: str) -> None:
         message = self.redact(message)
+        # The first warning is written while the lock is held: a thread that claimed it
+        # (an exporter's, during the exit flush) is never left unwritten while another
+        # thread's later warning, seeing it claimed, goes to DEBUG and the process ends.
         with self._lock:
             first, self._warned = not self._warned, True
-        if first:
-            _log.warning(message)
-        else:
-            _log.debug(message)
+            if first:
+                _log.warning(message)
+                return
+        _log.debug(message)
 
     def sdk_record(self, signal: str) -> RecordSink:
         """A sink for SDK records logged outside an export (e.g. "Queue full")."""
