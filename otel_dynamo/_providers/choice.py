@@ -144,15 +144,11 @@ def own_signal_providers(
             _built.update(dict.fromkeys(needed, build))
             if job:
                 _announce(list(job), needed, build, job_resource=resource is not None)
-        return {signal: _provider_of(_built[signal], signal) for signal in signals}
+        return {signal: _providers_of(_built[signal]).of(signal) for signal in signals}
 
 
-def _provider_of(build: ProcessProviders, signal: str) -> Any:
-    return {
-        SIGNAL_TRACES: build.tracer_provider,
-        SIGNAL_METRICS: build.meter_provider,
-        SIGNAL_LOGS: build.logger_provider,
-    }[signal]
+def _providers_of(build: ProcessProviders) -> Providers:
+    return Providers(build.tracer_provider, build.meter_provider, build.logger_provider)
 
 
 def job_resource(job: Mapping[str, Any]) -> Resource | None:

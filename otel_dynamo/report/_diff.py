@@ -220,7 +220,7 @@ def _variants(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], di
             if row["calls"] is None:
                 continue
             file = short_path(row["file"]) if row["file"] else ""
-            reason = row["recompile_reason"] or "" if row["is_recompile"] else ""
+            reason = (row["recompile_reason"] or "") if row["is_recompile"] else ""
             calls[(row["function"] or "?", file, reason)] += row["calls"]
     by_function: dict[tuple[str, ...], int] = defaultdict(int)
     for (function, file, _reason), count in calls.items():
