@@ -235,6 +235,10 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "RESOURCE_WORLD_SIZE",
     "RESOURCE_NODE_RANK",
     "RESOURCE_RUN_ID",
+    "RESOURCE_SERVICE_NAME",
+    "RESOURCE_SERVICE_INSTANCE_ID",
+    "RESOURCE_HOST_NAME",
+    "RESOURCE_PROCESS_PID",
     # instrumentation scope
     "INSTRUMENTATION_NAME",
     "SCHEMA_URL",
@@ -983,6 +987,20 @@ RESOURCE_NODE_RANK = "torch.distributed.node_rank"
 
 RESOURCE_RUN_ID = "torch.distributed.run_id"
 """torchrun's rendezvous run id (TORCHELASTIC_RUN_ID), a string."""
+
+# --- resource attributes of the OpenTelemetry semantic conventions ------------------
+
+RESOURCE_SERVICE_NAME = "service.name"
+"""The job's service name (OTEL_SERVICE_NAME; "torch-compile" by default)."""
+
+RESOURCE_SERVICE_INSTANCE_ID = "service.instance.id"
+"""The SDK's id of this process's providers, unique per process."""
+
+RESOURCE_HOST_NAME = "host.name"
+"""The host the process ran on."""
+
+RESOURCE_PROCESS_PID = "process.pid"
+"""The id of the process that wrote the telemetry, an int."""
 
 # --- log event attributes -----------------------------------------------------------
 

@@ -19,7 +19,7 @@ uses 2 for bad arguments too)."""
 
 
 def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
-    from otel_dynamo.report._diff import DEFAULT_MIN_CHANGE
+    from otel_dynamo.report.diff import DEFAULT_MIN_CHANGE
 
     parser.add_argument("base", type=Path, help="the base run: a telemetry file or directory")
     parser.add_argument("new", type=Path, help="the new run: a telemetry file or directory")
@@ -47,7 +47,7 @@ def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _min_change(text: str) -> Any:
-    from otel_dynamo.report._diff import MinChange
+    from otel_dynamo.report.diff import MinChange
 
     try:
         return MinChange.parse(text)
@@ -56,7 +56,7 @@ def _min_change(text: str) -> Any:
 
 
 def _condition(text: str) -> Any:
-    from otel_dynamo.report._gate import Condition
+    from otel_dynamo.report.diff import Condition
 
     try:
         return Condition.parse(text)
@@ -66,7 +66,7 @@ def _condition(text: str) -> Any:
 
 def run_diff(args: argparse.Namespace) -> int:
     from otel_dynamo import report
-    from otel_dynamo.report._diff import MinChange, diff_summaries
+    from otel_dynamo.report.diff import MinChange, diff_summaries
 
     summaries = []
     for label, path in (("BASE", args.base), ("NEW", args.new)):
@@ -92,7 +92,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def _print(diff: dict[str, Any], verdicts: list[dict[str, Any]], args: argparse.Namespace) -> None:
     from otel_dynamo import report
     from otel_dynamo.cli.report_command import terminal_width, use_color
-    from otel_dynamo.report._diff_terminal import render_diff
+    from otel_dynamo.report.diff import render_diff
 
     if args.json:
         text = "".join(report.json_chunks(diff))
@@ -104,7 +104,7 @@ def _print(diff: dict[str, Any], verdicts: list[dict[str, Any]], args: argparse.
 
 
 def _write_html(path: Path, diff: dict[str, Any], verdicts: list[dict[str, Any]]) -> bool:
-    from otel_dynamo.report._diff_html import render_diff_html
+    from otel_dynamo.report.diff import render_diff_html
 
     return write_page(path, render_diff_html(diff, verdicts))
 

@@ -9,7 +9,7 @@ import shutil
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from otel_dynamo.cli.arguments import (
     EXIT_FAILED,
@@ -20,6 +20,9 @@ from otel_dynamo.cli.arguments import (
     positive_int,
     write_page,
 )
+
+if TYPE_CHECKING:
+    from otel_dynamo.report import Summary
 
 COLOR_CHOICES = ("auto", "always", "never")
 MIN_TERMINAL_WIDTH = 60
@@ -126,7 +129,7 @@ def run_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def print_report(summary: dict[str, Any], args: argparse.Namespace, stream: TextIO) -> None:
+def print_report(summary: Summary, args: argparse.Namespace, stream: TextIO) -> None:
     from otel_dynamo import report
 
     if args.json:  # in pieces: a large run's summary is never one string in memory

@@ -10,40 +10,53 @@ Typical use::
     html = report.render_html(telemetry, summary)
     print(report.explain(["./otel-dynamo"]))  # torch._dynamo.explain's summary, no reset
 
-``summarize`` returns plain data (dicts, lists, strings, numbers), the same that
-``otel-dynamo report --json`` prints; its keys are documented in docs/report-json.md.
+The flow, one subpackage each: ``read`` (files to records) → ``summary`` (records to a
+typed :class:`Summary`) → ``render`` (terminal, HTML, JSON, Perfetto, graph texts); ``diff``
+compares two summaries. ``summarize`` returns plain JSON data typed as :class:`Summary`, the
+same that ``otel-dynamo report --json`` prints (docs/report-json.md).
 """
 
 from __future__ import annotations
 
-from otel_dynamo.report._explain import BreakReason, ExplainSource, ExplainSummary, explain
-from otel_dynamo.report._format import json_chunks, printable, render_json
-from otel_dynamo.report._graph_texts import GraphText, GraphTextCollector, GraphTextFiles
-from otel_dynamo.report._html import render_html, render_page
-from otel_dynamo.report._model import (
+from otel_dynamo.report.read import (
+    TELEMETRY_SUFFIXES,
     FileStats,
     LogRecord,
     Problem,
     Process,
+    ProgressCallback,
     Span,
     SpanEvent,
     Telemetry,
+    TerminalProgress,
+    load_telemetry,
 )
-from otel_dynamo.report._perfetto import PerfettoWriter
-from otel_dynamo.report._progress import TerminalProgress
-from otel_dynamo.report._read import TELEMETRY_SUFFIXES, ProgressCallback, load_telemetry
-from otel_dynamo.report._stream import GroupVisitor, Report, Visitors, read_report
-from otel_dynamo.report._summary import (
+from otel_dynamo.report.render import (
+    DEFAULT_ROW_LIMIT,
+    DEFAULT_WIDTH,
+    GraphText,
+    GraphTextCollector,
+    GraphTextFiles,
+    PerfettoWriter,
+    color_enabled,
+    json_chunks,
+    printable,
+    render_html,
+    render_json,
+    render_page,
+    render_terminal,
+)
+from otel_dynamo.report.stream import GroupVisitor, Report, Visitors, read_report
+from otel_dynamo.report.summary import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
     SCHEMA_VERSION,
+    BreakReason,
+    ExplainSource,
+    ExplainSummary,
+    Summary,
+    explain,
     summarize,
-)
-from otel_dynamo.report._terminal import (
-    DEFAULT_ROW_LIMIT,
-    DEFAULT_WIDTH,
-    color_enabled,
-    render_terminal,
 )
 
 __all__ = [
@@ -69,6 +82,7 @@ __all__ = [
     "Report",
     "Span",
     "SpanEvent",
+    "Summary",
     "Telemetry",
     "TerminalProgress",
     "Visitors",

@@ -20,8 +20,8 @@ from _report_support import (
 )
 
 from otel_dynamo import cli
+from otel_dynamo.names import ATTR_ACCURACY_PASSED, ATTR_FAULT_KIND, ATTR_FAULT_TARGET
 from otel_dynamo.report import TerminalProgress, load_telemetry, summarize
-from otel_dynamo.report._keys import ATTR_ACCURACY_PASSED, ATTR_FAULT_KIND, ATTR_FAULT_TARGET
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -17,7 +17,7 @@ from _report_support import run_chromium, write_small
 
 from otel_dynamo import cli, names
 from otel_dynamo.report import GraphTextCollector, load_telemetry, render_html, summarize
-from otel_dynamo.report._graph_texts import GraphText, GraphTextFiles, graph_texts
+from otel_dynamo.report.render.graph_texts import GraphText, GraphTextFiles, graph_texts
 
 JOB = """
 import torch

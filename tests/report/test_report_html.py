@@ -22,7 +22,8 @@ from _report_support import (
     write_traces,
 )
 
-from otel_dynamo.report import _html_timeline, load_telemetry, render_html, summarize
+from otel_dynamo.report import load_telemetry, render_html, summarize
+from otel_dynamo.report.render.html import timeline as _html_timeline
 
 FRAME_BAR_RGB = (0x3D, 0x6F, 0xB5)
 """Colour of frame-compile bars on the timeline (COLORS[0] in the page's script)."""

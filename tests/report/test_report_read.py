@@ -19,8 +19,8 @@ from _report_support import (
 )
 
 from otel_dynamo import names
-from otel_dynamo.report import _read as read_module
 from otel_dynamo.report import load_telemetry
+from otel_dynamo.report.read import files as read_module
 
 
 def test_reads_every_span_the_sdk_exporter_wrote(tmp_path: Path) -> None:

@@ -15,9 +15,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_dynamo import names
 from otel_dynamo.report import load_telemetry, summarize
-from otel_dynamo.report._diff import DEFAULT_MIN_CHANGE, MinChange, diff_summaries
-from otel_dynamo.report._diff_terminal import render_diff
-from otel_dynamo.report._terminal import render_terminal
+from otel_dynamo.report.diff.compare import DEFAULT_MIN_CHANGE, MinChange, diff_summaries
+from otel_dynamo.report.diff.terminal import render_diff
+from otel_dynamo.report.render.terminal import render_terminal
 
 SpanSpec = tuple[str, Mapping[str, Any], int]
 """Name, attributes, duration in nanoseconds."""

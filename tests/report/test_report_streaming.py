@@ -22,7 +22,7 @@ from _report_support import (
 
 from otel_dynamo import names
 from otel_dynamo.report import load_telemetry, read_report, summarize
-from otel_dynamo.report._html_timeline import timeline_data
+from otel_dynamo.report.render.html.timeline import timeline_data
 
 
 def _whole(paths: list[Path]) -> tuple[dict, dict]:

@@ -25,14 +25,14 @@ from _report_support import (
 )
 
 from otel_dynamo import names
-from otel_dynamo.report import load_telemetry, summarize
-from otel_dynamo.report._keys import (
+from otel_dynamo.names import (
     ATTR_ACCURACY_MAX_ABS_ERROR,
     ATTR_ACCURACY_MAX_REL_ERROR,
     ATTR_ACCURACY_PASSED,
     ATTR_FAULT_KIND,
     ATTR_FAULT_TARGET,
 )
+from otel_dynamo.report import load_telemetry, summarize
 
 
 def _summary(*paths: Path, **options: Any) -> dict[str, Any]:

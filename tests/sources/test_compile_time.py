@@ -127,7 +127,7 @@ def test_report_explain_and_metrics_agree_on_compile_time(signals: Signals) -> N
     """The report's compile seconds, explain's phases (the lazy backward as Dynamo's
     entire_backward_compile) and the compile-duration metric give the same numbers."""
     from otel_dynamo import report
-    from otel_dynamo.report._sdk import spans_from_sdk
+    from otel_dynamo.report.read.sdk import spans_from_sdk
 
     model = TwoLayer()
     train_step(model, torch.compile(model, backend=signals.traced("aot_eager")), torch.randn(3, 4))

@@ -13,7 +13,7 @@ from _export_support import PROGRAMS, child_environ, one_file, read_jsonl, run_p
 
 from otel_dynamo import names
 from otel_dynamo.report import read_report
-from otel_dynamo.report._diff import MinChange, diff_summaries
+from otel_dynamo.report.diff.compare import MinChange, diff_summaries
 
 JOB = PROGRAMS / "variants_job.py"
 TIMEOUT_S = 240

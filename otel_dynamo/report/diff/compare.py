@@ -1,0 +1,372 @@
+"""What changed between two runs: ``otel-dynamo diff BASE NEW`` over two report summaries.
+
+Everything is compared on the report's summaries (``read_report``), so a diff reads files
+the way the report does. Processes are matched by rank (else by service, then in order);
+functions by name and file (not line: a function moved by an edit is the same function);
+graph breaks by reason and the user's innermost frame, file and function (robust to line
+shifts); recompiles by function and reason; failures by stage, function and error type.
+Counts are exact; compile times change only past ``MinChange`` (a 3 % wobble is not news).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from otel_dynamo.report.render.format import short_path
+from otel_dynamo.report.summary import COUNT_TOTALS, HOT_VARIANT_SHARE, TIME_TOTALS
+from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
+
+DIFF_SCHEMA_VERSION = 1
+DEFAULT_MIN_CHANGE = "10%,0.5s"
+_STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<line>\d+) in (?P<function>.*)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class MinChange:
+    """A time change is news when it is at least ``relative`` of the base AND ``seconds``."""
+
+    relative: float = 0.10
+    seconds: float = 0.5
+
+    @classmethod
+    def parse(cls, raw: str) -> MinChange:
+        """``"10%,0.5s"``, ``"20%"``, ``"2s"``: either part may be left out (then 0)."""
+        relative, seconds = 0.0, 0.0
+        for part in (piece.strip() for piece in raw.split(",") if piece.strip()):
+            if part.endswith("%"):
+                relative = float(part[:-1]) / 100
+            elif part.endswith("s"):
+                seconds = float(part[:-1])
+            else:
+                raise ValueError(f"{part!r}: give a percentage (10%) or seconds (0.5s)")
+        if not (relative >= 0 and seconds >= 0):  # also nan
+            raise ValueError(f"{raw!r}: thresholds are not negative")
+        return cls(relative, seconds)
+
+    def significant(self, base: float, new: float) -> bool:
+        change = abs(new - base)
+        return change >= self.seconds and change >= self.relative * abs(base) and change > 0
+
+
+def diff_summaries(
+    base: Mapping[str, Any], new: Mapping[str, Any], *, min_change: MinChange
+) -> dict[str, Any]:
+    """The diff of two report summaries (see docs/diff-json.md for every key)."""
+    base_sections, new_sections = base["processes"], new["processes"]
+    return {
+        "schema_version": DIFF_SCHEMA_VERSION,
+        "min_change": {"relative": min_change.relative, "seconds": min_change.seconds},
+        "inputs": {"base": _inputs(base), "new": _inputs(new)},
+        "totals": _totals(base["totals"], new["totals"], min_change),
+        "processes": _processes(base_sections, new_sections, min_change),
+        "graph_breaks": _keyed_changes(_breaks(base_sections), _breaks(new_sections)),
+        "recompiles": _keyed_changes(_recompiles(base_sections), _recompiles(new_sections)),
+        "failures": _keyed_changes(_failures(base_sections), _failures(new_sections)),
+        "functions": _functions(base_sections, new_sections, min_change),
+        "phases": _phases(base_sections, new_sections, min_change),
+        "variants": _variant_changes(_variants(base_sections), _variants(new_sections)),
+    }
+
+
+def _inputs(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "files": len(summary["inputs"]["files"]),
+        "problems": len(summary["inputs"]["problems"]),
+        "processes": summary["totals"]["processes"],
+    }
+
+
+def change(base: float, new: float) -> dict[str, Any]:
+    """base, new, their difference and the difference relative to base (None from 0)."""
+    difference = new - base
+    relative = None if base == 0 else difference / base
+    if isinstance(base, float) or isinstance(new, float):
+        difference, base, new = round(difference, 6), round(base, 6), round(new, 6)
+    return {"base": base, "new": new, "change": difference, "relative": relative}
+
+
+def _totals(
+    base: Mapping[str, Any], new: Mapping[str, Any], min_change: MinChange | None = None
+) -> dict[str, Any]:
+    """Counts and times compared; a time also says whether it moved past ``min_change``."""
+    totals = {key: change(base.get(key, 0), new.get(key, 0)) for key in COUNT_TOTALS}
+    for key in TIME_TOTALS:
+        entry = change(base.get(key, 0.0), new.get(key, 0.0))
+        threshold = min_change or MinChange()
+        entry["significant"] = threshold.significant(entry["base"], entry["new"])
+        totals[key] = entry
+    return totals
+
+
+def _process_key(section: Mapping[str, Any]) -> str:
+    if section["rank"] is not None:
+        return f"rank {section['rank']}"
+    return str(section["service"] or section["process"])
+
+
+def _keyed_sections(sections: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Sections by process key; a key seen again gets " #2", " #3" (matched in order)."""
+    seen: Counter[str] = Counter()
+    keyed = {}
+    for section in sections:
+        key = _process_key(section)
+        seen[key] += 1
+        keyed[key if seen[key] == 1 else f"{key} #{seen[key]}"] = section
+    return keyed
+
+
+def _processes(base: list[Any], new: list[Any], min_change: MinChange) -> list[dict[str, Any]]:
+    """Per matched process (and those only in one run): the totals compared."""
+    base_keyed, new_keyed = _keyed_sections(base), _keyed_sections(new)
+    rows = []
+    for key in dict.fromkeys([*base_keyed, *new_keyed]):
+        old, now = base_keyed.get(key), new_keyed.get(key)
+        rows.append(
+            {
+                "process": key,
+                "in": "both" if old and now else ("base" if old else "new"),
+                "totals": _totals(
+                    old["totals"] if old else {}, now["totals"] if now else {}, min_change
+                ),
+            }
+        )
+    return rows
+
+
+def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
+    """(short file, function, line) of a stack's innermost entry ("", "", None if none)."""
+    if not user_stack:
+        return "", "", None
+    match = _STACK_ENTRY.match(user_stack[-1])
+    if match is None:
+        return user_stack[-1], "", None
+    return short_path(match["path"]), match["function"], int(match["line"])
+
+
+def _breaks(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Graph breaks by (reason, file, function) of the innermost user frame: counts and
+    where (file:line) they were seen."""
+    found: dict[tuple[str, ...], dict[str, Any]] = {}
+    for section in sections:
+        for group in section["graph_breaks"]:
+            for stack in group["stacks"]:
+                file, function, line = user_location(stack["user_stack"])
+                key = (group["reason"] or "", file, function)
+                entry = found.setdefault(
+                    key,
+                    {
+                        "reason": key[0],
+                        "kind": group["kind"],
+                        "file": file,
+                        "function": function,
+                        "lines": set(),
+                        "count": 0,
+                    },
+                )
+                entry["count"] += stack["count"]
+                if line is not None:
+                    entry["lines"].add(line)
+    return found
+
+
+def _recompiles(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    found: dict[tuple[str, ...], dict[str, Any]] = {}
+    for section in sections:
+        for row in section["recompiles"]:
+            file = short_path(row["file"]) if row["file"] else ""
+            key = (row["function"] or "", file, row["reason"] or "")
+            entry = found.setdefault(
+                key,
+                {"function": key[0], "file": file, "reason": key[2], "lines": set(), "count": 0},
+            )
+            entry["count"] += 1
+            if row["line"] is not None:
+                entry["lines"].add(row["line"])
+    return found
+
+
+def _variants(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Calls per variant, summed over processes: a variant is its function, file and the
+    guard that failed when it was compiled ("" for the first compile), as compile ids differ
+    from run to run; its share is of all calls its function's variants served."""
+    calls: dict[tuple[str, ...], int] = defaultdict(int)
+    for section in sections:
+        for row in section["compiles"]:
+            if row["calls"] is None:
+                continue
+            file = short_path(row["file"]) if row["file"] else ""
+            reason = (row["recompile_reason"] or "") if row["is_recompile"] else ""
+            calls[(row["function"] or "?", file, reason)] += row["calls"]
+    by_function: dict[tuple[str, ...], int] = defaultdict(int)
+    for (function, file, _reason), count in calls.items():
+        by_function[(function, file)] += count
+    found = {}
+    for key, count in calls.items():
+        total = by_function[key[:2]]
+        share = count / total if total else 0.0
+        found[key] = {
+            "function": key[0],
+            "file": key[1],
+            "reason": key[2] or None,
+            "calls": count,
+            "share": round(share, 6),
+            "hot": share >= HOT_VARIANT_SHARE,
+        }
+    return found
+
+
+def _variant_changes(
+    base: Mapping[tuple[str, ...], dict[str, Any]], new: Mapping[tuple[str, ...], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Variants hot in NEW that were cold or absent in BASE ("became_hot"), and the other
+    way round ("became_cold"), most calls first; ``compared`` is False (and both lists
+    empty) when either side recorded no calls at all."""
+    result: dict[str, Any] = {
+        "compared": bool(base) and bool(new),
+        "became_hot": [],
+        "became_cold": [],
+    }
+    if not result["compared"]:
+        return result
+    for key in dict.fromkeys([*base, *new]):
+        old, now = base.get(key), new.get(key)
+        was_hot, is_hot = bool(old and old["hot"]), bool(now and now["hot"])
+        if was_hot == is_hot:
+            continue
+        shown = now or old or {}
+        item = {
+            "function": shown["function"],
+            "file": shown["file"],
+            "reason": shown["reason"],
+            "base_calls": old["calls"] if old else 0,
+            "new_calls": now["calls"] if now else 0,
+            "base_share": old["share"] if old else 0.0,
+            "new_share": now["share"] if now else 0.0,
+        }
+        result["became_hot" if is_hot else "became_cold"].append(item)
+    for part in ("became_hot", "became_cold"):
+        result[part].sort(key=lambda item: -max(item["base_calls"], item["new_calls"]))
+    return result
+
+
+def _failures(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    found: dict[tuple[str, ...], dict[str, Any]] = {}
+    for section in sections:
+        for row in section["failures"]:
+            key = (
+                row["stage"] or "",
+                row["function"] or row["span"] or "",
+                row["error_type"] or "",
+            )
+            entry = found.setdefault(
+                key,
+                {
+                    "stage": key[0],
+                    "function": key[1],
+                    "error_type": key[2],
+                    "error_message": row["error_message"],
+                    "lines": set(),
+                    "count": 0,
+                },
+            )
+            entry["count"] += 1
+    return found
+
+
+def _keyed_changes(
+    base: Mapping[tuple[str, ...], dict[str, Any]], new: Mapping[tuple[str, ...], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Items only in NEW ("new"), only in BASE ("gone"), in both with another count
+    ("changed"); each list most frequent first."""
+    result: dict[str, list[dict[str, Any]]] = {"new": [], "gone": [], "changed": []}
+    for key in dict.fromkeys([*base, *new]):
+        old, now = base.get(key), new.get(key)
+        shown = dict(now or old or {})
+        shown["lines"] = sorted(shown.get("lines", ()))
+        base_count, new_count = (old or {}).get("count", 0), (now or {}).get("count", 0)
+        shown.pop("count", None)
+        shown.update(base_count=base_count, new_count=new_count)
+        if old is None:
+            result["new"].append(shown)
+        elif now is None:
+            result["gone"].append(shown)
+        elif base_count != new_count:
+            result["changed"].append(shown)
+    for items in result.values():
+        items.sort(key=lambda item: -max(item["base_count"], item["new_count"]))
+    return result
+
+
+def occurrences(items: Iterable[Mapping[str, Any]]) -> int:
+    """How often ``items`` (one part of a keyed section: new, gone or changed) occurred:
+    each item's count in NEW, or in BASE for one that is gone. The number ``--fail-on``
+    compares (new_graph_breaks, ...) and the diff's headings show."""
+    return sum(item["new_count"] or item["base_count"] for item in items)
+
+
+def _by_function(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    found: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: dict.fromkeys(("frame_compiles", "graphs", "ops", "guards", "compile_seconds"), 0)
+    )
+    for section in sections:
+        for row in section["compiles"]:
+            file = short_path(row["file"]) if row["file"] else ""
+            entry = found[(row["function"] or "?", file)]
+            entry["frame_compiles"] += 1
+            entry["graphs"] += row["graphs"]
+            entry["ops"] += row["ops"]
+            entry["guards"] += row["guards"] or 0
+            entry["compile_seconds"] += row["compile_s"]
+    return found
+
+
+def _functions(base: list[Any], new: list[Any], min_change: MinChange) -> list[dict[str, Any]]:
+    """Functions whose counts changed, or whose compile time changed past the threshold;
+    largest time change first."""
+    old_rows, new_rows = _by_function(base), _by_function(new)
+    rows: list[dict[str, Any]] = []
+    for key in dict.fromkeys([*old_rows, *new_rows]):
+        old, now = old_rows.get(key, {}), new_rows.get(key, {})
+        counts = {
+            name: change(old.get(name, 0), now.get(name, 0))
+            for name in ("frame_compiles", "graphs", "ops", "guards")
+        }
+        time = change(old.get("compile_seconds", 0.0), now.get("compile_seconds", 0.0))
+        counted = any(item["change"] for item in counts.values())
+        timed = min_change.significant(time["base"], time["new"])
+        if counted or timed:
+            rows.append(
+                {
+                    "function": key[0],
+                    "file": key[1],
+                    **counts,
+                    "compile_seconds": time,
+                    "time_significant": timed,
+                }
+            )
+    rows.sort(key=lambda row: -abs(row["compile_seconds"]["change"]))
+    return rows
+
+
+def _phase_totals(sections: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    totals = dict.fromkeys(PHASES, 0.0)
+    for section in sections:
+        for row in section["compiles"]:
+            for phase in PHASES:
+                totals[phase] += row["phases"].get(phase) or 0.0
+    return totals
+
+
+def _phases(base: list[Any], new: list[Any], min_change: MinChange) -> dict[str, Any]:
+    old, now = _phase_totals(base), _phase_totals(new)
+    return {
+        phase: {
+            **change(old[phase], now[phase]),
+            "significant": min_change.significant(old[phase], now[phase]),
+        }
+        for phase in PHASES
+    }

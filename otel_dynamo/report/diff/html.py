@@ -1,0 +1,192 @@
+"""A diff as one self-contained HTML page in the report's style (no script, no network):
+the same sections as the terminal, every item, nothing cut."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from otel_dynamo.report.diff.compare import occurrences
+from otel_dynamo.report.diff.terminal import ITEM_TITLES, VARIANT_TITLES
+from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render.format import TOTAL_TITLES
+from otel_dynamo.report.render.html.assets import DIFF_PAGE, STYLE
+from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
+from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
+
+PAGE_TITLE = "otel-dynamo diff"
+
+
+def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) -> str:
+    """The page; every text from the files is escaped."""
+    sections = [_table("Totals", ["", "base", "new", "change"], _total_rows(diff["totals"]))]
+    for section in ("graph_breaks", "recompiles", "failures"):
+        for part in ("new", "gone", "changed"):
+            items = diff[section][part]
+            title = f"{part.capitalize()} {ITEM_TITLES[section]}"
+            sections.append(
+                _table(
+                    title,
+                    ["base", "new", "what", "where"],
+                    [_item_row(section, item) for item in items],
+                    count=occurrences(items),
+                )
+            )
+    sections.append(
+        _table(
+            "Functions that changed",
+            ["function", "file", "compiles", "graphs", "compile time", "change"],
+            [_function_row(row) for row in diff["functions"]],
+        )
+    )
+    for part, title in VARIANT_TITLES.items():
+        sections.append(
+            _table(
+                title,
+                ["function", "file", "calls", "share", "compiled for"],
+                [_variant_row(item) for item in diff["variants"][part]],
+            )
+        )
+    sections.append(
+        _table(
+            "Compile time by phase",
+            ["phase", "base", "new", "change"],
+            [_phase_row(phase, diff["phases"][phase]) for phase in PHASES],
+        )
+    )
+    sections.append(
+        _table(
+            "Per process",
+            ["process", "in", "compiles", "graph breaks", "recompiles", "failures", "compile time"],
+            [_process_row(row) for row in diff["processes"]],
+        )
+    )
+    if verdicts:  # first: the verdict is what a CI run's reader came for
+        sections.insert(
+            0,
+            _table(
+                "Fail-on conditions",
+                ["condition", "compared", "value", "verdict"],
+                [
+                    [
+                        v["condition"],
+                        v["compared"],
+                        _value(v["value"]),
+                        "FAILED" if v["failed"] else "ok",
+                    ]
+                    for v in verdicts
+                ],
+            ),
+        )
+    base, new = diff["inputs"]["base"], diff["inputs"]["new"]
+    stats = (
+        f"<div>base <b>{_format.plural(base['processes'], 'process', 'processes')}, "
+        f"{_format.plural(base['files'], 'file')}</b></div>"
+        f"<div>new <b>{_format.plural(new['processes'], 'process', 'processes')}, "
+        f"{_format.plural(new['files'], 'file')}</b></div>"
+    )
+    return DIFF_PAGE.substitute(
+        title=html.escape(PAGE_TITLE), style=STYLE, stats=stats, sections="".join(sections)
+    )
+
+
+def _value(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _number(key: str, value: float) -> str:
+    return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
+
+
+def _signed(key: str, entry: Mapping[str, Any]) -> str:
+    if entry["change"] == 0:
+        return "0"
+    shown = ("+" if entry["change"] > 0 else "-") + _number(key, abs(entry["change"]))
+    if entry["relative"] is not None:
+        shown += f" ({entry['relative']:+.0%})"
+    return shown
+
+
+def _total_rows(totals: Mapping[str, Any]) -> list[list[str]]:
+    return [
+        [
+            TOTAL_TITLES[key].strip(),
+            _number(key, totals[key]["base"]),
+            _number(key, totals[key]["new"]),
+            _signed(key, totals[key]),
+        ]
+        for key in (*COUNT_TOTALS, *TIME_TOTALS)
+    ]
+
+
+def _item_row(section: str, item: Mapping[str, Any]) -> list[str]:
+    if section == "failures":
+        what = f"{item['error_type']}: {item.get('error_message') or ''}"
+        where = f"{item['stage']} · {item['function']}"
+    else:
+        what = item["reason"]
+        lines = ",".join(map(str, item["lines"]))
+        where = (
+            f"{item['file']}:{lines} in {item['function']}"
+            if lines
+            else (f"{item['file']} in {item['function']}")
+        )
+    return [str(item["base_count"]), str(item["new_count"]), what, where]
+
+
+def _function_row(row: Mapping[str, Any]) -> list[str]:
+    time = row["compile_seconds"]
+    return [
+        row["function"],
+        row["file"],
+        f"{row['frame_compiles']['base']:g} → {row['frame_compiles']['new']:g}",
+        f"{row['graphs']['base']:g} → {row['graphs']['new']:g}",
+        f"{_format.duration(time['base'])} → {_format.duration(time['new'])}",
+        _signed("compile_seconds", time) if row["time_significant"] else "~",
+    ]
+
+
+def _variant_row(item: Mapping[str, Any]) -> list[str]:
+    return [
+        item["function"],
+        item["file"],
+        f"{item['base_calls']:,} → {item['new_calls']:,}",
+        f"{item['base_share']:.0%} → {item['new_share']:.0%}",
+        item["reason"] or "first compile",
+    ]
+
+
+def _phase_row(phase: str, entry: Mapping[str, Any]) -> list[str]:
+    change = _signed("compile_seconds", entry) if entry["significant"] else "~"
+    return [phase, _format.duration(entry["base"]), _format.duration(entry["new"]), change]
+
+
+def _process_row(row: Mapping[str, Any]) -> list[str]:
+    totals = row["totals"]
+    counts = [
+        f"{totals[k]['base']:g} → {totals[k]['new']:g}"
+        for k in ("frame_compiles", "graph_breaks", "recompiles", "failures")
+    ]
+    return [
+        row["process"],
+        row["in"],
+        *counts,
+        _signed("compile_seconds", totals["compile_seconds"]),
+    ]
+
+
+def _table(
+    title: str, columns: list[str], rows: list[list[str]], *, count: int | None = None
+) -> str:
+    shown = len(rows) if count is None else count
+    heading = f"<h3>{html.escape(title)} ({shown})</h3>"
+    if not rows:
+        return f'<section>{heading}<p class="empty">none</p></section>'
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
+        for row in rows
+    )
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<section>{heading}{table}</section>"

@@ -1,0 +1,264 @@
+"""A diff as terminal text (at most ``width`` columns): the totals, then what is new, gone
+or changed (graph breaks, recompiles, failures), functions and phases whose compile time
+moved past the threshold, per process where there are several, and the ``--fail-on``
+verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from otel_dynamo.report.diff.compare import occurrences
+from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render.format import TOTAL_TITLES
+from otel_dynamo.report.render.table import Cell, Column, format_table, paint, wrapped
+from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
+from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
+
+ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
+
+
+def render_diff(
+    diff: Mapping[str, Any], verdicts: list[dict[str, Any]], *, width: int, color: bool
+) -> str:
+    """The diff for a terminal; made printable (text from the files never reaches the
+    terminal raw)."""
+    diff = _format.printable_values(diff)
+    lines = _heading(diff)
+    lines += ["", *_totals_table(diff["totals"], width, color)]
+    for section in ("graph_breaks", "recompiles", "failures"):
+        lines += _items(section, diff[section], width, color)
+    lines += _functions(diff["functions"], width, color)
+    lines += _variants(diff["variants"], width, color)
+    lines += _phases(diff["phases"], width, color)
+    if len(diff["processes"]) > 1 or any(row["in"] != "both" for row in diff["processes"]):
+        lines += _processes(diff["processes"], width, color)
+    lines += _verdicts(verdicts, color)
+    return "\n".join(lines) + "\n"
+
+
+def _heading(diff: Mapping[str, Any]) -> list[str]:
+    base, new = diff["inputs"]["base"], diff["inputs"]["new"]
+    threshold = diff["min_change"]
+    return [
+        f"otel-dynamo diff: base {_side(base)} → new {_side(new)}",
+        f"compile times count as changed past {threshold['relative']:.0%} and "
+        f"{threshold['seconds']:g} s",
+    ]
+
+
+def _side(side: Mapping[str, Any]) -> str:
+    """ "1 process (3 files)"."""
+    processes = _format.plural(side["processes"], "process", "processes")
+    return f"{processes} ({_format.plural(side['files'], 'file')})"
+
+
+def _number(key: str, value: float) -> str:
+    return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
+
+
+def _change(key: str, entry: Mapping[str, Any]) -> Cell:
+    difference = entry["change"]
+    if difference == 0:
+        return Cell("0", "dim")
+    shown = ("+" if difference > 0 else "-") + _number(key, abs(difference))
+    if entry["relative"] is not None and key in TIME_TOTALS:
+        shown += f" ({entry['relative']:+.0%})"
+    if not entry.get("significant", True):  # a time inside --min-change: shown, not news
+        return Cell(shown + " ~", "dim")
+    return Cell(shown, "red" if difference > 0 else "green")
+
+
+def _totals_table(totals: Mapping[str, Any], width: int, color: bool) -> list[str]:
+    columns = [
+        Column(""),
+        Column("base", right=True),
+        Column("new", right=True),
+        Column("change", right=True),
+    ]
+    rows: list[list[Cell | str]] = [
+        [
+            TOTAL_TITLES[key],
+            _number(key, totals[key]["base"]),
+            _number(key, totals[key]["new"]),
+            _change(key, totals[key]),
+        ]
+        for key in (*COUNT_TOTALS, *TIME_TOTALS)
+    ]
+    return format_table(columns, rows, width=width, color=color)
+
+
+def _items(section: str, changes: Mapping[str, list[Any]], width: int, color: bool) -> list[str]:
+    lines: list[str] = []
+    for part, style in (("new", "red"), ("gone", "green"), ("changed", "yellow")):
+        items = changes[part]
+        if not items:
+            continue
+        title = f"{part.capitalize()} {ITEM_TITLES[section]} ({occurrences(items)})"
+        lines += ["", paint(title, "bold", color=color)]
+        for item in items:
+            lines += _item_lines(section, item, width, color, style)
+    return lines
+
+
+def _item_lines(
+    section: str, item: Mapping[str, Any], width: int, color: bool, style: str
+) -> list[str]:
+    counts = f"{item['base_count']}x → {item['new_count']}x"
+    text = {
+        "graph_breaks": item.get("reason", ""),
+        "recompiles": item.get("reason", ""),
+        "failures": f"{item.get('error_type', '')}: {item.get('error_message') or ''}",
+    }[section]
+    body = wrapped(text or "(no reason recorded)", width - 16)
+    lines = [f"  {paint(counts.rjust(12), style, color=color)}  {body[0]}"]
+    lines += [" " * 16 + line for line in body[1:]]
+    where = _where(item)
+    if where:
+        lines.append(paint(" " * 16 + where, "dim", color=color))
+    return lines
+
+
+def _where(item: Mapping[str, Any]) -> str:
+    function, file, lines = item.get("function"), item.get("file"), item.get("lines") or []
+    if not function and not file:
+        return f"stage {item['stage']}" if item.get("stage") else ""
+    at = f"{file}:{','.join(map(str, lines))}" if lines else (file or "")
+    return f"at {at} in {function}" if at else f"in {function}"
+
+
+def _functions(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[str]:
+    if not rows:
+        return []
+    columns = [
+        Column("function", flexible=True),
+        Column("file", flexible=True, cut_left=True),
+        Column("compiles", right=True),
+        Column("graphs", right=True),
+        Column("compile time", right=True),
+        Column("change", right=True),
+    ]
+    table = [
+        [
+            row["function"],
+            row["file"],
+            _arrow(row["frame_compiles"]),
+            _arrow(row["graphs"]),
+            f"{_format.duration(row['compile_seconds']['base'])} → "
+            f"{_format.duration(row['compile_seconds']['new'])}",
+            _change("compile_seconds", row["compile_seconds"])
+            if row["time_significant"]
+            else Cell("~", "dim"),
+        ]
+        for row in rows
+    ]
+    return _titled(f"Functions that changed ({len(rows)})", columns, table, width, color)
+
+
+VARIANTS_NOT_COMPARED = "Variants not compared: a run recorded no calls per variant"
+VARIANT_TITLES = {
+    "became_hot": "Variants that became hot",
+    "became_cold": "Variants that became cold",
+}
+
+
+def _variants(changes: Mapping[str, Any], width: int, color: bool) -> list[str]:
+    if not changes["compared"]:
+        return ["", paint(VARIANTS_NOT_COMPARED, "dim", color=color)]
+    lines: list[str] = []
+    for part, title in VARIANT_TITLES.items():
+        items = changes[part]
+        if not items:
+            continue
+        columns = [
+            Column("function", flexible=True),
+            Column("file", flexible=True, cut_left=True),
+            Column("calls", right=True),
+            Column("share", right=True),
+            Column("compiled for", wrap=True),
+        ]
+        table = [
+            [
+                item["function"],
+                item["file"],
+                f"{item['base_calls']:,} → {item['new_calls']:,}",
+                f"{item['base_share']:.0%} → {item['new_share']:.0%}",
+                _format.difference_first(item["reason"]) if item["reason"] else "first compile",
+            ]
+            for item in items
+        ]
+        lines += _titled(f"{title} ({len(items)})", columns, table, width, color)
+    return lines
+
+
+def _titled(
+    title: str, columns: list[Column], rows: Sequence[Sequence[Any]], width: int, color: bool
+) -> list[str]:
+    """A blank line, the bold title, then the table."""
+    return [
+        "",
+        paint(title, "bold", color=color),
+        *format_table(columns, rows, width=width, color=color),
+    ]
+
+
+def _arrow(entry: Mapping[str, Any]) -> str:
+    return f"{entry['base']:g}" if entry["change"] == 0 else f"{entry['base']:g} → {entry['new']:g}"
+
+
+def _phases(phases: Mapping[str, Any], width: int, color: bool) -> list[str]:
+    moved = [phase for phase in PHASES if phases[phase]["significant"]]
+    if not moved:
+        return []
+    columns = [
+        Column("phase"),
+        Column("base", right=True),
+        Column("new", right=True),
+        Column("change", right=True),
+    ]
+    rows: list[list[Cell | str]] = [
+        [
+            phase,
+            _format.duration(phases[phase]["base"]),
+            _format.duration(phases[phase]["new"]),
+            _change("compile_seconds", phases[phase]),
+        ]
+        for phase in moved
+    ]
+    return _titled("Compile time by phase (changed)", columns, rows, width, color)
+
+
+def _processes(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[str]:
+    columns = [
+        Column("process", flexible=True),
+        Column("in"),
+        Column("compiles", right=True),
+        Column("breaks", right=True),
+        Column("recompiles", right=True),
+        Column("failures", right=True),
+        Column("compile time", right=True),
+    ]
+    table = [
+        [
+            row["process"],
+            row["in"],
+            *(
+                _arrow(row["totals"][key])
+                for key in ("frame_compiles", "graph_breaks", "recompiles", "failures")
+            ),
+            _change("compile_seconds", row["totals"]["compile_seconds"]),
+        ]
+        for row in rows
+    ]
+    return _titled("Per process", columns, table, width, color)
+
+
+def _verdicts(verdicts: list[dict[str, Any]], color: bool) -> list[str]:
+    if not verdicts:
+        return []
+    lines = ["", paint("Fail-on conditions", "bold", color=color)]
+    for verdict in verdicts:
+        mark = paint("FAILED", "red_bold", color=color) if verdict["failed"] else "ok    "
+        value = "-" if verdict["value"] is None else f"{verdict['value']:g}"
+        lines.append(f"  {mark}  {verdict['condition']} ({verdict['compared']} {value})")
+    return lines

@@ -1,0 +1,258 @@
+"""Read OTLP/JSON Lines files and directories into :class:`Telemetry`.
+
+Bad input never stops the read: a missing path, an empty directory, a truncated line
+or a file of another format becomes a :class:`Problem` naming the file and line, and
+every other file is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from otel_dynamo.report.read import decode as _decode
+from otel_dynamo.report.read.model import FileStats, Problem, Process, Telemetry
+
+TELEMETRY_SUFFIXES = (".jsonl", ".json")
+UNREADABLE_RECORD = (RecursionError, ValueError, OverflowError, TypeError, AttributeError)
+"""What decoding a hostile record can raise; the line becomes a problem."""
+"""Files a directory is searched for (recursively); a file named explicitly is always read."""
+
+MAX_PROBLEMS_PER_FILE = 5
+"""Unreadable lines reported one by one per file; the rest are counted in one line."""
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+"""Largest file tried as one pretty-printed request when its lines are not requests."""
+NOT_TELEMETRY = (
+    "a JSON document, not OTLP/JSON telemetry (a report's --json output or a Perfetto "
+    "trace, for example)"
+)
+"""Said once for a file that is one JSON document of something else."""
+
+PROGRESS_STEP_BYTES = 4 * 1024 * 1024
+"""How much input is read between two progress callbacks."""
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (bytes read so far, bytes in all inputs)."""
+
+
+def load_telemetry(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    progress: ProgressCallback | None = None,
+) -> Telemetry:
+    """Read every telemetry file in ``paths`` (files or directories, in the order given)."""
+    telemetry = Telemetry()
+    files, explicit = input_files(paths, telemetry.problems)
+    meter = ProgressMeter(progress, total=sum(file_size(path) for path in files))
+    for path in files:
+        FileReader(path, telemetry, meter).read(explicit=path in explicit)
+    meter.finish()
+    return telemetry
+
+
+def input_files(
+    paths: Iterable[str | os.PathLike[str]], problems: list[Problem]
+) -> tuple[list[Path], set[Path]]:
+    """Files to read, each once, and which of them were named explicitly."""
+    found: dict[Path, None] = {}
+    explicit: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            in_dir = _telemetry_files_in(path)
+            if not in_dir:
+                problems.append(Problem(str(path), None, _no_files_message()))
+            found.update(dict.fromkeys(in_dir))
+        elif path.is_file():
+            found[path] = None
+            explicit.add(path)
+        else:
+            reason = "not a regular file" if path.exists() else "no such file or directory"
+            problems.append(Problem(str(path), None, reason))
+    return list(found), explicit
+
+
+def _telemetry_files_in(directory: Path) -> list[Path]:
+    return sorted(
+        path
+        for path in directory.rglob("*")
+        if path.suffix in TELEMETRY_SUFFIXES and path.is_file()
+    )
+
+
+def _no_files_message() -> str:
+    suffixes = " or ".join(TELEMETRY_SUFFIXES)
+    return f"no {suffixes} files in this directory"
+
+
+def file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+class ProgressMeter:
+    """Turns bytes read into occasional progress callbacks (never one per line)."""
+
+    def __init__(self, callback: ProgressCallback | None, *, total: int) -> None:
+        self._callback = callback
+        self._total = total
+        self._done = 0
+        self._next_report = PROGRESS_STEP_BYTES
+
+    def advance(self, size: int) -> None:
+        self._done += size
+        if self._callback is not None and self._done >= self._next_report:
+            self._next_report = self._done + PROGRESS_STEP_BYTES
+            self._callback(self._done, self._total)
+
+    def finish(self) -> None:
+        if self._callback is not None and self._total >= PROGRESS_STEP_BYTES:
+            self._callback(self._total, self._total)
+
+
+class FileReader:
+    """Reads one file: one export request per line, problems kept per file."""
+
+    def __init__(self, path: Path, telemetry: Telemetry, meter: ProgressMeter) -> None:
+        self._path = path
+        self._name = str(path)
+        self._telemetry = telemetry
+        self._meter = meter
+        self._stats = FileStats(path=self._name)
+        self._problems: list[Problem] = []
+        # Every line of a file usually carries the same resource: decode it once.
+        self._last_resource: object = None
+        self._last_process: Process | None = None
+
+    def read(self, *, explicit: bool) -> None:
+        try:
+            self._read_lines()
+        except OSError as error:
+            self._problems.append(Problem(self._name, None, f"cannot read: {error.strerror}"))
+        if self._stats.lines == 0 and explicit and not self._problems:
+            self._problems.append(Problem(self._name, None, "empty file"))
+        self._telemetry.files.append(self._stats)
+        self._telemetry.problems.extend(self._reported_problems())
+
+    def _read_lines(self) -> None:
+        # errors="replace": a binary file becomes unreadable lines, not a crash.
+        with self._path.open(encoding="utf-8", errors="replace") as stream:
+            for number, line in enumerate(stream, start=1):
+                self._meter.advance(len(line))
+                if line.strip():
+                    self._stats.lines += 1
+                    self._read_line(number, line)
+        if self._stats.records == 0 and self._first_line_was_bad():
+            self._read_whole_document()
+
+    def _read_line(self, number: int, line: str) -> None:
+        try:
+            request = json.loads(line)
+        except ValueError as error:
+            self._bad_line(number, _json_error_message(error))
+            return
+        except RecursionError:
+            self._bad_line(number, "JSON nested too deeply to read")
+            return
+        try:
+            added = self._add_request(request)
+        except UNREADABLE_RECORD as error:  # hostile values: this line is skipped, not the rest
+            self._bad_line(number, f"unreadable record ({type(error).__name__})")
+            return
+        if not added:
+            self._bad_line(number, _not_otlp_message(request))
+
+    def _add_request(self, request: object) -> bool:
+        """Add the records of one export request; False if it is not one."""
+        signal = _decode.signal_of(request)
+        if signal is None:
+            return False
+        kind, entries = signal
+        for entry in entries:
+            if isinstance(entry, dict):
+                self._add_entry(kind, entry)
+        return True
+
+    def _add_entry(self, kind: str, entry: dict[str, Any]) -> None:
+        if kind == _decode.SIGNAL_METRICS:
+            self._stats.metric_points += _decode.count_metric_points(entry)
+            return
+        process = self._process(entry.get("resource"))
+        if kind == _decode.SIGNAL_TRACES:
+            spans = list(_decode.spans_of(entry, process))
+            self._stats.spans += len(spans)
+            self._telemetry.spans.extend(spans)
+        else:
+            logs = list(_decode.log_records_of(entry, process))
+            self._stats.log_records += len(logs)
+            self._telemetry.logs.extend(logs)
+
+    def _process(self, resource: object) -> Process:
+        if self._last_process is None or resource != self._last_resource:
+            self._last_resource = resource
+            self._last_process = _decode.process_of(resource, self._name)
+        return self._last_process
+
+    def _bad_line(self, number: int, message: str) -> None:
+        self._stats.bad_lines += 1
+        if len(self._problems) < MAX_PROBLEMS_PER_FILE:  # the rest are only counted
+            self._problems.append(Problem(self._name, number, message))
+
+    def _first_line_was_bad(self) -> bool:
+        first = self._problems[0] if self._problems else None
+        return first is not None and first.line == 1 and self._stats.lines > 1
+
+    def _read_whole_document(self) -> None:
+        """Accept one request pretty-printed over many lines (a hand-made .json file)."""
+        if file_size(self._path) > MAX_DOCUMENT_BYTES:
+            return
+        try:
+            request = json.loads(self._path.read_text(encoding="utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            return
+        if _decode.signal_of(request) is None:  # a report's --json, a Perfetto trace, ...
+            self._problems[:] = [Problem(self._name, None, NOT_TELEMETRY)]
+            self._stats.bad_lines = self._stats.lines
+            return
+        self._problems.clear()
+        self._stats.bad_lines = 0
+        try:
+            self._add_request(request)
+        except UNREADABLE_RECORD as error:
+            self._bad_line(1, f"unreadable record ({type(error).__name__})")
+
+    def _reported_problems(self) -> list[Problem]:
+        if not self._problems:
+            return []
+        if self._stats.records == 0 and 0 < self._stats.bad_lines == self._stats.lines:
+            first = self._problems[0]
+            return [
+                Problem(first.path, first.line, f"{first.message}; nothing read from this file")
+            ]
+        hidden = self._stats.bad_lines - len(self._problems)
+        if hidden > 0:
+            more = Problem(self._name, None, f"{hidden} more unreadable lines not shown")
+            return [*self._problems, more]
+        return list(self._problems)
+
+
+def _json_error_message(error: ValueError) -> str:
+    if not isinstance(error, json.JSONDecodeError):
+        return f"truncated or corrupt JSON line ({error})"
+    # json's messages may end in "at" ("Unterminated string starting at"): one "at" only
+    where = "column" if error.msg.endswith(" at") else "at column"
+    return f"truncated or corrupt JSON line ({error.msg} {where} {error.colno})"
+
+
+def _not_otlp_message(request: object) -> str:
+    expected = "resourceSpans, resourceLogs or resourceMetrics"
+    if isinstance(request, dict):
+        found = ", ".join(sorted(request)[:3]) or "no keys"
+        return f"not an OTLP/JSON export request (expected {expected}, found {found})"
+    return f"not an OTLP/JSON export request (expected an object with {expected})"

@@ -1,0 +1,260 @@
+"""Text for values shared by the terminal and HTML views: durations, locations, counts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from otel_dynamo import names
+
+TOTAL_TITLES: dict[str, str] = {
+    "frame_compiles": "frame compiles",
+    "graphs": "graphs",
+    "ops": "ops",
+    "guards": "guards",
+    "graph_breaks": "graph breaks",
+    "recompiles": "recompiles",
+    "failures": "failures",
+    "faults": "injected faults",
+    "accuracy_failures": "accuracy failures",
+    "runs": "recorded runs",
+    "unfinished_compiles": "unfinished compiles",
+    "cudagraph_skips": "CUDA graph skips",
+    "cache_hits": "cache hits",
+    "cache_misses": "cache misses",
+    "cache_bypasses": "cache bypasses",
+    "compile_seconds": "compile time",
+    "lazy_backward_seconds": "  of it lazy backward",
+    "warm_compile_seconds": "warm compile time",
+    "device_seconds": "device time",
+}
+"""How the terminal and the pages name each total (every key of TOTAL_KEYS)."""
+
+OUTCOME_SEVERITY = {
+    names.OUTCOME_SUCCESS: "ok",
+    names.OUTCOME_FAILURE: "bad",
+    names.OUTCOME_SKIPPED: "warn",
+    names.OUTCOME_NO_GRAPH: "warn",
+}
+"""How a frame compile's outcome reads in any rendering: ok, bad or a warning."""
+
+
+def severity(outcome: str) -> str:
+    """``ok``, ``bad``, ``warn``, or "" for an outcome this version does not know."""
+    return OUTCOME_SEVERITY.get(outcome, "")
+
+
+_STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<rest>\d+.*)$")
+
+
+def duration(value: float | None) -> str:
+    """Seconds as "1.23 s", "45.0 ms" or "120 µs"; "-" when not recorded."""
+    if value is None:
+        return "-"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 0.001:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value * 1e6:.0f} µs"
+
+
+def device_time_cells(row: Mapping[str, Any]) -> list[str]:
+    """One graph's device-time row as table cells (terminal and page alike)."""
+    return [
+        row["compile_id"] or "?",
+        row["run_kind"],
+        row["device"],
+        str(row["timed_runs"]),
+        duration(row["device_s"]),
+        duration(row["mean_device_s"]),
+        duration(row["max_device_s"]),
+    ]
+
+
+def short_path(path: str) -> str:
+    """The last two parts of a path: enough to recognise a file, short enough to fit."""
+    parts = path.replace("\\", "/").rsplit("/", 2)
+    return "/".join(parts[-2:])
+
+
+def location(path: str | None, line: int | None, *, short: bool = True) -> str:
+    """ "dir/file.py:12" (or the full path when not ``short``); "?" when unknown."""
+    if path is None:
+        return "?"
+    shown = short_path(path) if short else path
+    return shown if line is None else f"{shown}:{line}"
+
+
+def stack_entry(entry: str) -> str:
+    """A "path:line in function" user-stack entry with its path shortened."""
+    match = _STACK_ENTRY.match(entry)
+    return entry if match is None else f"{short_path(match['path'])}:{match['rest']}"
+
+
+_LIBRARY_PATH_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/torch/", "<frozen ")
+"""A stack entry whose path holds one of these is torch's, a library's or Python's own."""
+
+
+def folded_stack(user_stack: list[str]) -> list[tuple[str, int]]:
+    """A user stack (outermost first) as shown: innermost first, each entry with its path
+    shortened; a run of torch, library or standard-library frames after the innermost
+    becomes one "… N torch/library frames" entry. Each item: (text, frames it stands for)."""
+    shown: list[tuple[str, int]] = []
+    run = 0
+    for index, entry in enumerate(reversed(user_stack)):
+        if index > 0 and _is_library(entry):
+            run += 1
+            continue
+        if run:
+            shown.append((f"… {plural(run, 'torch/library frame')}", run))
+            run = 0
+        shown.append((stack_entry(entry), 1))
+    if run:
+        shown.append((f"… {plural(run, 'torch/library frame')}", run))
+    return shown
+
+
+FoldedStack = list[tuple[str, int]]
+
+
+def merged_stacks(stacks: list[Mapping[str, Any]]) -> list[tuple[FoldedStack, int]]:
+    """A graph-break group's stacks (``user_stack``, ``count``) folded (``folded_stack``);
+    those that then read the same counted together; most frequent first."""
+    merged: dict[tuple[tuple[str, int], ...], int] = {}
+    for stack in stacks:
+        key = tuple(folded_stack(stack["user_stack"]))
+        merged[key] = merged.get(key, 0) + stack["count"]
+    return sorted(((list(key), count) for key, count in merged.items()), key=lambda e: -e[1])
+
+
+def _is_library(entry: str) -> bool:
+    match = _STACK_ENTRY.match(entry)
+    path = entry if match is None else match["path"]
+    return any(part in path for part in _LIBRARY_PATH_PARTS)
+
+
+def number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def optional(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """ "1 graph", "2 graphs"."""
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def error(error_type: str | None, message: str | None) -> str:
+    """ "Type: message" on one line, either part may be missing (``first_lines``)."""
+    shown = first_lines(message) if message else None
+    return ": ".join(part for part in (error_type, shown) if part) or "(no error recorded)"
+
+
+def first_lines(message: str) -> str:
+    """A multi-line message on one line: its first line, and where that only introduces
+    the cause ("backend='inductor' raised:"), the cause's first line too."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    shown = lines[0]
+    if shown.endswith(":") and len(lines) > 1:
+        shown = f"{shown} {lines[1]}"
+    return shown + (" …" if len(lines) > (2 if shown != lines[0] else 1) else "")
+
+
+_DIFFERENCE = re.compile(r"^(?P<what>.+?)[.,;:]?\s+(?P<difference>expected .+?, actual .+)$")
+
+
+def difference_first(reason: str) -> str:
+    """A guard failure with what differs first: "tensor 'x' size mismatch at index 0.
+    expected 16, actual 8" becomes "expected 16, actual 8: tensor 'x' size mismatch at
+    index 0" (the part a narrow column or a glance must not miss)."""
+    match = _DIFFERENCE.match(reason.strip())
+    if match is None:
+        return reason
+    return f"{match['difference']}: {match['what']}"
+
+
+def process_heading(section: Mapping[str, Any]) -> str:
+    """ "rank 3 of 8 · run job-1 · node-a · pid 1234 · train" for a process section."""
+    name = section["process"]
+    if section["rank"] is not None and section["world_size"] is not None:
+        name += f" of {section['world_size']}"
+    details = (
+        section["run_id"] and f"run {section['run_id']}",
+        section["host"],
+        section["pid"] is not None and f"pid {section['pid']}",
+        section["service"],
+    )
+    # Without a rank the label already names the host, pid or service: not twice.
+    shown = [str(part) for part in details if part and str(part) not in name]
+    return " · ".join([name, *shown])
+
+
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control characters (C0, DEL, C1: ESC, BEL, CR...) and bidirectional overrides: a file
+must not move the cursor, set the window title or reorder what the terminal shows. Line
+feed and tab stay: they move nothing back, and the report lays multi-line messages out
+itself (first lines, wrapped cells)."""
+
+
+def printable(text: str) -> str:
+    """``text`` with each control or bidi character shown as its escape (``\\x1b``)."""
+    return _UNPRINTABLE.sub(lambda match: ascii(match.group(0))[1:-1], text)
+
+
+_INVISIBLE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+"""What JSON leaves raw but a terminal acts on (DEL, C1, bidi) or a JavaScript reader
+splits lines at (U+2028/9); JSON itself escapes C0."""
+
+
+def render_json(summary: Any) -> str:
+    """The summary as indented JSON whose text is safe on a terminal (``json_chunks``)."""
+    return "".join(json_chunks(summary))
+
+
+def json_chunks(summary: Any) -> Iterator[str]:
+    """The summary as indented JSON, piece by piece (a large summary is never one string
+    beside its pieces), each string's DEL, C1, bidi and line-separator characters written
+    as ``\\uXXXX``: it parses back exactly as it was."""
+    pending: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(summary):
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= JSON_PIECE_CHARS:
+            yield _json_safe("".join(pending))
+            pending, size = [], 0
+    pending.append("\n")
+    yield _json_safe("".join(pending))
+
+
+JSON_PIECE_CHARS = 1 << 20
+"""The encoder's tokens joined into pieces of about this many characters before writing."""
+
+
+def _json_safe(text: str) -> str:
+    # Only strings hold these characters, and inside a string the escape is the same.
+    return _INVISIBLE_IN_JSON.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text)
+
+
+def printable_values(value: Any) -> Any:
+    """A summary with every string in it made ``printable`` (keys included)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, Mapping):
+        return {printable_values(key): printable_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_values(item) for item in value]
+    return value
+
+
+def calls(row: Mapping[str, Any]) -> str:
+    """The calls a variant served; "cold" when a small share of its code's calls."""
+    if row["calls"] is None:
+        return "-"
+    return f"{row['calls']:,} cold" if row["hot"] is False else f"{row['calls']:,}"

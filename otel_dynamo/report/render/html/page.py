@@ -1,0 +1,94 @@
+"""Render the report as one self-contained HTML page (no network, no external files)."""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from otel_dynamo.report.read.model import Telemetry
+from otel_dynamo.report.render.graph_texts import GraphTextCollector
+from otel_dynamo.report.render.html import tables as _html_tables
+from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
+from otel_dynamo.report.render.html.timeline import timeline_data
+
+PAGE_TITLE = "otel-dynamo report"
+
+
+def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
+    """The report page: stats, a filter box, the timeline, every table and the graphs."""
+    graphs = GraphTextCollector()
+    graphs.add(telemetry)
+    return render_page(summary, timeline_data(telemetry), graphs)
+
+
+def render_page(
+    summary: Mapping[str, Any],
+    timeline: Mapping[str, Any],
+    graphs: GraphTextCollector | None = None,
+) -> str:
+    """The report page from a summary, its timeline (``TimelineBuilder``) and the graph
+    texts the run captured, if collected."""
+    # Each process's tables become JSON text at once: a large run's tables never all
+    # exist as objects beside its summary.
+    processes = ",".join(
+        _script_json(
+            {
+                "heading": _html_tables.process_heading(section),
+                "tables": _html_tables.process_tables(section),
+                "graphs": graphs.page_data(section["process"]) if graphs else [],
+            }
+        )
+        for section in summary["processes"]
+    )
+    data = (
+        f'{{"ranks":{_script_json(_html_tables.ranks_table(summary))},'
+        f'"processes":[{processes}],"timeline":{_script_json(timeline)}}}'
+    )
+    return REPORT_PAGE.substitute(
+        title=html.escape(PAGE_TITLE),
+        style=STYLE,
+        stats=_stats(summary),
+        problems=_problems(summary),
+        timeline_hint=html.escape(_timeline_hint(timeline)),
+        data=data,
+        script=SCRIPT,
+    )
+
+
+def _stats(summary: Mapping[str, Any]) -> str:
+    return "".join(
+        f"<div>{html.escape(label)} <b>{html.escape(value)}</b></div>"
+        for label, value in _html_tables.overview(summary)
+    )
+
+
+def _problems(summary: Mapping[str, Any]) -> str:
+    problems = summary["inputs"]["problems"]
+    if not problems:
+        return ""
+    items = "".join(f"<li>{html.escape(_problem_text(problem))}</li>" for problem in problems)
+    return f'<section class="problems"><h2>Input problems</h2><ul>{items}</ul></section>'
+
+
+def _problem_text(problem: Mapping[str, Any]) -> str:
+    where = problem["path"] if problem["line"] is None else f"{problem['path']}:{problem['line']}"
+    return f"{where}: {problem['message']}"
+
+
+def _timeline_hint(timeline: Mapping[str, Any]) -> str:
+    origin = datetime.datetime.fromtimestamp(
+        timeline["origin_unix_nano"] / 1e9, tz=datetime.timezone.utc
+    )
+    return (
+        f"Compile and run spans per process; time from {origin:%Y-%m-%d %H:%M:%S} UTC. "
+        "Wheel: zoom, drag: pan, double-click: reset, hover: details."
+    )
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside <script>: no "</script>" or "<!--" can close or confuse it."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

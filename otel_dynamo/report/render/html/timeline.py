@@ -1,0 +1,226 @@
+"""The timeline data of the HTML page: compile and run spans per process, compactly.
+
+A job of 8 ranks x 1,000 compiles has ~80,000 spans, so each lane is stored as columns
+of small integers (microseconds, start as a delta from the previous span) with the
+labels in shared string tables. The page decodes and draws them on a canvas.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, NamedTuple
+
+from otel_dynamo import names
+from otel_dynamo.report.read.model import Process, Span, Telemetry
+from otel_dynamo.report.read.values import text
+from otel_dynamo.report.summary.build import process_labels
+from otel_dynamo.report.summary.compiles import RUN_SPANS, outcome, run_kind
+from otel_dynamo.report.summary.phases import phase_name
+from otel_dynamo.report.summary.tree import SpanTree
+
+MAX_TIMELINE_SPANS = 150_000
+"""Above this the deepest spans are left out (frames and runs always stay first)."""
+
+KIND_FRAME, KIND_PHASE, KIND_GRAPH, KIND_AOT, KIND_RUN, KIND_OTHER = range(6)
+ERROR_FLAG = 8
+"""Added to a span's kind when its status is ERROR."""
+
+_KIND_OF_NAME = {
+    names.SPAN_FRAME: KIND_FRAME,
+    names.SPAN_GRAPH: KIND_GRAPH,
+    names.SPAN_AOT_PARTITION: KIND_AOT,
+    names.SPAN_AOT_FORWARD: KIND_AOT,
+    names.SPAN_AOT_BACKWARD: KIND_AOT,
+    names.SPAN_AOT_INFERENCE: KIND_AOT,
+}
+_NS_PER_US = 1000
+_RUN_PRIORITY = 1
+
+_Placed = tuple[Span, int, int, str]
+"""A span on the timeline: the span, its row in its lane (-1: the runs row), its priority
+(lower stays longer when the limit is reached) and the label of its compile."""
+
+
+class _Bar(NamedTuple):
+    """What the page needs of a placed span, without the span (which may be dropped)."""
+
+    start_ns: int
+    duration_ns: int
+    row: int
+    kind: int
+    priority: int
+    compile_label: str
+    detail: str
+
+
+class _Interned:
+    """A string table: each distinct string stored once, referred to by index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: str) -> int:
+        return self.index.setdefault(value, len(self.index))
+
+    @property
+    def values(self) -> list[str]:
+        return list(self.index)
+
+
+def timeline_data(telemetry: Telemetry) -> dict[str, Any]:
+    """Lanes (one per process) of bars: start, duration, row, kind, compile, label."""
+    builder = TimelineBuilder()
+    builder.add(telemetry)
+    return builder.finish()
+
+
+class TimelineBuilder:
+    """The timeline built a few processes at a time: ``add`` the telemetry of whole
+    processes (their spans may then be dropped; at most ``MAX_TIMELINE_SPANS`` bars are
+    kept), ``finish`` once all were added."""
+
+    def __init__(self) -> None:
+        self._bars: dict[tuple[str, ...], list[_Bar]] = {}
+        self._processes: list[Process] = []
+        self._total = 0
+
+    def add(self, telemetry: Telemetry) -> None:
+        """Place the spans of every process of ``telemetry``; none added before."""
+        by_process: dict[tuple[str, ...], list[Span]] = defaultdict(list)
+        for span in telemetry.spans:
+            by_process[span.process.key].append(span)
+        for process in telemetry.processes:
+            placed = _placed(by_process[process.key])
+            self._total += len(placed)
+            self._bars[process.key] = [_bar(entry) for entry in placed]
+            self._processes.append(process)
+        # The cut-off only falls as bars are added: cutting now drops nothing kept later.
+        _keep_within_limit(self._bars)
+
+    def finish(self) -> dict[str, Any]:
+        bars = self._bars
+        processes = sorted(self._processes, key=lambda process: process.sort_key)
+        origin = min((bar.start_ns for each in bars.values() for bar in each), default=0)
+        ends = (bar.start_ns + bar.duration_ns for each in bars.values() for bar in each)
+        end = max(ends, default=origin)
+        labels = process_labels(processes)
+        details = _Interned()
+        lanes = [_lane(labels[p.key], bars[p.key], origin, details) for p in processes]
+        return {
+            "origin_unix_nano": origin,
+            "length_us": (end - origin) // _NS_PER_US,
+            "details": details.values,
+            "lanes": [lane for lane in lanes if lane["count"]],
+            "shown": sum(len(each) for each in bars.values()),
+            "total": self._total,
+        }
+
+
+def _bar(placed: _Placed) -> _Bar:
+    span, row, priority, compile_label = placed
+    return _Bar(
+        span.start_ns, span.duration_ns, row, _kind(span), priority, compile_label, _detail(span)
+    )
+
+
+def _placed(spans: list[Span]) -> list[_Placed]:
+    tree = SpanTree(spans)
+    placed: list[_Placed] = []
+    for span in spans:
+        if span.name == names.SPAN_FRAME:
+            label = _compile_label(span)
+            placed += [
+                (found, row, 0 if depth == 0 else depth + 1, label)
+                for found, depth, row in _stacked(tree.walk(span))
+            ]
+        elif span.name in RUN_SPANS:
+            frame = tree.enclosing_frame(span)
+            label = _compile_label(frame if frame is not None else span)
+            placed.append((span, -1, _RUN_PRIORITY, label))
+    return placed
+
+
+def _stacked(walked: list[tuple[Span, int]]) -> list[tuple[Span, int, int]]:
+    """(span, depth, row) for a frame's spans: each below its parent, never over another.
+
+    Siblings that overlap in time (a graph span next to Dynamo's phases) would hide each
+    other on one row, so a span goes down until its row is free for its interval.
+    """
+    rows: dict[str, int] = {}
+    taken: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    stacked = []
+    for span, depth in sorted(walked, key=lambda entry: (entry[1], entry[0].start_ns)):
+        row = 0 if depth == 0 else rows.get(span.parent_span_id, depth - 1) + 1
+        while any(start < span.end_ns and span.start_ns < end for start, end in taken[row]):
+            row += 1
+        rows[span.span_id] = row
+        taken[row].append((span.start_ns, span.end_ns))
+        stacked.append((span, depth, row))
+    return stacked
+
+
+def _keep_within_limit(bars: dict[tuple[str, ...], list[_Bar]]) -> None:
+    """Drop the deepest spans first until at most MAX_TIMELINE_SPANS remain."""
+    priorities = sorted(bar.priority for each in bars.values() for bar in each)
+    if len(priorities) <= MAX_TIMELINE_SPANS:
+        return
+    cutoff = priorities[MAX_TIMELINE_SPANS]  # the first priority that does not fit whole
+    for key, each in bars.items():
+        bars[key] = [bar for bar in each if bar.priority < cutoff]
+
+
+def _lane(label: str, bars: list[_Bar], origin: int, details: _Interned) -> dict[str, Any]:
+    bars = sorted(bars, key=lambda bar: (bar.start_ns, bar.row))
+    run_row = 1 + max((bar.row for bar in bars), default=0)
+    compiles = _Interned()
+    columns: dict[str, list[int]] = {"ds": [], "d": [], "y": [], "k": [], "c": [], "n": []}
+    previous = 0
+    for start_ns, duration_ns, row, kind, _priority, compile_label, detail in bars:
+        start_us = (start_ns - origin) // _NS_PER_US
+        columns["ds"].append(start_us - previous)
+        previous = start_us
+        columns["d"].append(duration_ns // _NS_PER_US)
+        columns["y"].append(run_row if row < 0 else row)
+        columns["k"].append(kind)
+        columns["c"].append(compiles(compile_label))
+        columns["n"].append(details(detail))
+    return {
+        "name": label,
+        "rows": run_row + 1,
+        "run_row": run_row,
+        "count": len(bars),
+        "compiles": compiles.values,
+        **columns,
+    }
+
+
+def _kind(span: Span) -> int:
+    if span.name in RUN_SPANS:
+        kind = KIND_RUN
+    elif phase_name(span) is not None:
+        kind = KIND_PHASE
+    else:
+        kind = _KIND_OF_NAME.get(span.name, KIND_OTHER)
+    return kind + (ERROR_FLAG if span.is_error else 0)
+
+
+def _compile_label(span: Span) -> str:
+    compile_id = text(span.attributes.get(names.ATTR_COMPILE_ID)) or ""
+    function = text(span.attributes.get(names.ATTR_CODE_FUNCTION))
+    return f"{compile_id} {function}" if function else compile_id
+
+
+def _detail(span: Span) -> str:
+    """What the bar is, in a few words (the tooltip adds the compile and the time)."""
+    if span.name == names.SPAN_FRAME:
+        return f"frame compile, {outcome(span)}"
+    phase = phase_name(span)
+    if phase is not None:
+        return phase
+    if span.name == names.SPAN_GRAPH:
+        backend = text(span.attributes.get(names.ATTR_BACKEND))
+        return f"graph ({backend})" if backend else "graph"
+    kind = run_kind(span)
+    if kind is not None:
+        return f"run {kind}"
+    return span.name

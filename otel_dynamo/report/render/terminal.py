@@ -1,0 +1,538 @@
+"""Render the summary for a terminal: short tables, at most ``width`` columns wide."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render.table import (
+    NO_BREAK_SPACE,
+    Cell,
+    Column,
+    format_table,
+    paint,
+    truncate,
+    wrapped,
+)
+from otel_dynamo.report.summary.build import LIMIT_REACHED
+from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
+
+DEFAULT_WIDTH = 100
+DEFAULT_ROW_LIMIT = 20
+"""Rows shown per table; the rest are counted (``--json`` and ``--html`` have them all)."""
+
+MAX_STACK_FRAMES = 3
+"""Innermost user-stack frames shown under a graph break."""
+
+MIN_WIDTH_FOR_OPS_AND_CALLS = 80
+"""Narrower than this, the frame-compile table leaves out ops to make room for calls."""
+
+_SEVERITY_STYLE = {"ok": "green", "bad": "red", "warn": "yellow"}
+
+
+def color_enabled(stream: TextIO, *, environ: Mapping[str, str] | None = None) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def render_terminal(
+    summary: Mapping[str, Any],
+    *,
+    width: int = DEFAULT_WIDTH,
+    color: bool,
+    limit: int = DEFAULT_ROW_LIMIT,
+) -> str:
+    """The summary as text for a terminal; ``limit`` rows per table, 0 for all. Text from
+    the files is made printable first: only our own colour codes reach the terminal."""
+    view = _View(width=width, color=color, limit=limit)
+    # One process at a time: a printable copy of a large run's whole summary would double it.
+    top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
+    lines = _overview(top, view)
+    if top["ranks"]["compared"]:
+        lines += ["", *_ranks(top, view)]
+    for section in summary["processes"]:
+        lines += ["", *_process(_format.printable_values(section), view)]
+    return "\n".join(lines) + "\n"
+
+
+class _View:
+    """Width, colour and row limit shared by every section."""
+
+    def __init__(self, *, width: int, color: bool, limit: int) -> None:
+        self.width = width
+        self.color = color
+        self.limit = limit
+
+    def paint(self, text: str, style: str | None) -> str:
+        return paint(text, style, color=self.color)
+
+    def title(self, text: str, count: int | None = None) -> str:
+        shown = f"{text} ({count})" if count is not None else text
+        return self.paint(truncate(shown, self.width), "bold")
+
+    def table(self, columns: list[Column], rows: list[list[Cell | str]]) -> list[str]:
+        shown = rows if self.limit <= 0 else rows[: self.limit]
+        lines = format_table(columns, shown, width=self.width, color=self.color)
+        if len(shown) < len(rows):
+            more = f"  … {len(rows) - len(shown)} more (all of them: --limit 0, --json or --html)"
+            lines.append(self.paint(truncate(more, self.width), "dim"))
+        return lines
+
+
+def _overview(summary: Mapping[str, Any], view: _View) -> list[str]:
+    totals = summary["totals"]
+    inputs = summary["inputs"]
+    heading = (
+        f"otel-dynamo report: {_format.plural(totals['processes'], 'process', 'processes')} "
+        f"from {_format.plural(len(inputs['files']), 'file')}"
+    )
+    if inputs["problems"]:
+        heading += f", {_format.plural(len(inputs['problems']), 'input problem')} (see stderr)"
+    items = [
+        _format.plural(totals["frame_compiles"], "frame compile"),
+        _format.plural(totals["graphs"], "graph"),
+        _format.plural(totals["graph_breaks"], "graph break"),
+        _format.plural(totals["recompiles"], "recompile"),
+        _format.plural(totals["failures"], "failure"),
+        f"{_format.duration(totals['compile_seconds'])} compiling",
+    ]
+    if totals["unfinished_compiles"]:
+        items.insert(5, _format.plural(totals["unfinished_compiles"], "unfinished compile"))
+    return [view.paint(truncate(heading, view.width), "bold"), *_wrap(items, view.width)]
+
+
+def _wrap(items: list[str], width: int, separator: str = " · ") -> list[str]:
+    """Join ``items`` into lines of at most ``width`` characters."""
+    lines = [""]
+    for item in items:
+        joined = f"{lines[-1]}{separator}{item}" if lines[-1] else item
+        if len(joined) <= width or not lines[-1]:
+            lines[-1] = truncate(joined, width)
+        else:
+            lines.append(truncate(item, width))
+    return lines
+
+
+def _ranks(summary: Mapping[str, Any], view: _View) -> list[str]:
+    ranks = summary["ranks"]
+    columns = [
+        Column("process", flexible=True),
+        Column("compiles", right=True),
+        Column("graphs", right=True),
+        Column("recompiles", right=True),
+        Column("guards", right=True),
+        Column("breaks", right=True),
+        Column("failures", right=True),
+        Column("compile time", right=True),
+    ]
+    diverging = [row for row in ranks["rows"] if row["diverges"]]
+    ordered = ranks["rows"]
+    if 0 < view.limit < len(ordered):  # a cut table still shows every diverging rank
+        ordered = diverging + [row for row in ordered if not row["diverges"]]
+    rows = [_rank_row(row) for row in ordered]
+    lines = [view.title("Ranks", len(rows)), *view.table(columns, rows)]
+    if not diverging:
+        return [*lines, view.paint("  all ranks agree on graphs, recompiles and guards", "green")]
+    return lines + [view.paint(truncate(_divergence(row), view.width), "red") for row in diverging]
+
+
+def _rank_row(row: Mapping[str, Any]) -> list[Cell | str]:
+    def flagged(key: str) -> Cell:
+        bad = key in row["diverges"]
+        return Cell(f"{row[key]}{' !' if bad else ''}", "red_bold" if bad else None)
+
+    return [
+        Cell(row["process"], "red_bold" if row["diverges"] else None),
+        str(row["frame_compiles"]),
+        flagged("graphs"),
+        flagged("recompiles"),
+        flagged("guards"),
+        str(row["graph_breaks"]),
+        str(row["failures"]),
+        _format.duration(row["compile_seconds"]),
+    ]
+
+
+def _divergence(row: Mapping[str, Any]) -> str:
+    """ "  rank 2 DIVERGES in graphs; first at 17/0: graphs 2, guards 8 (most ranks: ...)"."""
+    text = f"  {row['process']} DIVERGES in {', '.join(row['diverges'])}"
+    first = row["first_difference"]
+    if first is None:
+        return text
+    return (
+        f"{text}; first at {first['compile_id']}: {_facts(first['actual'])} "
+        f"(most ranks: {_facts(first['expected'])})"
+    )
+
+
+def _facts(facts: Mapping[str, Any] | None) -> str:
+    if facts is None:
+        return "no such compile"
+    return ", ".join(f"{key} {value}" for key, value in facts.items())
+
+
+def _process(section: Mapping[str, Any], view: _View) -> list[str]:
+    lines = [_process_heading(section, view)]
+    for render in _SECTIONS:
+        lines += render(section, view)
+    return lines
+
+
+def _process_heading(section: Mapping[str, Any], view: _View) -> str:
+    heading = f"── {_format.process_heading(section)} "
+    return view.paint(truncate(heading.ljust(view.width, "─"), view.width), "cyan")
+
+
+def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["compiles"]
+    if not rows:
+        return [view.title("Frame compiles: none")]
+    with_calls = _any_calls(rows)
+    with_ops = not with_calls or view.width >= MIN_WIDTH_FOR_OPS_AND_CALLS
+    columns = [
+        Column("id"),
+        Column("function", flexible=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("outcome"),
+        Column("duration", right=True),
+        Column("graphs", right=True),
+        *([Column("ops", right=True)] if with_ops else []),
+        Column("guards", right=True),
+        *([Column("calls", right=True)] if with_calls else []),
+    ]
+    table = [
+        [
+            row["compile_id"] or "?",
+            row["function"] or "?",
+            _format.location(row["file"], row["line"]),
+            Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
+            _format.duration(row["duration_s"]),
+            str(row["graphs"]),
+            *([str(row["ops"])] if with_ops else []),
+            _format.optional(row["guards"]),
+            *([_calls(row)] if with_calls else []),
+        ]
+        for row in rows
+    ]
+    return [view.title("Frame compiles", len(rows)), *view.table(columns, table)]
+
+
+def _any_calls(rows: list[Mapping[str, Any]]) -> bool:
+    """Whether any variant's calls were recorded (telemetry may predate them)."""
+    return any(row["calls"] is not None for row in rows)
+
+
+def _graph_breaks(section: Mapping[str, Any], view: _View) -> list[str]:
+    groups = section["graph_breaks"]
+    if not groups:
+        return [view.title("Graph breaks: none")]
+    total = sum(group["count"] for group in groups)
+    lines = [view.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
+    shown = groups if view.limit <= 0 else groups[: view.limit]
+    for group in shown:
+        lines += _graph_break_group(group, view)
+    if len(shown) < len(groups):
+        lines.append(view.paint(f"  … {len(groups) - len(shown)} more reasons", "dim"))
+    return lines
+
+
+def _graph_break_group(group: Mapping[str, Any], view: _View) -> list[str]:
+    count = f"{group['count']}x"
+    reason_text = group["reason"] or ""
+    shown_kind = group["kind"] and not reason_text.startswith(group["kind"])
+    kind = f" [{group['kind']}]" if shown_kind else ""  # not when the reason starts with it
+    reason = wrapped(f"{reason_text}{kind}", view.width - 10)
+    lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
+    lines += [f"{' ' * 10}{line}" for line in reason[1:]]
+    stacks = _format.merged_stacks(group["stacks"])
+    for user_stack, stack_count in stacks[: view.limit if view.limit > 0 else None]:
+        lines += _stack_lines(user_stack, stack_count, view)
+    return lines
+
+
+def _stack_lines(shown: list[tuple[str, int]], count: int, view: _View) -> list[str]:
+    """Innermost frame first, with the count; then the frames that called it, runs of
+    torch/library frames folded into one line."""
+    indent = " " * 10
+    if not shown:
+        return [view.paint(f"{indent}{count}x (no user stack recorded)", "dim")]
+    (innermost, _), *callers = shown
+    lines = [truncate(f"{indent}{count}x at {innermost}", view.width)]
+    for text, _frames in callers[: MAX_STACK_FRAMES - 1]:
+        prefix = "" if text.startswith("…") else "from "
+        lines.append(view.paint(truncate(f"{indent}   {prefix}{text}", view.width), "dim"))
+    hidden = sum(frames for _text, frames in callers[MAX_STACK_FRAMES - 1 :])
+    if hidden > 0:
+        lines.append(view.paint(f"{indent}   … {_format.plural(hidden, 'outer frame')}", "dim"))
+    return lines
+
+
+def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["recompiles"]
+    if not rows:
+        return [view.title("Recompiles: none")]
+    with_calls = _any_calls(rows)
+    columns = [
+        Column("id"),
+        Column("function", flexible=True),
+        Column("location", cut_left=True),
+        Column("cache", right=True),
+        *([Column("calls", right=True)] if with_calls else []),
+        Column("reason", wrap=True),
+    ]
+    table = [
+        [
+            row["compile_id"] or "?",
+            row["function"] or "?",
+            _format.location(row["file"], row["line"]),
+            _format.optional(row["cache_size"]),
+            *([_calls(row)] if with_calls else []),
+            _format.difference_first(row["reason"]) if row["reason"] else "(no reason recorded)",
+        ]
+        for row in rows
+    ]
+    return [view.title("Recompiles", len(rows)), *view.table(columns, table)]
+
+
+def _calls(row: Mapping[str, Any]) -> Cell:
+    """The calls a variant served, dimmed when cold."""
+    return Cell(_format.calls(row), None if row["hot"] else "dim")
+
+
+def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["near_recompile_limit"]
+    if not rows:
+        return []
+    columns = [
+        Column("status"),
+        Column("function", flexible=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("compiles", right=True),
+        Column("cache entries", right=True),
+        Column("limit", right=True),
+    ]
+    table = [
+        [
+            Cell("AT LIMIT", "red_bold")
+            if row["status"] == LIMIT_REACHED
+            else Cell("near limit", "yellow"),
+            row["function"] or "?",
+            _format.location(row["file"], row["line"]),
+            str(row["compiles"]),
+            str(row["cache_entries"]),
+            str(row["limit"]),
+        ]
+        for row in rows
+    ]
+    title = view.title("Recompile limit: code close to or at it", len(rows))
+    return [title, *view.table(columns, table)]
+
+
+def _slowest(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["slowest"]
+    if not rows:
+        return []
+    columns = [
+        Column("id"),
+        Column("function", flexible=True),
+        Column("compile", right=True),
+        Column("lazy bwd", right=True),
+        Column("largest parts", wrap=True),
+    ]
+    table = [
+        [
+            row["compile_id"] or "?",
+            row["function"] or "?",
+            _format.duration(row["compile_s"]),
+            _format.duration(row["lazy_backward_s"] or None),
+            _largest_parts(row["phases"]),
+        ]
+        for row in rows
+    ]
+    title = view.title("Slowest compiles (frame + lazy backward)")
+    return [title, *view.table(columns, table)]
+
+
+def _largest_parts(phases: Mapping[str, float | None]) -> str:
+    """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
+    timed = [(value, phase) for phase, value in phases.items() if value]
+    ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
+    # No-break spaces inside a part: a wrapped cell breaks between parts, never in one.
+    parts = (f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked)
+    return " · ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
+
+
+def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["failures"]
+    if not rows:
+        return []
+    columns = [
+        Column("stage"),
+        Column("id"),
+        Column("function"),
+        Column("error", wrap=True),
+    ]
+    table = [
+        [
+            Cell(row["stage"], "red"),
+            row["compile_id"] or "?",
+            row["function"] or row["span"],
+            _format.error(row["error_type"], row["error_message"]),
+        ]
+        for row in rows
+    ]
+    return [view.paint(view.title("Failures", len(rows)), "red"), *view.table(columns, table)]
+
+
+def _unfinished(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["unfinished"]
+    if not rows:
+        return []
+    columns = [
+        Column("id"),
+        Column("function", flexible=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("running for", right=True),
+    ]
+    table = [
+        [
+            row["compile_id"],
+            row["function"] or "?",
+            _format.location(row["file"], row["line"]),
+            "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
+        ]
+        for row in rows
+    ]
+    title = view.title("Compiles that never finished (last still_compiling event)", len(rows))
+    return [view.paint(title, "red"), *view.table(columns, table)]
+
+
+def _faults(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["faults"]
+    if not rows:
+        return []
+    columns = [Column("kind"), Column("target", flexible=True), Column("id"), Column("recorded on")]
+    table = [
+        [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
+        for row in rows
+    ]
+    return [view.title("Injected faults", len(rows)), *view.table(columns, table)]
+
+
+def _accuracy(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["accuracy"]
+    if not rows:
+        return []
+    columns = [
+        Column("id"),
+        Column("result"),
+        Column("max abs error", right=True),
+        Column("max rel error", right=True),
+        Column("recorded on", flexible=True),
+    ]
+    table = [
+        [
+            row["compile_id"] or "?",
+            Cell("passed", "green") if row["passed"] else Cell("FAILED", "red_bold"),
+            _format.number(row["max_abs_error"]),
+            _format.number(row["max_rel_error"]),
+            row["source"],
+        ]
+        for row in rows
+    ]
+    return [view.title("Accuracy checks", len(rows)), *view.table(columns, table)]
+
+
+def _runs(section: Mapping[str, Any], view: _View) -> list[str]:
+    runs = section["runs"]
+    if not any(runs.values()):
+        return []
+    counts = ", ".join(f"{count} {kind}" for kind, count in runs.items() if count)
+    return [f"{view.paint('Recorded runs:', 'bold')} {counts}"]
+
+
+def _shown(rows: list[Any], view: _View) -> list[Any]:
+    return rows if view.limit <= 0 else rows[: view.limit]
+
+
+def _device_time(section: Mapping[str, Any], view: _View) -> list[str]:
+    rows = section["device_time"]
+    if not rows:
+        return []
+    columns = [
+        Column("id"),
+        Column("kind"),
+        Column("device"),
+        Column("timed runs", right=True),
+        Column("device total", right=True),
+        Column("mean", right=True),
+        Column("max", right=True),
+    ]
+    table: list[list[Cell | str]] = [list(_format.device_time_cells(row)) for row in rows]
+    title = view.title("Device time of recorded runs, by graph (most first)", len(rows))
+    return [title, *view.table(columns, table)]
+
+
+def _cudagraphs(section: Mapping[str, Any], view: _View) -> list[str]:
+    graphs = section["cudagraphs"]
+    if not graphs["graphs"]:
+        return []
+    style = "green" if not graphs["skipped"] else "yellow"
+    heading = view.paint(
+        f"CUDA graphs: {graphs['graphed']} of {graphs['graphs']} graphs graphed; "
+        f"{graphs['skipped']} skipped",
+        style,
+    )
+    lines = [heading]
+    for skip in _shown(graphs["skips"], view):
+        where = f"{skip['compile_id']} {skip['run_kind']}, at {skip['at']}"
+        if skip["function"]:
+            place = _format.location(skip["file"], skip["line"])
+            where = f"{skip['function']} at {place}, {where}"
+        lines.append(truncate(f"  {skip['category']} ({where}): {skip['reason']}", view.width))
+    return lines
+
+
+def _caches(section: Mapping[str, Any], view: _View) -> list[str]:
+    caches = section["caches"]
+    parts = [
+        f"{cache} {caches[cache]['hit']} hit / {caches[cache]['miss']} miss / "
+        f"{caches[cache]['bypass']} bypass"
+        for cache in ("inductor_fx", "aot_autograd")
+        if any(caches[cache].values())
+    ]
+    if not parts:
+        return []
+    lines = [f"{view.paint('Compile caches:', 'bold')} " + "; ".join(parts)]
+    if caches["warm_frames"]:
+        lines.append(
+            f"  {caches['warm_frames']} frame compile(s) served from cache took "
+            f"{_format.duration(caches['warm_compile_s'])}"
+        )
+    for row in _shown(caches["bypass_reasons"], view):
+        text = f"  bypass ({row['cache']}, {row['count']}x): {row['reason'] or 'no reason given'}"
+        lines.append(truncate(text, view.width))
+    return lines
+
+
+_SECTIONS: tuple[Callable[[Mapping[str, Any], _View], list[str]], ...] = (
+    _compiles,
+    _graph_breaks,
+    _recompiles,
+    _near_limit,
+    _slowest,
+    _failures,
+    _unfinished,
+    _faults,
+    _accuracy,
+    _runs,
+    _device_time,
+    _cudagraphs,
+    _caches,
+)

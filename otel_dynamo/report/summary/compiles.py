@@ -1,0 +1,179 @@
+"""Facts about one frame compile, read from its span and the spans beneath it.
+
+A frame span's children (phases, graphs, AOT compiles) may be nested at any depth,
+depending on how the recorder parents them, so the whole subtree is searched.
+"""
+
+from __future__ import annotations
+
+import re
+
+from otel_dynamo import names
+from otel_dynamo.report.read.model import AttributeValue, Span
+from otel_dynamo.report.read.values import integer, seconds, strings, text
+from otel_dynamo.report.summary.phases import (
+    PHASE_DETAILS,
+    dynamo_phase_seconds,
+    phase_seconds,
+    recorded_split,
+    split_details,
+    split_phases,
+)
+from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
+from otel_dynamo.report.summary.tree import SpanTree
+
+_RUN_KIND_OF_SPAN = {
+    names.SPAN_RUN_FORWARD: names.RUN_KIND_FORWARD,
+    names.SPAN_RUN_BACKWARD: names.RUN_KIND_BACKWARD,
+    names.SPAN_RUN_INFERENCE: names.RUN_KIND_INFERENCE,
+}
+RUN_SPANS = frozenset(_RUN_KIND_OF_SPAN)
+UNKNOWN_OUTCOME = "unknown"
+
+
+def compile_id_sort_key(compile_id: str | None) -> tuple[int, ...]:
+    """Dynamo compile ids ("3/1", "!0/3/1_2") in numeric order; None last."""
+    if compile_id is None:
+        return (1 << 62,)
+    # More than 18 digits is no id Dynamo makes (and int() refuses 4,300): it sorts last.
+    parts = re.findall(r"\d+", compile_id)
+    return tuple(int(part) if len(part) <= 18 else 1 << 60 for part in parts) or (1 << 61,)
+
+
+def is_recompile(frame: Span) -> bool:
+    """A recompile has a recorded reason, or a compile id "frame/N" with N above 0."""
+    if frame.attributes.get(names.ATTR_RECOMPILE_REASON):
+        return True
+    compile_id = text(frame.attributes.get(names.ATTR_COMPILE_ID))
+    match = re.fullmatch(r"!?(?:\d+/)?\d+/(\d+)(?:_\d+)?", compile_id or "")
+    return match is not None and match.group(1).strip("0") != ""
+
+
+def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
+    """The report's row for one frame compile (documented in docs/report-json.md); its
+    calls are filled in from the variant-calls log events."""
+    attrs = frame.attributes
+    below = tree.descendants(frame)
+    graphs = [span for span in below if span.name == names.SPAN_GRAPH and not is_discarded(span)]
+    lazy_ns = sum(span.duration_ns for span in lazy_backwards(frame, below))
+    phases, phase_details = _phases(frame, below)
+    errors = error_fields(frame)
+    return {
+        "compile_id": text(attrs.get(names.ATTR_COMPILE_ID)),
+        "function": text(attrs.get(names.ATTR_CODE_FUNCTION)),
+        "file": text(attrs.get(names.ATTR_CODE_FILE)),
+        "line": integer(attrs.get(names.ATTR_CODE_LINE)),
+        "outcome": outcome(frame),
+        "start_unix_nano": frame.start_ns,
+        "duration_s": seconds(frame.duration_ns),
+        "lazy_backward_s": seconds(lazy_ns),
+        "compile_s": seconds(frame.duration_ns + lazy_ns),
+        "graphs": _graph_count(attrs, graphs),
+        "discarded_graphs": integer(attrs.get(names.ATTR_FRAME_DISCARDED_GRAPH_COUNT)) or 0,
+        "ops": sum(integer(span.attributes.get(names.ATTR_GRAPH_OP_COUNT)) or 0 for span in graphs),
+        "guards": _guard_count(attrs),
+        "cache_size": integer(attrs.get(names.ATTR_FRAME_CACHE_SIZE)),
+        "is_recompile": is_recompile(frame),
+        "recompile_reason": text(attrs.get(names.ATTR_RECOMPILE_REASON)),
+        "graph_breaks": max(
+            integer(attrs.get(names.ATTR_GRAPH_BREAK_COUNT)) or 0, len(graph_breaks(frame))
+        ),
+        "calls": None,
+        "backward_calls": None,
+        "call_share": None,
+        "hot": None,
+        "phases": phases,
+        "phase_details": phase_details,
+        "dynamo_phases": dynamo_phase_seconds(below),
+        "error_type": errors["error_type"],
+        "error_message": errors["error_message"],
+    }
+
+
+def is_discarded(span: Span) -> bool:
+    """A graph or AOT span whose work a Dynamo restart threw away."""
+    return span.attributes.get(names.ATTR_DISCARDED) is True
+
+
+def lazy_backwards(frame: Span, below: list[Span]) -> list[Span]:
+    """The frame's lazily compiled backwards: recorded spans, or else (telemetry from before
+    they were recorded) the AOT backward compiles that ran after the frame span ended."""
+    recorded = [span for span in below if span.name == names.SPAN_LAZY_BACKWARD]
+    if recorded:
+        return recorded
+    frame_end = frame.start_ns + frame.duration_ns
+    return [
+        span
+        for span in below
+        if span.name == names.SPAN_AOT_BACKWARD and span.start_ns >= frame_end
+    ]
+
+
+_PhaseSeconds = dict[str, float | None]
+
+
+def _phases(frame: Span, below: list[Span]) -> tuple[_PhaseSeconds, _PhaseSeconds]:
+    """The compile's phases and the named parts of AOT and backend time."""
+    compiles = [frame, *(span for span in below if span.name == names.SPAN_LAZY_BACKWARD)]
+    split = recorded_split(compiles)
+    if split is None:
+        return phase_seconds(below), dict.fromkeys(PHASE_DETAILS)
+    return split_phases(split), split_details(split)
+
+
+def outcome(frame: Span) -> str:
+    recorded = text(frame.attributes.get(names.ATTR_FRAME_OUTCOME))
+    if recorded:
+        return recorded
+    return names.OUTCOME_FAILURE if frame.is_error else UNKNOWN_OUTCOME
+
+
+def error_fields(span: Span) -> ErrorFields:
+    attrs = span.attributes
+    message = (
+        text(attrs.get(names.ATTR_ERROR_MESSAGE))
+        or text(attrs.get(names.ATTR_FRAME_FAIL_REASON))
+        or span.status_message
+        or None
+    )
+    return {"error_type": text(attrs.get(names.ATTR_ERROR_TYPE)), "error_message": message}
+
+
+def graph_breaks(frame: Span) -> list[tuple[str, str | None, tuple[str, ...]]]:
+    """(reason, kind, user stack) of each graph break in the frame compile."""
+    events = [event for event in frame.events if event.name == names.EVENT_GRAPH_BREAK]
+    if events:
+        return [
+            (
+                text(event.attributes.get(names.ATTR_GRAPH_BREAK_REASON)) or "(no reason recorded)",
+                text(event.attributes.get(names.ATTR_GRAPH_BREAK_KIND)),
+                tuple(strings(event.attributes.get(names.ATTR_GRAPH_BREAK_USER_STACK))),
+            )
+            for event in events
+        ]
+    # Without events (e.g. span events dropped by a limit) the reasons are still known.
+    return [
+        (reason, None, ())
+        for reason in strings(frame.attributes.get(names.ATTR_GRAPH_BREAK_REASONS))
+    ]
+
+
+def run_kind(span: Span) -> str | None:
+    """forward, backward or inference for a run span; None for other spans."""
+    kind = _RUN_KIND_OF_SPAN.get(span.name)
+    if kind is None:
+        return None
+    return text(span.attributes.get(names.ATTR_RUN_KIND)) or kind
+
+
+def _graph_count(attrs: dict[str, AttributeValue], graphs: list[Span]) -> int:
+    recorded = integer(attrs.get(names.ATTR_FRAME_GRAPH_COUNT))
+    return len(graphs) if recorded is None else recorded
+
+
+def _guard_count(attrs: dict[str, AttributeValue]) -> int | None:
+    recorded = integer(attrs.get(names.ATTR_GUARD_COUNT))
+    guards = attrs.get(names.ATTR_GUARDS)
+    if recorded is None and isinstance(guards, list):
+        return len(guards)
+    return recorded

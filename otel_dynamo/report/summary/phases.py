@@ -1,0 +1,146 @@
+"""Compile phases: where a compile's time went, by category.
+
+The recorder splits each frame compile and each lazy backward compile into categories
+(``torch.compile.time.<category>`` attributes, adding up to the span's duration); the
+report adds them up. Telemetry recorded before that split existed is grouped from Dynamo's
+phase spans instead: a phase's time is the union of its spans' intervals (nested spans of
+the same phase never count twice, repeated ones add up), AOT including its inner compilers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from otel_dynamo import names
+from otel_dynamo.report.read.model import Span
+from otel_dynamo.report.read.values import seconds, text
+
+PHASE_TRACING = "tracing"
+PHASE_AOT = "aot"
+PHASE_BACKEND = "backend"
+PHASE_GUARDS = "guards"
+PHASE_CACHE = "cache"
+PHASE_OTHER = "other"
+PHASE_CATEGORIES = (PHASE_TRACING, PHASE_AOT, PHASE_BACKEND, PHASE_GUARDS, PHASE_CACHE, PHASE_OTHER)
+"""The phases the report shows: exclusive, they add up to the compile time."""
+PHASE_TITLES = {
+    PHASE_TRACING: "tracing",
+    PHASE_AOT: "AOT",
+    PHASE_BACKEND: "backend",
+    PHASE_GUARDS: "guards",
+    PHASE_CACHE: "cache",
+    PHASE_OTHER: "other",
+}
+PHASE_DETAILS = (
+    names.TIME_AOT_JOINT_GRAPH,
+    names.TIME_AOT_PARTITION,
+    names.TIME_BACKEND_LOWERING,
+    names.TIME_BACKEND_CODEGEN,
+    names.TIME_BACKEND_COMPILE,
+    names.TIME_BACKEND_AUTOTUNE,
+)
+"""The parts of AOT and backend time the report names."""
+
+_CATEGORY_OF_PHASE = {
+    "bytecode_tracing": PHASE_TRACING,
+    "backend_compile": PHASE_BACKEND,
+    "build_guards": PHASE_GUARDS,
+    "create_aot_dispatcher_function": PHASE_AOT,
+}
+_AOT_SPANS = frozenset(
+    {
+        names.SPAN_AOT_PARTITION,
+        names.SPAN_AOT_FORWARD,
+        names.SPAN_AOT_BACKWARD,
+        names.SPAN_AOT_INFERENCE,
+    }
+)
+
+
+def phase_name(span: Span) -> str | None:
+    """Dynamo's name of a phase span ("torch.compile.phase" or "torch.compile.phase NAME")."""
+    if span.name != names.SPAN_PHASE and not span.name.startswith(names.SPAN_PHASE + " "):
+        return None
+    recorded = text(span.attributes.get(names.ATTR_PHASE_NAME))
+    return recorded or span.name[len(names.SPAN_PHASE) :].strip() or None
+
+
+def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
+    """Seconds per category (``names.TIME_*``) the recorder put on these compile spans,
+    summed; None when none carries a split (telemetry from before it existed)."""
+    total: dict[str, int] = {}
+    found = False
+    prefix = names.ATTR_TIME_PREFIX
+    for span in compiles:
+        for key, value in span.attributes.items():
+            if key.startswith(prefix) and isinstance(value, (int, float)):
+                found = True
+                category = key[len(prefix) :]
+                total[category] = total.get(category, 0) + round(float(value) * 1e9)
+    return {key: seconds(value) for key, value in total.items()} if found else None
+
+
+def split_phases(split: dict[str, float]) -> dict[str, float | None]:
+    """The report's phases from a recorded split: each category under its top-level part."""
+    phases: dict[str, float | None] = {}
+    for category in PHASE_CATEGORIES:
+        parts = [value for key, value in split.items() if key.split(".", 1)[0] == category]
+        phases[category] = round(sum(parts), 6) if parts else None
+    return phases
+
+
+def split_details(split: dict[str, float]) -> dict[str, float | None]:
+    return {detail: split.get(detail) for detail in PHASE_DETAILS}
+
+
+def phase_seconds(spans: Iterable[Span]) -> dict[str, float | None]:
+    """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
+    split); None where the phase was not recorded."""
+    intervals: dict[str, list[tuple[int, int]]] = {}
+    aot_spans: list[tuple[int, int]] = []
+    for span in spans:
+        category = _category(span)
+        if category is not None:
+            intervals.setdefault(category, []).append((span.start_ns, span.end_ns))
+        elif span.name in _AOT_SPANS:
+            aot_spans.append((span.start_ns, span.end_ns))
+    if PHASE_AOT not in intervals and aot_spans:
+        intervals[PHASE_AOT] = aot_spans  # no AOT phase recorded: the AOT spans tell it
+    return {
+        phase: seconds(covered(intervals[phase])) if phase in intervals else None
+        for phase in PHASE_CATEGORIES
+    }
+
+
+def dynamo_phase_seconds(spans: Iterable[Span]) -> dict[str, float]:
+    """Seconds per phase, under Dynamo's own phase names, sorted by name."""
+    intervals: dict[str, list[tuple[int, int]]] = {}
+    for span in spans:
+        name = phase_name(span)
+        if name is not None:
+            intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
+    return {name: seconds(covered(spans)) for name, spans in sorted(intervals.items())}
+
+
+def covered(intervals: list[tuple[int, int]]) -> int:
+    """Length of the union of [start, end) intervals."""
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += max(0, end - start)
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def _category(span: Span) -> str | None:
+    name = phase_name(span)
+    if name is None:
+        return None
+    if name in _CATEGORY_OF_PHASE:
+        return _CATEGORY_OF_PHASE[name]
+    if name.startswith("aot_"):
+        return PHASE_AOT
+    return PHASE_GUARDS if "guard" in name else None

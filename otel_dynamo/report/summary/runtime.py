@@ -1,0 +1,160 @@
+"""The report's device time, CUDA-graph and compile-cache sections of one process.
+
+Read from spans only: run spans' ``torch.compile.run.device.duration`` (device time
+per graph, which the span's duration is not on CUDA), the CUDA-graph decisions on
+graph, AOT backward and run spans, and the cache states and counts on compile spans.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from otel_dynamo import names
+from otel_dynamo.report.read.model import Span
+from otel_dynamo.report.read.values import integer, number, text
+from otel_dynamo.report.summary import compiles as _compiles
+from otel_dynamo.report.summary.schema import (
+    BypassReason,
+    Caches,
+    Cudagraphs,
+    CudagraphSkip,
+    DeviceTime,
+    Location,
+)
+
+CACHES = (names.CACHE_INDUCTOR_FX, names.CACHE_AOT_AUTOGRAD)
+STATES = (names.CACHE_HIT, names.CACHE_MISS, names.CACHE_BYPASS)
+
+
+def device_time(spans: list[Span]) -> list[DeviceTime]:
+    """Per graph (compile id and run kind): timed runs and their device seconds, the
+    graphs with the most device time first."""
+    totals: dict[tuple[str, str], list[float]] = defaultdict(list)
+    devices: dict[tuple[str, str], str] = {}
+    for span in spans:
+        kind = _compiles.run_kind(span)
+        seconds = number(span.attributes.get(names.ATTR_RUN_DEVICE_DURATION))
+        if kind is None or seconds is None:
+            continue
+        key = (text(span.attributes.get(names.ATTR_COMPILE_ID)) or "", kind)
+        totals[key].append(seconds)
+        devices[key] = text(span.attributes.get(names.ATTR_RUN_DEVICE)) or ""
+    ordered = sorted(totals.items(), key=lambda item: (-sum(item[1]), item[0]))
+    rows: list[DeviceTime] = []
+    for (compile_id, kind), values in ordered:
+        total = sum(values)
+        rows.append(
+            {
+                "compile_id": compile_id,
+                "run_kind": kind,
+                "device": devices[(compile_id, kind)],
+                "timed_runs": len(values),
+                "device_s": round(total, 9),
+                "mean_device_s": round(total / len(values), 9),
+                "max_device_s": round(max(values), 9),
+            }
+        )
+    return rows
+
+
+def cudagraphs(spans: list[Span]) -> Cudagraphs:
+    """Graphs inductor CUDA-graphed and skipped (a graph's later skip at a run counts it
+    skipped), and each skip with torch's reason."""
+    decided: dict[tuple[str, str], str] = {}
+    skips: list[CudagraphSkip] = []
+    where = _locations(spans)
+    for span in sorted(spans, key=lambda span: span.start_ns):
+        decision = text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))
+        if decision is None:
+            continue
+        at_run = _compiles.run_kind(span) is not None
+        kind = _compiles.run_kind(span) or _graph_kind(span)
+        key = (text(span.attributes.get(names.ATTR_COMPILE_ID)) or "", kind)
+        if decision == names.CUDAGRAPH_SKIPPED or key not in decided:
+            decided[key] = decision
+        if decision == names.CUDAGRAPH_SKIPPED:
+            location = where.get(key[0], NOWHERE)
+            skips.append(
+                {
+                    "compile_id": key[0],
+                    "run_kind": kind,
+                    "at": names.CUDAGRAPH_AT_RUN if at_run else names.CUDAGRAPH_AT_COMPILE,
+                    "reason": text(span.attributes.get(names.ATTR_CUDAGRAPH_SKIP_REASON)) or "",
+                    "category": text(span.attributes.get(names.ATTR_CUDAGRAPH_SKIP_CATEGORY)) or "",
+                    "partitions": integer(span.attributes.get(names.ATTR_CUDAGRAPH_PARTITIONS))
+                    or 0,
+                    "function": location["function"],
+                    "file": location["file"],
+                    "line": location["line"],
+                }
+            )
+    counts = Counter(decided.values())
+    return {
+        "graphs": len(decided),
+        "graphed": counts[names.CUDAGRAPH_GRAPHED],
+        "skipped": counts[names.CUDAGRAPH_SKIPPED],
+        "skips": skips,
+    }
+
+
+NOWHERE: Location = {"function": None, "file": None, "line": None}
+
+
+def _locations(spans: list[Span]) -> dict[str, Location]:
+    """The compiled function of each compile id, from its frame span."""
+    found: dict[str, Location] = {}
+    for span in spans:
+        compile_id = text(span.attributes.get(names.ATTR_COMPILE_ID))
+        if span.name == names.SPAN_FRAME and compile_id:
+            found[compile_id] = {
+                "function": text(span.attributes.get(names.ATTR_CODE_FUNCTION)),
+                "file": text(span.attributes.get(names.ATTR_CODE_FILE)),
+                "line": integer(span.attributes.get(names.ATTR_CODE_LINE)),
+            }
+    return found
+
+
+def _graph_kind(span: Span) -> str:
+    if span.name == names.SPAN_AOT_BACKWARD:
+        return names.RUN_KIND_BACKWARD
+    return text(span.attributes.get(names.ATTR_RUN_KIND)) or names.RUN_KIND_FORWARD
+
+
+def caches(spans: list[Span]) -> Caches:
+    """Hits, misses and bypasses of each compile cache (counted on frame and lazy
+    backward spans), each bypass reason with its count, and the compile seconds of frames
+    served from cache (warm: at least one hit, no miss or bypass)."""
+    counts = {cache: dict.fromkeys(STATES, 0) for cache in CACHES}
+    warm_ns = 0
+    warm_frames = 0
+    for span in spans:
+        if span.name not in (names.SPAN_FRAME, names.SPAN_LAZY_BACKWARD):
+            continue
+        seen = {
+            pair: integer(span.attributes.get(key)) or 0
+            for pair, key in names.CACHE_COUNT_ATTRIBUTES.items()
+        }
+        for (cache, state), count in seen.items():
+            counts[cache][state] += count
+        hits = sum(count for (_, state), count in seen.items() if state == names.CACHE_HIT)
+        cold = sum(count for (_, state), count in seen.items() if state != names.CACHE_HIT)
+        if span.name == names.SPAN_FRAME and hits and not cold:
+            warm_frames += 1
+            warm_ns += span.duration_ns
+    reasons: Counter[tuple[str, str]] = Counter()
+    for span in spans:
+        reason = text(span.attributes.get(names.ATTR_CACHE_BYPASS_REASON))
+        for cache, key in names.CACHE_STATE_ATTRIBUTES.items():
+            if text(span.attributes.get(key)) == names.CACHE_BYPASS:
+                reasons[(cache, reason or "")] += 1
+    bypass_reasons: list[BypassReason] = [
+        {"cache": cache, "reason": reason, "count": count}
+        for (cache, reason), count in sorted(reasons.items(), key=lambda item: -item[1])
+    ]
+    return {
+        "inductor_fx": counts[names.CACHE_INDUCTOR_FX],
+        "aot_autograd": counts[names.CACHE_AOT_AUTOGRAD],
+        "bypass_reasons": bypass_reasons,
+        "warm_frames": warm_frames,
+        "warm_compile_s": round(warm_ns / 1e9, 6),
+    }

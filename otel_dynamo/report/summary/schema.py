@@ -1,0 +1,359 @@
+"""The report summary's shape: one definition that the summary builder writes and the
+terminal, HTML page, ``--json``, diff and rank comparison read.
+
+TypedDicts, so the summary stays plain JSON data (``--json`` prints it as it is, ``diff``
+reads it back) while ``mypy --strict`` checks every key. docs/report-json.md documents
+every key; a test walks these types against it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+OptionalSeconds = float | None
+
+
+class Location(TypedDict):
+    """The compiled code: function name, file and first line (each null when unknown)."""
+
+    function: str | None
+    file: str | None
+    line: int | None
+
+
+class CompileRow(Location):
+    """One frame compile (a compile id)."""
+
+    compile_id: str | None
+    outcome: str
+    start_unix_nano: int
+    duration_s: float
+    lazy_backward_s: float
+    compile_s: float
+    graphs: int
+    discarded_graphs: int
+    ops: int
+    guards: int | None
+    cache_size: int | None
+    is_recompile: bool
+    recompile_reason: str | None
+    graph_breaks: int
+    calls: int | None
+    backward_calls: int | None
+    call_share: float | None
+    hot: bool | None
+    phases: dict[str, OptionalSeconds]
+    phase_details: dict[str, OptionalSeconds]
+    dynamo_phases: dict[str, float]
+    error_type: str | None
+    error_message: str | None
+
+
+class StackCount(TypedDict):
+    """A distinct user stack ("file:line in function", innermost last) and its count."""
+
+    user_stack: list[str]
+    count: int
+
+
+class GraphBreakGroup(TypedDict):
+    """The graph breaks of one reason."""
+
+    reason: str
+    kind: str | None
+    count: int
+    compile_ids: list[str]
+    stacks: list[StackCount]
+
+
+class RecompileRow(Location):
+    """A recompile and the guard that failed."""
+
+    compile_id: str | None
+    reason: str | None
+    cache_size: int | None
+    calls: int | None
+    call_share: float | None
+    hot: bool | None
+
+
+LimitStatus = Literal["at_limit", "near_limit"]
+
+
+class LimitRow(Location):
+    """Code whose cache entries reach the recompile limit or come near it."""
+
+    compiles: int
+    recompiles: int
+    max_cache_size: int | None
+    cache_entries: int
+    limit: int
+    status: LimitStatus
+
+
+class SlowCompile(Location):
+    """One of the slowest frame compiles."""
+
+    compile_id: str | None
+    outcome: str
+    duration_s: float
+    lazy_backward_s: float
+    compile_s: float
+    phases: dict[str, OptionalSeconds]
+    phase_details: dict[str, OptionalSeconds]
+
+
+class ErrorFields(TypedDict):
+    """A span's error: the qualified exception type and its message."""
+
+    error_type: str | None
+    error_message: str | None
+
+
+class Failure(ErrorFields):
+    """A failed compile or run."""
+
+    stage: str
+    compile_id: str | None
+    function: str | None
+    span: str
+
+
+class Fault(TypedDict):
+    """An injected fault."""
+
+    kind: str | None
+    target: str | None
+    compile_id: str | None
+    source: str
+
+
+class AccuracyCheck(TypedDict):
+    """An accuracy check of compiled against eager."""
+
+    compile_id: str | None
+    passed: bool
+    max_abs_error: float | None
+    max_rel_error: float | None
+    source: str
+
+
+class DeviceTime(TypedDict):
+    """Device time of one graph's timed runs (CUDA)."""
+
+    compile_id: str
+    run_kind: str
+    device: str
+    timed_runs: int
+    device_s: float
+    mean_device_s: float
+    max_device_s: float
+
+
+class CudagraphSkip(Location):
+    """A graph inductor did not CUDA-graph, and torch's reason."""
+
+    compile_id: str
+    run_kind: str
+    at: str
+    reason: str
+    category: str
+    partitions: int
+
+
+class Cudagraphs(TypedDict):
+    """Inductor's CUDA-graph decisions."""
+
+    graphs: int
+    graphed: int
+    skipped: int
+    skips: list[CudagraphSkip]
+
+
+class BypassReason(TypedDict):
+    """Why a compile cache was bypassed, and how often."""
+
+    cache: str
+    reason: str
+    count: int
+
+
+class Caches(TypedDict):
+    """The compile caches: lookups per state, bypass reasons, frames served warm."""
+
+    inductor_fx: dict[str, int]
+    aot_autograd: dict[str, int]
+    bypass_reasons: list[BypassReason]
+    warm_frames: int
+    warm_compile_s: float
+
+
+class Unfinished(Location):
+    """A compile announced by still_compiling events that never finished."""
+
+    compile_id: str
+    elapsed_s: float | None
+    last_seen_unix_nano: int
+
+
+class CountTotals(TypedDict):
+    """The totals that count things."""
+
+    frame_compiles: int
+    graphs: int
+    ops: int
+    guards: int
+    graph_breaks: int
+    recompiles: int
+    failures: int
+    faults: int
+    accuracy_failures: int
+    runs: int
+    unfinished_compiles: int
+    cudagraph_skips: int
+    cache_hits: int
+    cache_misses: int
+    cache_bypasses: int
+
+
+class TimeTotals(TypedDict):
+    """The totals that are seconds."""
+
+    compile_seconds: float
+    lazy_backward_seconds: float
+    warm_compile_seconds: float
+    device_seconds: float
+
+
+class ProcessTotals(CountTotals, TimeTotals):
+    """One process's totals."""
+
+
+class Totals(ProcessTotals):
+    """The totals over all processes."""
+
+    processes: int
+
+
+COUNT_TOTALS: tuple[str, ...] = tuple(CountTotals.__annotations__)
+TIME_TOTALS: tuple[str, ...] = tuple(TimeTotals.__annotations__)
+TOTAL_KEYS: tuple[str, ...] = (*COUNT_TOTALS, *TIME_TOTALS)
+"""Every per-process total, counts first: the one list the summary, diff and gate use."""
+
+
+class ProcessDescription(TypedDict):
+    """Who wrote the telemetry: the label and the resource's facts."""
+
+    process: str
+    rank: int | None
+    local_rank: int | None
+    world_size: int | None
+    node_rank: int | None
+    run_id: str | None
+    host: str | None
+    pid: int | None
+    service: str | None
+
+
+class ProcessSection(ProcessDescription):
+    """Everything the report knows about one process (rank)."""
+
+    compiles: list[CompileRow]
+    graph_breaks: list[GraphBreakGroup]
+    recompiles: list[RecompileRow]
+    near_recompile_limit: list[LimitRow]
+    slowest: list[SlowCompile]
+    failures: list[Failure]
+    faults: list[Fault]
+    accuracy: list[AccuracyCheck]
+    runs: dict[str, int]
+    device_time: list[DeviceTime]
+    cudagraphs: Cudagraphs
+    caches: Caches
+    unfinished: list[Unfinished]
+    totals: ProcessTotals
+
+
+class FileRow(TypedDict):
+    """One file read and what it held."""
+
+    path: str
+    lines: int
+    spans: int
+    log_records: int
+    metric_points: int
+    bad_lines: int
+
+
+class ProblemRow(TypedDict):
+    """Something in the input that could not be read."""
+
+    path: str
+    line: int | None
+    message: str
+
+
+class Inputs(TypedDict):
+    """The files read and the problems met."""
+
+    files: list[FileRow]
+    problems: list[ProblemRow]
+
+
+class CompileFacts(TypedDict):
+    """The facts of one compile that ranks compare."""
+
+    graphs: int
+    guards: int | None
+
+
+class FirstDifference(TypedDict):
+    """The first compile where a rank is not like most ranks."""
+
+    compile_id: str | None
+    actual: CompileFacts | None
+    expected: CompileFacts | None
+
+
+class RankReference(TypedDict):
+    """The majority's totals (null where ranks split evenly)."""
+
+    graphs: int | None
+    recompiles: int | None
+    guards: int | None
+
+
+class RankRow(TypedDict):
+    """One rank against the others."""
+
+    process: str
+    rank: int | None
+    frame_compiles: int
+    graphs: int
+    recompiles: int
+    guards: int
+    graph_breaks: int
+    failures: int
+    compile_seconds: float
+    diverges: list[str]
+    first_difference: FirstDifference | None
+
+
+class Ranks(TypedDict):
+    """The comparison across ranks."""
+
+    compared: bool
+    diverged: bool
+    reference: RankReference | None
+    rows: list[RankRow]
+
+
+class Summary(TypedDict):
+    """The report summary (``otel-dynamo report --json``)."""
+
+    schema_version: int
+    recompile_limit: int
+    inputs: Inputs
+    totals: Totals
+    processes: list[ProcessSection]
+    ranks: Ranks
