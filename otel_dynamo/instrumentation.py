@@ -13,6 +13,8 @@ Importing this module imports neither torch nor the OpenTelemetry SDK.
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -20,8 +22,31 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 __all__ = ["TORCH_REQUIREMENT", "TorchCompileInstrumentor"]
 
-TORCH_REQUIREMENT = "torch >= 2.8, < 2.16"
-"""The torch versions this instrumentation supports (pyproject.toml states the same)."""
+_DISTRIBUTION = "otel-dynamo"
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _torch_requirement(requires: list[str] | None) -> str:
+    """The torch requirement among a distribution's ``Requires-Dist`` lines (extras'
+    left out); plain "torch" (any version) when there are none to read."""
+    for line in requires or ():
+        name = _NAME.match(line)
+        if name is not None and name.group(0).lower() == "torch" and ";" not in line:
+            return line.strip()
+    return "torch"
+
+
+def _installed_requires() -> list[str] | None:
+    try:
+        return importlib.metadata.requires(_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        return None
+
+
+TORCH_REQUIREMENT = _torch_requirement(_installed_requires())
+"""The torch versions this instrumentation supports, as the installed distribution's
+metadata states them (from pyproject.toml, the one place the range is written):
+"torch<2.16,>=2.8"."""
 
 
 class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped (Any)

@@ -26,6 +26,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "SPAN_EXPORT_RUN",
     # attribute keys
     "ATTR_COMPILE_ID",
+    "ATTR_COMPILE_ATTEMPT",
     "ATTR_CODE_FUNCTION",
     "ATTR_CODE_FILE",
     "ATTR_CODE_LINE",
@@ -299,6 +300,12 @@ SPAN_EXPORT_RUN = "torch.export.run"
 ATTR_COMPILE_ID = "torch.compile.id"
 """Dynamo's compile id as a string, "frame/attempt" (e.g. "0/1")."""
 
+ATTR_COMPILE_ATTEMPT = "torch.compile.attempt"
+"""On a `torch.compile.graph_text` log event: Dynamo's analysis attempt within the compile
+that made the text, from 0. Each restart of the analysis (a graph break found late, a
+float that stops being specialized) starts the next attempt: a text from an attempt
+before the compile's last one belongs to work Dynamo threw away."""
+
 ATTR_CODE_FUNCTION = "code.function.name"
 """Name of the Python function whose frame Dynamo compiled."""
 
@@ -516,7 +523,9 @@ ATTR_AOT_COMPILER = "torch.compile.aot.compiler"
 # --- attribute keys: runs and errors ------------------------------------------------
 
 ATTR_RUN_KIND = "torch.compile.run.kind"
-"""forward, backward or inference."""
+"""forward, backward or inference: the compiled graph a run, a CUDA-graph decision or a
+`torch.compile.graph_text` log event (AOT Autograd's graphs, inductor's output code)
+belongs to."""
 
 ATTR_RUN_INDEX = "torch.compile.run.index"
 """1-based count of executions of this compiled graph, this one included."""

@@ -41,6 +41,33 @@ class CompileState:
         default_factory=collections.Counter
     )
     """(cache, state) -> lookups reported during this compile."""
+    awaiting_code: list[str] = dataclasses.field(default_factory=list)
+    """Run kinds of AOT Autograd's graph texts whose output code has not come yet, in order
+    (inductor writes the forward's code, then the backward's, as AOT showed them)."""
+    text_attempt: int | None = None
+    """Dynamo's analysis attempt of the last graph text (a restart drops ``awaiting_code``)."""
+
+    def text_run_kind(
+        self, kind: str, run_kind: str | None, attempt: int | None, *, lazy_backward: bool
+    ) -> str | None:
+        """The compiled graph a graph text belongs to: the source's word where it has
+        one; for output code without it (loaded from a cache, where AOT Autograd names no
+        graph in progress), a lazy backward's is the backward, else the next AOT graph
+        whose code has not come."""
+        if attempt != self.text_attempt:
+            self.awaiting_code.clear()
+            self.text_attempt = attempt
+        if kind != names.GRAPH_TEXT_OUTPUT_CODE:
+            if run_kind is not None:
+                self.awaiting_code.append(run_kind)
+            return run_kind
+        if run_kind is None:
+            if lazy_backward:
+                return names.RUN_KIND_BACKWARD
+            return self.awaiting_code.pop(0) if self.awaiting_code else None
+        if run_kind in self.awaiting_code:
+            self.awaiting_code.remove(run_kind)
+        return run_kind
 
     def cache_counts(self) -> dict[str, int]:
         """Hits, misses and bypasses of each cache, as span attributes."""

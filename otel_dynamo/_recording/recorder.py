@@ -112,6 +112,16 @@ class Recorder:
         state = self._open_compile(event.compile_id)
         fields: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
         fields.update(self.limits.graph_text_attributes(event))
+        run_kind = event.run_kind
+        if state is not None:
+            lazy_backward = not isinstance(state, FrameState)
+            run_kind = state.text_run_kind(
+                event.kind, run_kind, event.attempt, lazy_backward=lazy_backward
+            )
+        if run_kind is not None:
+            fields[names.ATTR_RUN_KIND] = run_kind
+        if event.attempt is not None:
+            fields[names.ATTR_COMPILE_ATTEMPT] = event.attempt
         if isinstance(state, FrameState):
             # Dynamo's graph comes before its graph span: it gets the next index.
             is_next = event.kind == names.GRAPH_TEXT_DYNAMO

@@ -145,6 +145,12 @@ class GraphTextReported:
     text: str
     path: str | None = None
     """Where inductor wrote its output code."""
+    run_kind: str | None = None
+    """The compiled graph the text belongs to: forward, backward or inference (AOT
+    Autograd's graphs and inductor's output code); None for Dynamo's graph and guards."""
+    attempt: int | None = None
+    """Dynamo's analysis attempt of the compile that made the text, from 0 (each restart
+    of the analysis adds one: texts of an earlier attempt were thrown away)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -89,6 +89,13 @@ GRAPH_TEXT_EVENTS = {
     "dynamo_cpp_guards_str": names.GRAPH_TEXT_GUARDS,
 }
 """trace_structured events whose payload is a graph's text, and the kind each becomes."""
+AOT_TEXT_RUN_KINDS = {
+    names.GRAPH_TEXT_AOT_FORWARD: names.RUN_KIND_FORWARD,
+    names.GRAPH_TEXT_AOT_BACKWARD: names.RUN_KIND_BACKWARD,
+    names.GRAPH_TEXT_AOT_INFERENCE: names.RUN_KIND_INFERENCE,
+}
+"""AOT Autograd's graph texts, and the compiled graph each one is."""
+_AOT_GRAPH_NAME_KIND = re.compile(r"_(forward|backward|inference)_\d+$")
 
 
 # --- payload parsing (pure functions, tested without torch) ----------------------------
@@ -236,6 +243,32 @@ def current_compile_id() -> str | None:
     return None if compile_id is None else str(compile_id)
 
 
+def current_attempt() -> int | None:
+    """Dynamo's analysis attempt of the compile in progress, from 0 (a restart adds one),
+    or None outside a compile."""
+    import torch._guards
+
+    trace_id = torch._guards.CompileContext.current_trace_id()
+    return None if trace_id is None else int(trace_id.attempt)
+
+
+def run_kind_of_graph_name(graph_name: str | None) -> str | None:
+    """The compiled graph AOT Autograd is compiling, from its graph name
+    ("model__0_backward_3" -> "backward"); None when it is compiling none ("model___3")."""
+    match = _AOT_GRAPH_NAME_KIND.search(graph_name or "")
+    return None if match is None else match.group(1)
+
+
+def text_run_kind(kind: str) -> str | None:
+    """Forward, backward or inference for AOT Autograd's graphs (their kind says it) and
+    inductor's output code (the graph AOT Autograd is compiling when inductor writes it)."""
+    if kind == names.GRAPH_TEXT_OUTPUT_CODE:
+        from otel_dynamo._sources.aot import aot_graph_name
+
+        return run_kind_of_graph_name(aot_graph_name())
+    return AOT_TEXT_RUN_KINDS.get(kind)
+
+
 def _on_artifact(
     sink: StreamSink, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
 ) -> None:
@@ -331,7 +364,16 @@ def _on_graph_text(
             metadata = metadata_fn()
             path = metadata.get("file_path") or metadata.get("filename")
         kind = GRAPH_TEXT_EVENTS[name]
-        sink.graph_text(GraphTextReported(compile_id, kind, text, _text(path)))
+        sink.graph_text(
+            GraphTextReported(
+                compile_id,
+                kind,
+                text,
+                _text(path),
+                run_kind=text_run_kind(kind),
+                attempt=current_attempt(),
+            )
+        )
 
 
 def dispatch(

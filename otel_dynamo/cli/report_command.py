@@ -57,7 +57,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         type=Path,
         help="also write each captured graph text (OTEL_DYNAMO_CAPTURE with graphs) to a "
-        "file, DIR/<process>/<compile id>/<NN>-<kind>.py",
+        "file, DIR/<process>/<compile id>/<NN>-<kind>[-<run kind>][-graph<i>][-discarded].py",
     )
     parser.add_argument(
         "--limit",

@@ -104,3 +104,32 @@ def test_instrumentor_declares_the_supported_torch_range():
     )
     (declared,) = TorchCompileInstrumentor().instrumentation_dependencies()
     assert Requirement(declared).specifier == stated.specifier
+
+
+def test_the_torch_range_is_read_from_the_installed_distribution():
+    """TORCH_REQUIREMENT is the installed otel-dynamo's Requires-Dist torch line itself
+    (pyproject.toml is the one place the range is written)."""
+    import importlib.metadata
+
+    from otel_dynamo.instrumentation import TORCH_REQUIREMENT
+
+    requires = importlib.metadata.requires("otel-dynamo") or []
+    assert [line for line in requires if line.startswith("torch")] == [TORCH_REQUIREMENT]
+    assert TORCH_REQUIREMENT == "torch<2.16,>=2.8"
+
+
+def test_the_version_is_stated_once_in_version_py():
+    """pyproject.toml states no version of its own: it is dynamic, read by the build from
+    otel_dynamo/version.py; the installed distribution's version is otel_dynamo's."""
+    import importlib.metadata
+    from pathlib import Path
+
+    import tomllib
+
+    import otel_dynamo
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert "version" not in pyproject["project"]
+    assert pyproject["project"]["dynamic"] == ["version"]
+    assert pyproject["tool"]["hatch"]["version"] == {"path": "otel_dynamo/version.py"}
+    assert importlib.metadata.version("otel-dynamo") == otel_dynamo.__version__ == "0.1.0"

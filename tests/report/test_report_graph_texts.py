@@ -191,3 +191,136 @@ def test_a_cut_text_says_so_at_the_end_of_its_file(tmp_path: Path) -> None:
         "def forward(\n# … cut: 12 of 5,000 characters kept (OTEL_DYNAMO_MAX_GRAPH_TEXT_LENGTH)\n"
     )
     assert second.read_text() == "def f(): pass"
+
+
+TRAIN_AND_RESTART_JOB = """
+import torch
+
+def train_step(x, w):
+    return (x @ w).relu().sum()
+
+w = torch.randn(4, 4, requires_grad=True)
+torch.compile(train_step, backend="inductor")(torch.randn(4, 4), w).backward()
+
+def clamp(x, low):
+    return x.clamp(min=low)
+
+clamped = torch.compile(clamp, backend="aot_eager")
+clamped(torch.randn(3), 2.5)
+clamped(torch.randn(3), 3.5)  # the float stops being specialized: Dynamo restarts
+
+def with_break(x):
+    y = x.sin()
+    print("graph break")  # found late: Dynamo restarts before it made any graph
+    return y.cos()
+
+torch.compile(with_break, backend="aot_eager")(torch.randn(3))
+"""
+
+RESTARTED_AND_BROKEN = {
+    "1-0": ["00-dynamo_output_graph-graph0.py", "01-aot_inference_graph-graph0.py"],
+    "1-1": [
+        "00-dynamo_output_graph-graph0-discarded.py",
+        "01-aot_inference_graph-graph0-discarded.py",
+        "02-dynamo_output_graph-graph0.py",
+        "03-aot_inference_graph-graph0.py",
+    ],
+    "2-0": ["00-dynamo_output_graph-graph0.py", "01-aot_inference_graph-graph0.py"],
+    "3-0": ["00-dynamo_output_graph-graph0.py", "01-aot_inference_graph-graph0.py"],
+}
+"""The texts of the clamp (compiled, then recompiled with a restart) and of the function
+with a graph break (restarted before any graph, then resumed in 3/0), guards left out."""
+
+
+@pytest.fixture(scope="module")
+def artifact_names(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, list[str]]]:
+    """The job run twice with one inductor cache (a cold compile, then a cache hit), each
+    run's files as ``otel-dynamo report --artifacts`` names them, per compile folder."""
+    root = tmp_path_factory.mktemp("artifact_names")
+    (root / "job.py").write_text(TRAIN_AND_RESTART_JOB, encoding="utf-8")
+    found = {}
+    for run in ("cold", "warm"):
+        out = root / run / "telemetry"
+        env = {
+            **os.environ,
+            "OTEL_DYNAMO_ENABLED": "true",
+            "OTEL_DYNAMO_CAPTURE": "stacks,values,graphs",
+            "OTEL_DYNAMO_OUTPUT_DIR": str(out),
+            "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor_cache"),
+            "TRITON_CACHE_DIR": str(root / "triton_cache"),
+        }
+        subprocess.run(
+            [sys.executable, str(root / "job.py")], env=env, check=True, timeout=300, cwd=root
+        )
+        target = root / run / "artifacts"
+        report = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "otel_dynamo.cli",
+                "report",
+                str(out),
+                "--artifacts",
+                str(target),
+            ],
+            env=env,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert report.returncode == 0, report.stderr
+        (process_dir,) = target.iterdir()
+        found[run] = {
+            folder.name: sorted(p.name for p in folder.iterdir() if p.suffix == ".py")
+            for folder in sorted(process_dir.iterdir())
+        }
+    return found
+
+
+@pytest.mark.slow
+def test_a_cold_training_compile_names_forward_and_backward_output_code(
+    artifact_names: dict[str, dict[str, list[str]]],
+) -> None:
+    """A training step compiled by inductor from an empty cache: the forward's output code
+    says forward (with its graph), the backward's, compiled lazily at .backward(), says
+    backward."""
+    assert artifact_names["cold"]["0-0"] == [
+        "00-dynamo_output_graph-graph0.py",
+        "01-aot_joint_graph-graph0.py",
+        "02-aot_forward_graph-graph0.py",
+        "03-aot_backward_graph-graph0.py",
+        "04-inductor_output_code-forward-graph0.py",
+        "06-inductor_output_code-backward.py",
+    ]
+
+
+@pytest.mark.slow
+def test_a_cached_training_compile_names_forward_and_backward_output_code(
+    artifact_names: dict[str, dict[str, list[str]]],
+) -> None:
+    """The same step loaded from inductor's caches (both codes written during the frame
+    compile, with no AOT graph name in progress): forward, then backward."""
+    assert artifact_names["warm"]["0-0"] == [
+        "00-dynamo_output_graph-graph0.py",
+        "01-aot_joint_graph-graph0.py",
+        "02-aot_forward_graph-graph0.py",
+        "03-aot_backward_graph-graph0.py",
+        "04-inductor_output_code-forward-graph0.py",
+        "05-inductor_output_code-backward-graph0.py",
+    ]
+
+
+@pytest.mark.slow
+def test_texts_of_a_restarted_attempt_are_named_discarded(
+    artifact_names: dict[str, dict[str, list[str]]],
+) -> None:
+    """The recompile Dynamo restarted after AOT Autograd had its graph: that attempt's
+    texts end in -discarded, the kept attempt's do not; a graph break's restart, made
+    before any graph, leaves nothing discarded."""
+    names_by_compile = {
+        compile_id: files
+        for compile_id, files in artifact_names["cold"].items()
+        if compile_id != "0-0"
+    }
+    assert names_by_compile == RESTARTED_AND_BROKEN

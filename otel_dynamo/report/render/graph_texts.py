@@ -2,8 +2,10 @@
 AOT Autograd's graphs, inductor's output code and guard trees, one log record each.
 
 ``GraphTextCollector`` keeps them per process for the HTML page; ``GraphTextFiles``
-writes them out as they are read (``otel-dynamo report --artifacts DIR``), one file each,
-named by process, compile id, order and kind, so nothing is held in memory.
+writes them out as each group of processes is read (``otel-dynamo report --artifacts
+DIR``), one file each, named by process, compile id, order, kind, the compiled graph it
+belongs to (forward, backward, inference) and whether Dynamo threw it away (a text of an
+analysis attempt before its compile's last: ``discarded``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from otel_dynamo.report.read.model import Telemetry
 from otel_dynamo.report.read.values import integer, text
 
 UNKNOWN_COMPILE_ID = "unknown"
+DISCARDED = "discarded"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _CODE_SUFFIX = ".py"
 _TEXT_SUFFIX = ".txt"
@@ -38,23 +41,58 @@ class GraphText:
     length: int
     truncated: bool
     path: str | None
+    run_kind: str | None = None
+    """forward, backward or inference (AOT Autograd's graphs, inductor's output code)."""
+    attempt: int | None = None
+    """Dynamo's analysis attempt that made the text (None in files recorded without it)."""
+    discarded: bool = False
+    """Made by an attempt before its compile's last: work Dynamo threw away."""
+
+    @property
+    def run_kind_label(self) -> str | None:
+        """The run kind where the kind does not already say it ("aot_forward_graph" does;
+        "inductor_output_code" does not)."""
+        if self.run_kind is None or self.run_kind in self.kind:
+            return None
+        return self.run_kind
 
     @property
     def title(self) -> str:
-        """ "aot_forward_graph · graph 0 · 1,426 chars (cut)" """
+        """ "inductor_output_code · backward · graph 0 · 1,426 chars · discarded" """
         parts = [self.kind]
+        if self.run_kind_label is not None:
+            parts.append(self.run_kind_label)
         if self.graph_index is not None:
             parts.append(f"graph {self.graph_index}")
         size = f"{self.length:,} chars"
         parts.append(f"{size}, cut to {len(self.text):,}" if self.truncated else size)
+        if self.discarded:
+            parts.append("discarded")
         return " · ".join(parts)
 
     def as_data(self) -> dict[str, object]:
         return {"kind": self.kind, "title": self.title, "text": self.text, "path": self.path}
 
 
-def graph_texts(telemetry: Telemetry) -> Iterator[GraphText]:
-    """Every captured text of ``telemetry``, in file order."""
+def graph_texts(telemetry: Telemetry) -> list[GraphText]:
+    """Every captured text of ``telemetry``, in file order, ``discarded`` set on those of
+    an attempt before the last attempt its compile's texts show (``telemetry`` holds the
+    whole of each of its processes)."""
+    items = list(_recorded_texts(telemetry))
+    last: dict[tuple[str, str], int] = {}
+    for item in items:
+        if item.attempt is not None:
+            key = (item.process, item.compile_id)
+            last[key] = max(last.get(key, item.attempt), item.attempt)
+    return [
+        dataclasses.replace(item, discarded=True)
+        if item.attempt is not None and item.attempt < last[(item.process, item.compile_id)]
+        else item
+        for item in items
+    ]
+
+
+def _recorded_texts(telemetry: Telemetry) -> Iterator[GraphText]:
     for record in telemetry.logs:
         if record.event_name != names.LOG_GRAPH_TEXT:
             continue
@@ -72,6 +110,8 @@ def graph_texts(telemetry: Telemetry) -> Iterator[GraphText]:
             length=integer(attributes.get(names.ATTR_GRAPH_TEXT_LENGTH)) or len(body),
             truncated=attributes.get(names.ATTR_GRAPH_TEXT_TRUNCATED) is True,
             path=text(attributes.get(names.ATTR_GRAPH_TEXT_PATH)),
+            run_kind=text(attributes.get(names.ATTR_RUN_KIND)),
+            attempt=integer(attributes.get(names.ATTR_COMPILE_ATTEMPT)),
         )
 
 
@@ -99,8 +139,9 @@ class GraphTextCollector:
 
 
 class GraphTextFiles:
-    """Writes each text to ``DIR/<process>/<compile id>/<NN>-<kind>[-graph<i>].py|.txt``
-    (owner-only files; ``/`` in a compile id becomes ``-``)."""
+    """Writes each text to ``DIR/<process>/<compile id>/<NN>-<kind>[-<run
+    kind>][-graph<i>][-discarded].py|.txt`` (owner-only files; ``/`` in a compile id
+    becomes ``-``; ``NN`` numbers the texts of a compile, so names never repeat)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -146,6 +187,15 @@ def safe_name(part: str) -> str:
 
 
 def file_name(order: int, item: GraphText) -> str:
-    graph = "" if item.graph_index is None else f"-graph{item.graph_index}"
+    """ "05-inductor_output_code-backward-graph0.py", "00-dynamo_output_graph-graph0-
+    discarded.py": the order, the kind, the run kind where the kind does not say it, the
+    graph index, and whether Dynamo threw the text away."""
+    parts = [f"{order:02d}", safe_name(item.kind)]
+    if item.run_kind_label is not None:
+        parts.append(safe_name(item.run_kind_label))
+    if item.graph_index is not None:
+        parts.append(f"graph{item.graph_index}")
+    if item.discarded:
+        parts.append(DISCARDED)
     suffix = _TEXT_SUFFIX if item.kind == names.GRAPH_TEXT_GUARDS else _CODE_SUFFIX
-    return f"{order:02d}-{safe_name(item.kind)}{graph}{suffix}"
+    return "-".join(parts) + suffix
