@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo.report.summary.schema import ProcessSection, StackCount
 
 TOTAL_TITLES: dict[str, str] = {
     "frame_compiles": "frame compiles",
@@ -119,7 +120,7 @@ def folded_stack(user_stack: list[str]) -> list[tuple[str, int]]:
 FoldedStack = list[tuple[str, int]]
 
 
-def merged_stacks(stacks: list[Mapping[str, Any]]) -> list[tuple[FoldedStack, int]]:
+def merged_stacks(stacks: list[StackCount]) -> list[tuple[FoldedStack, int]]:
     """A graph-break group's stacks (``user_stack``, ``count``) folded (``folded_stack``);
     those that then read the same counted together; most frequent first."""
     merged: dict[tuple[tuple[str, int], ...], int] = {}
@@ -179,7 +180,7 @@ def difference_first(reason: str) -> str:
     return f"{match['difference']}: {match['what']}"
 
 
-def process_heading(section: Mapping[str, Any]) -> str:
+def process_heading(section: ProcessSection) -> str:
     """ "rank 3 of 8 · run job-1 · node-a · pid 1234 · train" for a process section."""
     name = section["process"]
     if section["rank"] is not None and section["world_size"] is not None:

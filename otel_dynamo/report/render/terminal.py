@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import (
     NO_BREAK_SPACE,
     Cell,
+    CellLike,
     Column,
     format_table,
     paint,
@@ -18,6 +19,7 @@ from otel_dynamo.report.render.table import (
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
+from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, RecompileRow, Summary
 
 DEFAULT_WIDTH = 100
 DEFAULT_ROW_LIMIT = 20
@@ -42,7 +44,7 @@ def color_enabled(stream: TextIO, *, environ: Mapping[str, str] | None = None) -
 
 
 def render_terminal(
-    summary: Mapping[str, Any],
+    summary: Summary,
     *,
     width: int = DEFAULT_WIDTH,
     color: bool,
@@ -76,7 +78,7 @@ class _View:
         shown = f"{text} ({count})" if count is not None else text
         return self.paint(truncate(shown, self.width), "bold")
 
-    def table(self, columns: list[Column], rows: list[list[Cell | str]]) -> list[str]:
+    def table(self, columns: list[Column], rows: Sequence[Sequence[CellLike]]) -> list[str]:
         shown = rows if self.limit <= 0 else rows[: self.limit]
         lines = format_table(columns, shown, width=self.width, color=self.color)
         if len(shown) < len(rows):
@@ -85,7 +87,7 @@ class _View:
         return lines
 
 
-def _overview(summary: Mapping[str, Any], view: _View) -> list[str]:
+def _overview(summary: Summary, view: _View) -> list[str]:
     totals = summary["totals"]
     inputs = summary["inputs"]
     heading = (
@@ -119,7 +121,7 @@ def _wrap(items: list[str], width: int, separator: str = " · ") -> list[str]:
     return lines
 
 
-def _ranks(summary: Mapping[str, Any], view: _View) -> list[str]:
+def _ranks(summary: Summary, view: _View) -> list[str]:
     ranks = summary["ranks"]
     columns = [
         Column("process", flexible=True),
@@ -177,19 +179,19 @@ def _facts(facts: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{key} {value}" for key, value in facts.items())
 
 
-def _process(section: Mapping[str, Any], view: _View) -> list[str]:
+def _process(section: ProcessSection, view: _View) -> list[str]:
     lines = [_process_heading(section, view)]
     for render in _SECTIONS:
         lines += render(section, view)
     return lines
 
 
-def _process_heading(section: Mapping[str, Any], view: _View) -> str:
+def _process_heading(section: ProcessSection, view: _View) -> str:
     heading = f"── {_format.process_heading(section)} "
     return view.paint(truncate(heading.ljust(view.width, "─"), view.width), "cyan")
 
 
-def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
+def _compiles(section: ProcessSection, view: _View) -> list[str]:
     rows = section["compiles"]
     if not rows:
         return [view.title("Frame compiles: none")]
@@ -206,7 +208,7 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("guards", right=True),
         *([Column("calls", right=True)] if with_calls else []),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
             row["function"] or "?",
@@ -223,12 +225,12 @@ def _compiles(section: Mapping[str, Any], view: _View) -> list[str]:
     return [view.title("Frame compiles", len(rows)), *view.table(columns, table)]
 
 
-def _any_calls(rows: list[Mapping[str, Any]]) -> bool:
+def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:
     """Whether any variant's calls were recorded (telemetry may predate them)."""
     return any(row["calls"] is not None for row in rows)
 
 
-def _graph_breaks(section: Mapping[str, Any], view: _View) -> list[str]:
+def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
     groups = section["graph_breaks"]
     if not groups:
         return [view.title("Graph breaks: none")]
@@ -273,7 +275,7 @@ def _stack_lines(shown: list[tuple[str, int]], count: int, view: _View) -> list[
     return lines
 
 
-def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
+def _recompiles(section: ProcessSection, view: _View) -> list[str]:
     rows = section["recompiles"]
     if not rows:
         return [view.title("Recompiles: none")]
@@ -286,7 +288,7 @@ def _recompiles(section: Mapping[str, Any], view: _View) -> list[str]:
         *([Column("calls", right=True)] if with_calls else []),
         Column("reason", wrap=True),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
             row["function"] or "?",
@@ -305,7 +307,7 @@ def _calls(row: Mapping[str, Any]) -> Cell:
     return Cell(_format.calls(row), None if row["hot"] else "dim")
 
 
-def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:
+def _near_limit(section: ProcessSection, view: _View) -> list[str]:
     rows = section["near_recompile_limit"]
     if not rows:
         return []
@@ -317,7 +319,7 @@ def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("cache entries", right=True),
         Column("limit", right=True),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             Cell("AT LIMIT", "red_bold")
             if row["status"] == LIMIT_REACHED
@@ -334,7 +336,7 @@ def _near_limit(section: Mapping[str, Any], view: _View) -> list[str]:
     return [title, *view.table(columns, table)]
 
 
-def _slowest(section: Mapping[str, Any], view: _View) -> list[str]:
+def _slowest(section: ProcessSection, view: _View) -> list[str]:
     rows = section["slowest"]
     if not rows:
         return []
@@ -345,7 +347,7 @@ def _slowest(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("lazy bwd", right=True),
         Column("largest parts", wrap=True),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
             row["function"] or "?",
@@ -368,7 +370,7 @@ def _largest_parts(phases: Mapping[str, float | None]) -> str:
     return " · ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
 
 
-def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
+def _failures(section: ProcessSection, view: _View) -> list[str]:
     rows = section["failures"]
     if not rows:
         return []
@@ -378,7 +380,7 @@ def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("function"),
         Column("error", wrap=True),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             Cell(row["stage"], "red"),
             row["compile_id"] or "?",
@@ -390,7 +392,7 @@ def _failures(section: Mapping[str, Any], view: _View) -> list[str]:
     return [view.paint(view.title("Failures", len(rows)), "red"), *view.table(columns, table)]
 
 
-def _unfinished(section: Mapping[str, Any], view: _View) -> list[str]:
+def _unfinished(section: ProcessSection, view: _View) -> list[str]:
     rows = section["unfinished"]
     if not rows:
         return []
@@ -400,7 +402,7 @@ def _unfinished(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("location", flexible=True, cut_left=True),
         Column("running for", right=True),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             row["compile_id"],
             row["function"] or "?",
@@ -413,19 +415,19 @@ def _unfinished(section: Mapping[str, Any], view: _View) -> list[str]:
     return [view.paint(title, "red"), *view.table(columns, table)]
 
 
-def _faults(section: Mapping[str, Any], view: _View) -> list[str]:
+def _faults(section: ProcessSection, view: _View) -> list[str]:
     rows = section["faults"]
     if not rows:
         return []
     columns = [Column("kind"), Column("target", flexible=True), Column("id"), Column("recorded on")]
-    table = [
+    table: list[list[CellLike]] = [
         [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
         for row in rows
     ]
     return [view.title("Injected faults", len(rows)), *view.table(columns, table)]
 
 
-def _accuracy(section: Mapping[str, Any], view: _View) -> list[str]:
+def _accuracy(section: ProcessSection, view: _View) -> list[str]:
     rows = section["accuracy"]
     if not rows:
         return []
@@ -436,7 +438,7 @@ def _accuracy(section: Mapping[str, Any], view: _View) -> list[str]:
         Column("max rel error", right=True),
         Column("recorded on", flexible=True),
     ]
-    table = [
+    table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
             Cell("passed", "green") if row["passed"] else Cell("FAILED", "red_bold"),
@@ -449,7 +451,7 @@ def _accuracy(section: Mapping[str, Any], view: _View) -> list[str]:
     return [view.title("Accuracy checks", len(rows)), *view.table(columns, table)]
 
 
-def _runs(section: Mapping[str, Any], view: _View) -> list[str]:
+def _runs(section: ProcessSection, view: _View) -> list[str]:
     runs = section["runs"]
     if not any(runs.values()):
         return []
@@ -461,7 +463,7 @@ def _shown(rows: list[Any], view: _View) -> list[Any]:
     return rows if view.limit <= 0 else rows[: view.limit]
 
 
-def _device_time(section: Mapping[str, Any], view: _View) -> list[str]:
+def _device_time(section: ProcessSection, view: _View) -> list[str]:
     rows = section["device_time"]
     if not rows:
         return []
@@ -479,7 +481,7 @@ def _device_time(section: Mapping[str, Any], view: _View) -> list[str]:
     return [title, *view.table(columns, table)]
 
 
-def _cudagraphs(section: Mapping[str, Any], view: _View) -> list[str]:
+def _cudagraphs(section: ProcessSection, view: _View) -> list[str]:
     graphs = section["cudagraphs"]
     if not graphs["graphs"]:
         return []
@@ -499,7 +501,7 @@ def _cudagraphs(section: Mapping[str, Any], view: _View) -> list[str]:
     return lines
 
 
-def _caches(section: Mapping[str, Any], view: _View) -> list[str]:
+def _caches(section: ProcessSection, view: _View) -> list[str]:
     caches = section["caches"]
     parts = [
         f"{cache} {caches[cache]['hit']} hit / {caches[cache]['miss']} miss / "
@@ -521,7 +523,7 @@ def _caches(section: Mapping[str, Any], view: _View) -> list[str]:
     return lines
 
 
-_SECTIONS: tuple[Callable[[Mapping[str, Any], _View], list[str]], ...] = (
+_SECTIONS: tuple[Callable[[ProcessSection, _View], list[str]], ...] = (
     _compiles,
     _graph_breaks,
     _recompiles,

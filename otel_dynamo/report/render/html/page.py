@@ -13,11 +13,12 @@ from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html import tables as _html_tables
 from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
 from otel_dynamo.report.render.html.timeline import timeline_data
+from otel_dynamo.report.summary.schema import Summary
 
 PAGE_TITLE = "otel-dynamo report"
 
 
-def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
+def render_html(telemetry: Telemetry, summary: Summary) -> str:
     """The report page: stats, a filter box, the timeline, every table and the graphs."""
     graphs = GraphTextCollector()
     graphs.add(telemetry)
@@ -25,7 +26,7 @@ def render_html(telemetry: Telemetry, summary: Mapping[str, Any]) -> str:
 
 
 def render_page(
-    summary: Mapping[str, Any],
+    summary: Summary,
     timeline: Mapping[str, Any],
     graphs: GraphTextCollector | None = None,
 ) -> str:
@@ -58,14 +59,14 @@ def render_page(
     )
 
 
-def _stats(summary: Mapping[str, Any]) -> str:
+def _stats(summary: Summary) -> str:
     return "".join(
         f"<div>{html.escape(label)} <b>{html.escape(value)}</b></div>"
         for label, value in _html_tables.overview(summary)
     )
 
 
-def _problems(summary: Mapping[str, Any]) -> str:
+def _problems(summary: Summary) -> str:
     problems = summary["inputs"]["problems"]
     if not problems:
         return ""

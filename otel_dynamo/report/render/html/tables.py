@@ -13,6 +13,7 @@ from typing import Any
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
+from otel_dynamo.report.summary.schema import ProcessSection, Summary
 
 MAX_COMPILE_IDS_SHOWN = 20
 """Compile ids listed per graph-break row; the rest are counted."""
@@ -20,7 +21,7 @@ MAX_COMPILE_IDS_SHOWN = 20
 Table = dict[str, Any]
 
 
-def overview(summary: Mapping[str, Any]) -> list[list[str]]:
+def overview(summary: Summary) -> list[list[str]]:
     """[label, value] pairs for the page header."""
     totals = summary["totals"]
     return [
@@ -43,7 +44,7 @@ def overview(summary: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
-def ranks_table(summary: Mapping[str, Any]) -> Table | None:
+def ranks_table(summary: Summary) -> Table | None:
     ranks = summary["ranks"]
     if not ranks["compared"]:
         return None
@@ -84,7 +85,7 @@ def _rank_row(row: Mapping[str, Any]) -> list[Any]:
     ]
 
 
-def process_tables(section: Mapping[str, Any]) -> list[Table]:
+def process_tables(section: ProcessSection) -> list[Table]:
     """Every table of one process, in the terminal's order."""
     return [
         _compiles(section),
@@ -102,7 +103,7 @@ def process_tables(section: Mapping[str, Any]) -> list[Table]:
     ]
 
 
-def process_heading(section: Mapping[str, Any]) -> str:
+def process_heading(section: ProcessSection) -> str:
     totals = section["totals"]
     counts = (
         f"{_format.plural(totals['frame_compiles'], 'compile')}, "
@@ -113,7 +114,7 @@ def process_heading(section: Mapping[str, Any]) -> str:
     return f"{_format.process_heading(section)} · {counts}"
 
 
-def _compiles(section: Mapping[str, Any]) -> Table:
+def _compiles(section: ProcessSection) -> Table:
     columns = [
         "id", "function", "location", "outcome", "duration", "graphs", "ops", "guards", "calls",
     ]  # fmt: skip
@@ -134,7 +135,7 @@ def _compiles(section: Mapping[str, Any]) -> Table:
     return _table("Frame compiles", columns, rows, right=range(4, 9))
 
 
-def _graph_breaks(section: Mapping[str, Any]) -> Table:
+def _graph_breaks(section: ProcessSection) -> Table:
     """One row per stack (torch/library frames folded, stacks that then read the same
     merged); the group's compile ids on its first row only; the heading counts breaks."""
     columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
@@ -155,7 +156,7 @@ def _graph_breaks(section: Mapping[str, Any]) -> Table:
     return table
 
 
-def _recompiles(section: Mapping[str, Any]) -> Table:
+def _recompiles(section: ProcessSection) -> Table:
     columns = ["id", "function", "location", "cache size", "calls", "reason"]
     rows = [
         [
@@ -171,7 +172,7 @@ def _recompiles(section: Mapping[str, Any]) -> Table:
     return _table("Recompiles", columns, rows, right=range(3, 5))
 
 
-def _near_limit(section: Mapping[str, Any]) -> Table:
+def _near_limit(section: ProcessSection) -> Table:
     columns = ["status", "function", "location", "compiles", "cache entries", "limit"]
     rows = [
         [
@@ -187,7 +188,7 @@ def _near_limit(section: Mapping[str, Any]) -> Table:
     return _table("Recompile limit: code close to or at it", columns, rows, right=range(3, 6))
 
 
-def _slowest(section: Mapping[str, Any]) -> Table:
+def _slowest(section: ProcessSection) -> Table:
     columns = [
         "id",
         "function",
@@ -211,7 +212,7 @@ def _slowest(section: Mapping[str, Any]) -> Table:
     return _table(title, columns, rows, right=range(3, len(columns)))
 
 
-def _failures(section: Mapping[str, Any]) -> Table:
+def _failures(section: ProcessSection) -> Table:
     columns = ["stage", "id", "function", "span", "error"]
     rows = [
         [
@@ -226,7 +227,7 @@ def _failures(section: Mapping[str, Any]) -> Table:
     return _table("Failures", columns, rows)
 
 
-def _unfinished(section: Mapping[str, Any]) -> Table:
+def _unfinished(section: ProcessSection) -> Table:
     columns = ["id", "function", "location", "running for"]
     rows = [
         [
@@ -240,7 +241,7 @@ def _unfinished(section: Mapping[str, Any]) -> Table:
     return _table("Compiles that never finished", columns, rows)
 
 
-def _faults(section: Mapping[str, Any]) -> Table:
+def _faults(section: ProcessSection) -> Table:
     columns = ["kind", "target", "id", "recorded on"]
     rows = [
         [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
@@ -249,7 +250,7 @@ def _faults(section: Mapping[str, Any]) -> Table:
     return _table("Injected faults", columns, rows)
 
 
-def _accuracy(section: Mapping[str, Any]) -> Table:
+def _accuracy(section: ProcessSection) -> Table:
     columns = ["id", "result", "max abs error", "max rel error", "recorded on"]
     rows = [
         [
@@ -264,13 +265,13 @@ def _accuracy(section: Mapping[str, Any]) -> Table:
     return _table("Accuracy checks", columns, rows, right=range(2, 4))
 
 
-def _device_time(section: Mapping[str, Any]) -> Table:
+def _device_time(section: ProcessSection) -> Table:
     columns = ["id", "kind", "device", "timed runs", "device total", "mean", "max"]
     rows = [_format.device_time_cells(row) for row in section["device_time"]]
     return _table("Device time of recorded runs, by graph", columns, rows, right=range(3, 7))
 
 
-def _cudagraph_skips(section: Mapping[str, Any]) -> Table:
+def _cudagraph_skips(section: ProcessSection) -> Table:
     graphs = section["cudagraphs"]
     title = f"CUDA graphs: {graphs['graphed']} of {graphs['graphs']} graphs graphed; skips"
     columns = ["id", "kind", "at", "category", "reason"]
@@ -281,7 +282,7 @@ def _cudagraph_skips(section: Mapping[str, Any]) -> Table:
     return _table(title, columns, rows)
 
 
-def _cache_bypasses(section: Mapping[str, Any]) -> Table:
+def _cache_bypasses(section: ProcessSection) -> Table:
     columns = ["cache", "times", "reason"]
     rows = [
         [row["cache"], str(row["count"]), row["reason"] or "no reason given"]
