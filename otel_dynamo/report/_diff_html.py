@@ -10,6 +10,7 @@ from typing import Any
 from otel_dynamo.report import _format
 from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS, occurrences
 from otel_dynamo.report._diff_terminal import ITEM_TITLES, TOTAL_TITLES, VARIANT_TITLES
+from otel_dynamo.report._guard_reasons import plain_reason
 from otel_dynamo.report._html_assets import STYLE
 
 PAGE_TITLE = "otel-dynamo diff"
@@ -132,12 +133,13 @@ def _total_rows(totals: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
-def _item_row(section: str, item: Mapping[str, Any]) -> list[str]:
+def _item_row(section: str, item: Mapping[str, Any]) -> list[Any]:
+    what: Any
     if section == "failures":
         what = f"{item['error_type']}: {item.get('error_message') or ''}"
         where = f"{item['stage']} · {item['function']}"
     else:
-        what = item["reason"]
+        what = _reason(item["reason"]) if section == "recompiles" else item["reason"]
         lines = ",".join(map(str, item["lines"]))
         where = (
             f"{item['file']}:{lines} in {item['function']}"
@@ -159,13 +161,18 @@ def _function_row(row: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _variant_row(item: Mapping[str, Any]) -> list[str]:
+def _reason(reason: str | None) -> Any:
+    """A recompile reason in plain words, Dynamo's raw guard on hover."""
+    return (plain_reason(reason), reason) if reason else ""
+
+
+def _variant_row(item: Mapping[str, Any]) -> list[Any]:
     return [
         item["function"],
         item["file"],
         f"{item['base_calls']:,} → {item['new_calls']:,}",
         f"{item['base_share']:.0%} → {item['new_share']:.0%}",
-        item["reason"] or "first compile",
+        _reason(item["reason"]) or "first compile",
     ]
 
 
@@ -189,16 +196,21 @@ def _process_row(row: Mapping[str, Any]) -> list[str]:
 
 
 def _table(
-    title: str, columns: list[str], rows: list[list[str]], *, count: int | None = None
+    title: str, columns: list[str], rows: list[list[Any]], *, count: int | None = None
 ) -> str:
     shown = len(rows) if count is None else count
     heading = f"<h3>{html.escape(title)} ({shown})</h3>"
     if not rows:
         return f'<section>{heading}<p class="empty">none</p></section>'
     head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
-        for row in rows
-    )
+    body = "".join("<tr>" + "".join(_cell(cell) for cell in row) + "</tr>" for row in rows)
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     return f"<section>{heading}{table}</section>"
+
+
+def _cell(cell: Any) -> str:
+    """A cell: its text, or (text, raw text shown on hover)."""
+    if isinstance(cell, tuple):
+        text, hover = cell
+        return f'<td title="{html.escape(str(hover))}">{html.escape(str(text))}</td>'
+    return f"<td>{html.escape(str(cell))}</td>"

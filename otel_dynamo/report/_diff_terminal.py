@@ -10,6 +10,7 @@ from typing import Any
 
 from otel_dynamo.report import _format
 from otel_dynamo.report._diff import COUNT_TOTALS, PHASES, TIME_TOTALS, occurrences
+from otel_dynamo.report._guard_reasons import guard_text, plain_reason
 from otel_dynamo.report._table import Cell, Column, format_table, paint, wrapped
 
 TOTAL_TITLES = {
@@ -123,12 +124,16 @@ def _item_lines(
     counts = f"{item['base_count']}x → {item['new_count']}x"
     text = {
         "graph_breaks": item.get("reason", ""),
-        "recompiles": item.get("reason", ""),
+        "recompiles": plain_reason(item.get("reason")) or "",
         "failures": f"{item.get('error_type', '')}: {item.get('error_message') or ''}",
     }[section]
     body = wrapped(text or "(no reason recorded)", width - 16)
     lines = [f"  {paint(counts.rjust(12), style, color=color)}  {body[0]}"]
     lines += [" " * 16 + line for line in body[1:]]
+    raw = item.get("reason") if section == "recompiles" else None
+    if raw and plain_reason(raw) != raw:
+        guard = wrapped(f"guard: {guard_text(raw)}", width - 16)
+        lines += [paint(" " * 16 + line, "dim", color=color) for line in guard]
     where = _where(item)
     if where:
         lines.append(paint(" " * 16 + where, "dim", color=color))
@@ -199,7 +204,7 @@ def _variants(changes: Mapping[str, Any], width: int, color: bool) -> list[str]:
                 item["file"],
                 f"{item['base_calls']:,} → {item['new_calls']:,}",
                 f"{item['base_share']:.0%} → {item['new_share']:.0%}",
-                _format.difference_first(item["reason"]) if item["reason"] else "first compile",
+                plain_reason(item["reason"]) or "first compile",
             ]
             for item in items
         ]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from otel_dynamo.report import _html_tables
+from otel_dynamo.report import _html_tables, _time_split
 from otel_dynamo.report._graph_texts import GraphTextCollector
 from otel_dynamo.report._html_assets import SCRIPT, STYLE
 from otel_dynamo.report._html_timeline import timeline_data
@@ -36,6 +36,7 @@ _PAGE = """<!DOCTYPE html>
 <span id="filter-count"></span>
 </header>
 @PROBLEMS@
+@COMPILE_TIME@
 <section>
 <h2>Timeline</h2>
 <p class="hint">@TIMELINE_HINT@</p>
@@ -88,6 +89,7 @@ def render_page(
         "@STYLE@": STYLE,
         "@STATS@": _stats(summary),
         "@PROBLEMS@": _problems(summary),
+        "@COMPILE_TIME@": _time_split.html_block(summary["compile_time"]),
         "@TIMELINE_HINT@": html.escape(_timeline_hint(timeline)),
         "@DATA@": data,
         "@SCRIPT@": SCRIPT,
@@ -96,7 +98,7 @@ def render_page(
     return _PLACEHOLDER.sub(lambda match: replacements[match.group(0)], _PAGE)
 
 
-_PLACEHOLDER = re.compile("@(?:TITLE|STYLE|STATS|PROBLEMS|TIMELINE_HINT|DATA|SCRIPT)@")
+_PLACEHOLDER = re.compile("@(?:TITLE|STYLE|STATS|PROBLEMS|COMPILE_TIME|TIMELINE_HINT|DATA|SCRIPT)@")
 
 
 def _stats(summary: Mapping[str, Any]) -> str:

@@ -28,6 +28,7 @@ main, section { padding: 0 18px; }
           border: 1px solid #b9c0cc; border-radius: 4px; }
 #filter-count { color: var(--muted); margin-left: 8px; }
 .problems { color: var(--bad); }
+#compile-time .split { display: flex; flex-wrap: wrap; gap: 0 32px; }
 .hint, .note, .empty { color: var(--muted); margin: 2px 0; }
 #timeline-wrap { position: relative; border: 1px solid var(--line); border-radius: 4px; }
 #timeline { display: block; width: 100%; cursor: grab; }
@@ -92,8 +93,11 @@ SCRIPT = r"""
         var href = linkFor && i === 0 ? linkFor(text) : null;
         if (href) { var a = td.appendChild(el("a", null, text)); a.href = href; }
         else td.textContent = text;
+        if (Array.isArray(cell) && cell[2]) td.title = cell[2];  // raw text, on hover
       });
-      allRows.push({ tr: tr, text: row.map(function (c) { return Array.isArray(c) ? c[0] : c; })
+      allRows.push({ tr: tr, text: row.map(function (c) {
+                                          return Array.isArray(c) ? c[0] + " " + (c[2] || "") : c;
+                                        })
                                         .join(" ").toLowerCase() });
       tbody.appendChild(tr);
     });

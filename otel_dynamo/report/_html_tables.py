@@ -1,8 +1,8 @@
 """The tables of the HTML page, as data the page's script turns into <table> elements.
 
-Each table is ``{"title", "columns", "right", "rows"}``; a cell is a string or
-``[string, css_class]``. Values are formatted here, with the terminal's formatting, so
-the page only lays them out.
+Each table is ``{"title", "columns", "right", "rows"}``; a cell is a string,
+``[string, css_class]`` or ``[string, css_class, hover_text]``. Values are formatted here,
+with the terminal's formatting, so the page only lays them out.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_dynamo.report import _format
+from otel_dynamo.report._guard_reasons import plain_reason
 from otel_dynamo.report._phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report._summary import LIMIT_REACHED
 
@@ -164,7 +165,7 @@ def _recompiles(section: Mapping[str, Any]) -> Table:
             _location(row),
             _format.optional(row["cache_size"]),
             _format.calls(row),
-            row["reason"] or "(no reason recorded)",
+            _reason_cell(row["reason"]),
         ]
         for row in section["recompiles"]
     ]
@@ -294,6 +295,13 @@ def _table(
     title: str, columns: list[str], rows: list[list[Any]], *, right: range = range(0)
 ) -> Table:
     return {"title": title, "columns": columns, "right": list(right), "rows": rows}
+
+
+def _reason_cell(reason: str | None) -> Any:
+    """A recompile reason in plain words, Dynamo's raw guard on hover (the third item)."""
+    if not reason:
+        return "(no reason recorded)"
+    return [plain_reason(reason), "", reason]
 
 
 def _location(row: Mapping[str, Any]) -> str:

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report import _compiles, _keys, _ranks, _runtime
+from otel_dynamo.report import _compiles, _keys, _ranks, _runtime, _time_split
+from otel_dynamo.report._guard_reasons import plain_reason
 from otel_dynamo.report._model import (
     Attributes,
     FileStats,
@@ -122,6 +123,7 @@ class SummaryBuilder:
             "recompile_limit": self._recompile_limit,
             "inputs": _inputs(files, problems),
             "totals": {"processes": len(processes), **_sum_totals(processes)},
+            "compile_time": _time_split.combine(processes),
             "processes": processes,
             "ranks": _ranks.compare(processes),
         }
@@ -208,6 +210,7 @@ def _process_section(
         "unfinished": _unfinished(logs, {row["compile_id"] for row in compiles}),
     }
     section["totals"] = _process_totals(section, _lazy_backwards_outside_frames(spans, tree))
+    section["compile_time"] = _time_split.process_split(section)
     return section
 
 
@@ -304,6 +307,7 @@ def _recompiles(compiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "compile_id": row["compile_id"],
             **_location(row),
             "reason": row["recompile_reason"],
+            "reason_plain": plain_reason(row["recompile_reason"]),
             "cache_size": row["cache_size"],
             "calls": row["calls"],
             "call_share": row["call_share"],
