@@ -249,6 +249,7 @@ def test_recompiles_list_reason_and_cache_size(tmp_path: Path) -> None:
             "file": MODEL_FILE,
             "line": 10,
             "reason": DTYPE_REASON,
+            "reason_plain": "input x: dtype changed from Float to Half",
             "cache_size": 1,
             "calls": None,
             "call_share": None,
@@ -514,7 +515,15 @@ def test_summary_top_level_keys_are_stable(tmp_path: Path) -> None:
     """The summary's top-level keys and schema version (the --json contract)."""
     summary = _summary(write_small(tmp_path))
     assert (list(summary), summary["schema_version"], summary["recompile_limit"]) == (
-        ["schema_version", "recompile_limit", "inputs", "totals", "processes", "ranks"],
+        [
+            "schema_version",
+            "recompile_limit",
+            "inputs",
+            "totals",
+            "compile_time",
+            "processes",
+            "ranks",
+        ],
         2,
         8,
     )
@@ -546,6 +555,7 @@ def test_process_section_keys_are_stable(tmp_path: Path) -> None:
         "caches",
         "unfinished",
         "totals",
+        "compile_time",
     ]
 
 

@@ -160,13 +160,13 @@ def test_graph_break_group_shows_count_reason_and_stack(tmp_path: Path) -> None:
 
 
 def test_recompile_row_has_reason(tmp_path: Path) -> None:
-    """A recompile row ends with the guard that failed, what differs first."""
+    """A recompile row ends with the failed guard in plain words, Dynamo's text under it."""
     lines = _small(tmp_path)
     start = lines.index("Recompiles (1)")
-    assert lines[start + 2] == (
-        "  0/1  forward   project/model.py:10      1  "
-        "expected Float, actual Half: tensor 'x' dtype mismatch"
-    )
+    assert lines[start + 2 : start + 4] == [
+        "  0/1  forward   project/model.py:10      1  input x: dtype changed from Float to Half",
+        " " * 45 + "guard: tensor 'x' dtype mismatch. expected Float,",
+    ]
 
 
 def test_slowest_row_has_phases(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ the same sections as the terminal, every item, nothing cut."""
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from otel_dynamo.report.diff.compare import occurrences
@@ -13,6 +13,7 @@ from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
 from otel_dynamo.report.render.html.assets import DIFF_PAGE, STYLE
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
+from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
 PAGE_TITLE = "otel-dynamo diff"
@@ -120,12 +121,13 @@ def _total_rows(totals: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
-def _item_row(section: str, item: Mapping[str, Any]) -> list[str]:
+def _item_row(section: str, item: Mapping[str, Any]) -> list[_Cell]:
+    what: _Cell
     if section == "failures":
         what = f"{item['error_type']}: {item.get('error_message') or ''}"
         where = f"{item['stage']} · {item['function']}"
     else:
-        what = item["reason"]
+        what = _reason(item["reason"]) if section == "recompiles" else item["reason"]
         lines = ",".join(map(str, item["lines"]))
         where = (
             f"{item['file']}:{lines} in {item['function']}"
@@ -147,13 +149,22 @@ def _function_row(row: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _variant_row(item: Mapping[str, Any]) -> list[str]:
+_Cell = str | tuple[str, str]
+"""A cell's text, or its text and the raw text shown on hover."""
+
+
+def _reason(reason: str | None) -> _Cell:
+    """A recompile reason in plain words, Dynamo's raw guard on hover."""
+    return (plain_reason(reason) or reason, reason) if reason else ""
+
+
+def _variant_row(item: Mapping[str, Any]) -> list[_Cell]:
     return [
         item["function"],
         item["file"],
         f"{item['base_calls']:,} → {item['new_calls']:,}",
         f"{item['base_share']:.0%} → {item['new_share']:.0%}",
-        item["reason"] or "first compile",
+        _reason(item["reason"]) or "first compile",
     ]
 
 
@@ -177,16 +188,20 @@ def _process_row(row: Mapping[str, Any]) -> list[str]:
 
 
 def _table(
-    title: str, columns: list[str], rows: list[list[str]], *, count: int | None = None
+    title: str, columns: list[str], rows: Sequence[Sequence[_Cell]], *, count: int | None = None
 ) -> str:
     shown = len(rows) if count is None else count
     heading = f"<h3>{html.escape(title)} ({shown})</h3>"
     if not rows:
         return f'<section>{heading}<p class="empty">none</p></section>'
     head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>"
-        for row in rows
-    )
+    body = "".join("<tr>" + "".join(_td(cell) for cell in row) + "</tr>" for row in rows)
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     return f"<section>{heading}{table}</section>"
+
+
+def _td(cell: _Cell) -> str:
+    if isinstance(cell, tuple):
+        text, hover = cell
+        return f'<td title="{html.escape(hover)}">{html.escape(text)}</td>'
+    return f"<td>{html.escape(str(cell))}</td>"

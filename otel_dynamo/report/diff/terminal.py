@@ -13,6 +13,7 @@ from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
 from otel_dynamo.report.render.table import Cell, Column, format_table, paint, wrapped
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
+from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
 ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
@@ -107,12 +108,16 @@ def _item_lines(
     counts = f"{item['base_count']}x → {item['new_count']}x"
     text = {
         "graph_breaks": item.get("reason", ""),
-        "recompiles": item.get("reason", ""),
+        "recompiles": plain_reason(item.get("reason")) or "",
         "failures": f"{item.get('error_type', '')}: {item.get('error_message') or ''}",
     }[section]
     body = wrapped(text or "(no reason recorded)", width - 16)
     lines = [f"  {paint(counts.rjust(12), style, color=color)}  {body[0]}"]
     lines += [" " * 16 + line for line in body[1:]]
+    raw = item.get("reason") if section == "recompiles" else None
+    if raw and plain_reason(raw) != raw:
+        guard = wrapped(f"guard: {guard_text(raw)}", width - 16)
+        lines += [paint(" " * 16 + line, "dim", color=color) for line in guard]
     where = _where(item)
     if where:
         lines.append(paint(" " * 16 + where, "dim", color=color))
@@ -183,7 +188,7 @@ def _variants(changes: Mapping[str, Any], width: int, color: bool) -> list[str]:
                 item["file"],
                 f"{item['base_calls']:,} → {item['new_calls']:,}",
                 f"{item['base_share']:.0%} → {item['new_share']:.0%}",
-                _format.difference_first(item["reason"]) if item["reason"] else "first compile",
+                plain_reason(item["reason"]) or "first compile",
             ]
             for item in items
         ]

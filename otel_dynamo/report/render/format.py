@@ -167,19 +167,6 @@ def first_lines(message: str) -> str:
     return shown + (" …" if len(lines) > (2 if shown != lines[0] else 1) else "")
 
 
-_DIFFERENCE = re.compile(r"^(?P<what>.+?)[.,;:]?\s+(?P<difference>expected .+?, actual .+)$")
-
-
-def difference_first(reason: str) -> str:
-    """A guard failure with what differs first: "tensor 'x' size mismatch at index 0.
-    expected 16, actual 8" becomes "expected 16, actual 8: tensor 'x' size mismatch at
-    index 0" (the part a narrow column or a glance must not miss)."""
-    match = _DIFFERENCE.match(reason.strip())
-    if match is None:
-        return reason
-    return f"{match['difference']}: {match['what']}"
-
-
 def process_heading(section: ProcessSection) -> str:
     """ "rank 3 of 8 · run job-1 · node-a · pid 1234 · train" for a process section."""
     name = section["process"]

@@ -101,11 +101,20 @@ def wrapped(text: str, width: int) -> list[str]:
     """``text`` on lines of at most ``width`` characters (words kept whole where they fit),
     at most MAX_WRAPPED_LINES of them, the last ending in an ellipsis if text was left."""
     flat = _WHITESPACE.sub(" ", text).strip()  # no-break spaces stay: they bind words
+    # Lines break between words only; a single word longer than the column (a long guard
+    # source, a path) is the one thing split, as it could not be shown whole anyway.
     lines = textwrap.wrap(flat, max(width, 1), break_on_hyphens=False) or [""]
     if len(lines) > MAX_WRAPPED_LINES:
         lines = lines[:MAX_WRAPPED_LINES]
-        lines[-1] = truncate(lines[-1] + " " + ELLIPSIS, width)
+        lines[-1] = _ending(lines[-1], width)
     return [line.replace(NO_BREAK_SPACE, " ") for line in lines]
+
+
+def _ending(line: str, width: int) -> str:
+    """The last shown line of a cut cell: its whole words that leave room for " …"."""
+    while len(line) + 2 > width and " " in line:
+        line = line.rsplit(" ", 1)[0]
+    return truncate(f"{line} {ELLIPSIS}", width)
 
 
 def _cell(value: CellLike) -> Cell:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render import time_split
 from otel_dynamo.report.render.table import (
     NO_BREAK_SPACE,
     Cell,
@@ -18,6 +19,7 @@ from otel_dynamo.report.render.table import (
     wrapped,
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
+from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, RecompileRow, Summary
 
@@ -56,6 +58,8 @@ def render_terminal(
     # One process at a time: a printable copy of a large run's whole summary would double it.
     top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
     lines = _overview(top, view)
+    where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
+    lines += ["", *where] if where else []
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, view)]
     for section in summary["processes"]:
@@ -288,18 +292,26 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
         *([Column("calls", right=True)] if with_calls else []),
         Column("reason", wrap=True),
     ]
-    table: list[list[CellLike]] = [
-        [
-            row["compile_id"] or "?",
-            row["function"] or "?",
-            _format.location(row["file"], row["line"]),
-            _format.optional(row["cache_size"]),
-            *([_calls(row)] if with_calls else []),
-            _format.difference_first(row["reason"]) if row["reason"] else "(no reason recorded)",
-        ]
-        for row in rows
-    ]
-    return [view.title("Recompiles", len(rows)), *view.table(columns, table)]
+    table: list[list[CellLike]] = []
+    for row in _shown(rows, view):
+        blank = ["", "", "", "", *([""] if with_calls else [])]
+        table.append(
+            [
+                row["compile_id"] or "?",
+                row["function"] or "?",
+                _format.location(row["file"], row["line"]),
+                _format.optional(row["cache_size"]),
+                *([_calls(row)] if with_calls else []),
+                plain_reason(row["reason"]) or "(no reason recorded)",
+            ]
+        )
+        if row["reason"] and plain_reason(row["reason"]) != row["reason"]:
+            table.append([*blank, Cell(f"guard: {guard_text(row['reason'])}", "dim")])
+    lines = format_table(columns, table, width=view.width, color=view.color)
+    if len(rows) > view.limit > 0:
+        more = f"  … {len(rows) - view.limit} more (all of them: --limit 0, --json or --html)"
+        lines.append(view.paint(truncate(more, view.width), "dim"))
+    return [view.title("Recompiles", len(rows)), *lines]
 
 
 def _calls(row: Mapping[str, Any]) -> Cell:

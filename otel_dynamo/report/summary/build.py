@@ -25,6 +25,8 @@ from otel_dynamo.report.read.values import integer, number, seconds, text
 from otel_dynamo.report.summary import compiles as _compiles
 from otel_dynamo.report.summary import ranks as _ranks
 from otel_dynamo.report.summary import runtime as _runtime
+from otel_dynamo.report.summary import time_split
+from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.schema import (
     TIME_TOTALS,
     TOTAL_KEYS,
@@ -119,6 +121,7 @@ class SummaryBuilder:
             "recompile_limit": self._recompile_limit,
             "inputs": _inputs(files, problems),
             "totals": _sum_totals(processes),
+            "compile_time": time_split.combine(processes),
             "processes": processes,
             "ranks": _ranks.compare(processes),
         }
@@ -241,6 +244,9 @@ def _process_section(
         "caches": caches,
         "unfinished": unfinished,
         "totals": totals,
+        "compile_time": time_split.process_split(
+            {"compiles": compiles, "caches": caches, "totals": totals}
+        ),
     }
 
 
@@ -351,6 +357,7 @@ def _recompiles(compiles: list[CompileRow]) -> list[RecompileRow]:
             "compile_id": row["compile_id"],
             **_location(row),
             "reason": row["recompile_reason"],
+            "reason_plain": plain_reason(row["recompile_reason"]),
             "cache_size": row["cache_size"],
             "calls": row["calls"],
             "call_share": row["call_share"],

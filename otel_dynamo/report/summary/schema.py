@@ -71,6 +71,7 @@ class RecompileRow(Location):
 
     compile_id: str | None
     reason: str | None
+    reason_plain: str | None
     cache_size: int | None
     calls: int | None
     call_share: float | None
@@ -241,6 +242,59 @@ TOTAL_KEYS: tuple[str, ...] = (*COUNT_TOTALS, *TIME_TOTALS)
 """Every per-process total, counts first: the one list the summary, diff and gate use."""
 
 
+class PhaseRow(TypedDict):
+    """Seconds of one phase over all compiles, and its share of the compile time."""
+
+    phase: str
+    seconds: float
+    share: float | None
+
+
+class StepRow(TypedDict):
+    """Seconds of one named AOT or backend step (a part of its phase)."""
+
+    step: str
+    seconds: float
+    share: float | None
+
+
+class CacheSplit(TypedDict):
+    """Compile time of frame compiles served from cache against the rest (cold)."""
+
+    warm_compiles: int
+    warm_seconds: float
+    cold_compiles: int
+    cold_seconds: float
+    cache_hits: int
+    cache_misses: int
+    cache_bypasses: int
+
+
+class FunctionRow(TypedDict):
+    """One code location: its compiles and recompiles and their compile seconds."""
+
+    function: str | None
+    file: str | None
+    line: int | None
+    compiles: int
+    recompiles: int
+    compile_seconds: float
+    share: float | None
+    processes: int
+
+
+class CompileTime(TypedDict):
+    """Where the compile time of a process (or of all of them) went."""
+
+    compile_seconds: float
+    frame_seconds: float
+    lazy_backward_seconds: float
+    phases: list[PhaseRow]
+    backend_steps: list[StepRow]
+    cache: CacheSplit
+    slowest_functions: list[FunctionRow]
+
+
 class ProcessDescription(TypedDict):
     """Who wrote the telemetry: the label and the resource's facts."""
 
@@ -272,6 +326,7 @@ class ProcessSection(ProcessDescription):
     caches: Caches
     unfinished: list[Unfinished]
     totals: ProcessTotals
+    compile_time: CompileTime
 
 
 class FileRow(TypedDict):
@@ -355,5 +410,6 @@ class Summary(TypedDict):
     recompile_limit: int
     inputs: Inputs
     totals: Totals
+    compile_time: CompileTime
     processes: list[ProcessSection]
     ranks: Ranks

@@ -1,8 +1,8 @@
 """The tables of the HTML page, as data the page's script turns into <table> elements.
 
-Each table is ``{"title", "columns", "right", "rows"}``; a cell is a string or
-``[string, css_class]``. Values are formatted here, with the terminal's formatting, so
-the page only lays them out.
+Each table is ``{"title", "columns", "right", "rows"}``; a cell is a string,
+``[string, css_class]`` or ``[string, css_class, hover_text]``. Values are formatted here,
+with the terminal's formatting, so the page only lays them out.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.summary.build import LIMIT_REACHED
+from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import ProcessSection, Summary
 
@@ -165,7 +166,7 @@ def _recompiles(section: ProcessSection) -> Table:
             _location(row),
             _format.optional(row["cache_size"]),
             _format.calls(row),
-            row["reason"] or "(no reason recorded)",
+            _reason_cell(row["reason"]),
         ]
         for row in section["recompiles"]
     ]
@@ -295,6 +296,13 @@ def _table(
     title: str, columns: list[str], rows: list[list[Any]], *, right: range = range(0)
 ) -> Table:
     return {"title": title, "columns": columns, "right": list(right), "rows": rows}
+
+
+def _reason_cell(reason: str | None) -> str | list[str]:
+    """A recompile reason in plain words, Dynamo's raw guard on hover (the third item)."""
+    if not reason:
+        return "(no reason recorded)"
+    return [plain_reason(reason) or reason, "", reason]
 
 
 def _location(row: Mapping[str, Any]) -> str:

@@ -37,8 +37,11 @@
         var href = linkFor && i === 0 ? linkFor(text) : null;
         if (href) { var a = td.appendChild(el("a", null, text)); a.href = href; }
         else td.textContent = text;
+        if (Array.isArray(cell) && cell[2]) td.title = cell[2];  // raw text, on hover
       });
-      allRows.push({ tr: tr, text: row.map(function (c) { return Array.isArray(c) ? c[0] : c; })
+      allRows.push({ tr: tr, text: row.map(function (c) {
+                                          return Array.isArray(c) ? c[0] + " " + (c[2] || "") : c;
+                                        })
                                         .join(" ").toLowerCase() });
       tbody.appendChild(tr);
     });

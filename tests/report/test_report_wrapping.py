@@ -1,0 +1,48 @@
+"""Wrapped cells break between words, never inside one (otel_dynamo.report.render.table)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from _report_support import FakeCompile, write_traces
+
+from otel_dynamo import cli
+from otel_dynamo.report.render.table import wrapped
+
+
+def _reason(number: int, length: int, count: int) -> str:
+    """``count`` words of ``length`` characters that no other word of the report holds."""
+    return " ".join(f"zq{number:02d}{index:03d}".ljust(length, "k") for index in range(count))
+
+
+REASONS = [_reason(0, 8, 5), _reason(1, 9, 12)] + [
+    _reason(number, length, 150) for number, length in enumerate(range(7, 15), start=2)
+]
+"""Recompile reasons of no shape the plain reading knows (shown as written): one line; two
+lines; longer than a wrapped cell holds, each with its own word length, so that the cut
+last line of some is full to the column."""
+
+
+def test_long_reasons_at_100_columns_split_no_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`otel-dynamo report` on a pipe (100 columns): every piece of a reason's word in the
+    output is one of the reasons' words, whole (the cut cell's last line included)."""
+    compiles = [FakeCompile("0/0")] + [
+        FakeCompile(f"0/{n}", start_ms=1000 * n, cache_size=n, recompile_reason=reason)
+        for n, reason in enumerate(REASONS, start=1)
+    ]
+    write_traces(tmp_path / "traces.jsonl", compiles)
+    assert cli.main(["report", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    words = {word for reason in REASONS for word in reason.split()}
+    shown = {token.rstrip("…") for token in re.findall(r"zq\S*", out)}
+    assert (max(map(len, out.splitlines())) <= 100, shown - words) == (True, set())
+
+
+def test_a_cut_cell_ends_after_its_last_whole_word() -> None:
+    """A cell longer than its lines ends in " …" after the last word that fits."""
+    lines = wrapped(" ".join(["abcdefgh"] * 40), 17)
+    assert lines[-2:] == ["abcdefgh abcdefgh", "abcdefgh …"]
