@@ -14,10 +14,17 @@ import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from otel_dynamo.report.render.format import short_path
-from otel_dynamo.report.summary import COUNT_TOTALS, HOT_VARIANT_SHARE, TIME_TOTALS
+from otel_dynamo.report.summary import (
+    COUNT_TOTALS,
+    HOT_VARIANT_SHARE,
+    TIME_TOTALS,
+    ProcessSection,
+    ProcessTotals,
+    Summary,
+)
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
 DIFF_SCHEMA_VERSION = 1
@@ -52,9 +59,7 @@ class MinChange:
         return change >= self.seconds and change >= self.relative * abs(base) and change > 0
 
 
-def diff_summaries(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, min_change: MinChange
-) -> dict[str, Any]:
+def diff_summaries(base: Summary, new: Summary, *, min_change: MinChange) -> dict[str, Any]:
     """The diff of two report summaries (see docs/diff-json.md for every key)."""
     base_sections, new_sections = base["processes"], new["processes"]
     return {
@@ -72,7 +77,7 @@ def diff_summaries(
     }
 
 
-def _inputs(summary: Mapping[str, Any]) -> dict[str, Any]:
+def _inputs(summary: Summary) -> dict[str, int]:
     return {
         "files": len(summary["inputs"]["files"]),
         "problems": len(summary["inputs"]["problems"]),
@@ -90,25 +95,29 @@ def change(base: float, new: float) -> dict[str, Any]:
 
 
 def _totals(
-    base: Mapping[str, Any], new: Mapping[str, Any], min_change: MinChange | None = None
+    base: ProcessTotals | None, new: ProcessTotals | None, min_change: MinChange | None = None
 ) -> dict[str, Any]:
-    """Counts and times compared; a time also says whether it moved past ``min_change``."""
-    totals = {key: change(base.get(key, 0), new.get(key, 0)) for key in COUNT_TOTALS}
+    """Counts and times compared (a process only in one run counts 0 in the other); a
+    time also says whether it moved past ``min_change``."""
+    # every value of ProcessTotals is a number
+    old = cast("Mapping[str, float]", base or {})
+    now = cast("Mapping[str, float]", new or {})
+    totals = {key: change(old.get(key, 0), now.get(key, 0)) for key in COUNT_TOTALS}
     for key in TIME_TOTALS:
-        entry = change(base.get(key, 0.0), new.get(key, 0.0))
+        entry = change(old.get(key, 0.0), now.get(key, 0.0))
         threshold = min_change or MinChange()
         entry["significant"] = threshold.significant(entry["base"], entry["new"])
         totals[key] = entry
     return totals
 
 
-def _process_key(section: Mapping[str, Any]) -> str:
+def _process_key(section: ProcessSection) -> str:
     if section["rank"] is not None:
         return f"rank {section['rank']}"
     return str(section["service"] or section["process"])
 
 
-def _keyed_sections(sections: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def _keyed_sections(sections: Iterable[ProcessSection]) -> dict[str, ProcessSection]:
     """Sections by process key; a key seen again gets " #2", " #3" (matched in order)."""
     seen: Counter[str] = Counter()
     keyed = {}
@@ -119,7 +128,9 @@ def _keyed_sections(sections: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[
     return keyed
 
 
-def _processes(base: list[Any], new: list[Any], min_change: MinChange) -> list[dict[str, Any]]:
+def _processes(
+    base: list[ProcessSection], new: list[ProcessSection], min_change: MinChange
+) -> list[dict[str, Any]]:
     """Per matched process (and those only in one run): the totals compared."""
     base_keyed, new_keyed = _keyed_sections(base), _keyed_sections(new)
     rows = []
@@ -130,7 +141,7 @@ def _processes(base: list[Any], new: list[Any], min_change: MinChange) -> list[d
                 "process": key,
                 "in": "both" if old and now else ("base" if old else "new"),
                 "totals": _totals(
-                    old["totals"] if old else {}, now["totals"] if now else {}, min_change
+                    old["totals"] if old else None, now["totals"] if now else None, min_change
                 ),
             }
         )
@@ -147,7 +158,7 @@ def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
     return short_path(match["path"]), match["function"], int(match["line"])
 
 
-def _breaks(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _breaks(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
     """Graph breaks by (reason, file, function) of the innermost user frame: counts and
     where (file:line) they were seen."""
     found: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -173,7 +184,7 @@ def _breaks(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict
     return found
 
 
-def _recompiles(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _recompiles(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
     found: dict[tuple[str, ...], dict[str, Any]] = {}
     for section in sections:
         for row in section["recompiles"]:
@@ -189,7 +200,7 @@ def _recompiles(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], 
     return found
 
 
-def _variants(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _variants(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
     """Calls per variant, summed over processes: a variant is its function, file and the
     guard that failed when it was compiled ("" for the first compile), as compile ids differ
     from run to run; its share is of all calls its function's variants served."""
@@ -253,7 +264,7 @@ def _variant_changes(
     return result
 
 
-def _failures(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _failures(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
     found: dict[tuple[str, ...], dict[str, Any]] = {}
     for section in sections:
         for row in section["failures"]:
@@ -308,7 +319,7 @@ def occurrences(items: Iterable[Mapping[str, Any]]) -> int:
     return sum(item["new_count"] or item["base_count"] for item in items)
 
 
-def _by_function(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], dict[str, Any]]:
     found: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: dict.fromkeys(("frame_compiles", "graphs", "ops", "guards", "compile_seconds"), 0)
     )
@@ -324,7 +335,9 @@ def _by_function(sections: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str],
     return found
 
 
-def _functions(base: list[Any], new: list[Any], min_change: MinChange) -> list[dict[str, Any]]:
+def _functions(
+    base: list[ProcessSection], new: list[ProcessSection], min_change: MinChange
+) -> list[dict[str, Any]]:
     """Functions whose counts changed, or whose compile time changed past the threshold;
     largest time change first."""
     old_rows, new_rows = _by_function(base), _by_function(new)
@@ -352,7 +365,7 @@ def _functions(base: list[Any], new: list[Any], min_change: MinChange) -> list[d
     return rows
 
 
-def _phase_totals(sections: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def _phase_totals(sections: Iterable[ProcessSection]) -> dict[str, float]:
     totals = dict.fromkeys(PHASES, 0.0)
     for section in sections:
         for row in section["compiles"]:
@@ -361,7 +374,9 @@ def _phase_totals(sections: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return totals
 
 
-def _phases(base: list[Any], new: list[Any], min_change: MinChange) -> dict[str, Any]:
+def _phases(
+    base: list[ProcessSection], new: list[ProcessSection], min_change: MinChange
+) -> dict[str, Any]:
     old, now = _phase_totals(base), _phase_totals(new)
     return {
         phase: {
