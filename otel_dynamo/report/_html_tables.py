@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from otel_dynamo.report import _format
+from otel_dynamo.report import _exports_render, _format
 from otel_dynamo.report._phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report._summary import LIMIT_REACHED
 
@@ -39,6 +39,7 @@ def overview(summary: Mapping[str, Any]) -> list[list[str]]:
             "cache hits / misses / bypasses",
             f"{totals['cache_hits']} / {totals['cache_misses']} / {totals['cache_bypasses']}",
         ],
+        *_exports_render.html_overview(totals),
         ["files", str(len(summary["inputs"]["files"]))],
     ]
 
@@ -87,6 +88,7 @@ def _rank_row(row: Mapping[str, Any]) -> list[Any]:
 def process_tables(section: Mapping[str, Any]) -> list[Table]:
     """Every table of one process, in the terminal's order."""
     return [
+        *_exports_render.html_tables(section),  # only where the process used torch.export
         _compiles(section),
         _graph_breaks(section),
         _recompiles(section),

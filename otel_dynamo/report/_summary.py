@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report import _compiles, _keys, _ranks, _runtime
+from otel_dynamo.report import _compiles, _exports, _keys, _ranks, _runtime
 from otel_dynamo.report._model import (
     Attributes,
     FileStats,
@@ -206,6 +206,7 @@ def _process_section(
         "cudagraphs": _runtime.cudagraphs(spans),
         "caches": _runtime.caches(spans),
         "unfinished": _unfinished(logs, {row["compile_id"] for row in compiles}),
+        "torch_export": _exports.section(spans),
     }
     section["totals"] = _process_totals(section, _lazy_backwards_outside_frames(spans, tree))
     return section
@@ -371,6 +372,8 @@ def _failures(spans: list[Span], tree: SpanTree) -> list[dict[str, Any]]:
 
 
 def _failure(span: Span, tree: SpanTree) -> dict[str, Any] | None:
+    if span.name in _exports.EXPORT_SPANS:
+        return None  # listed in torch_export.failures
     if span.name == names.SPAN_FRAME:
         if _compiles.outcome(span) != names.OUTCOME_FAILURE and not span.is_error:
             return None
@@ -479,7 +482,12 @@ def _unfinished_row(compile_id: str, record: LogRecord) -> dict[str, Any]:
 
 
 def _runs(spans: list[Span]) -> dict[str, int]:
-    counts = {names.RUN_KIND_FORWARD: 0, names.RUN_KIND_BACKWARD: 0, names.RUN_KIND_INFERENCE: 0}
+    counts = {
+        names.RUN_KIND_FORWARD: 0,
+        names.RUN_KIND_BACKWARD: 0,
+        names.RUN_KIND_INFERENCE: 0,
+        names.RUN_KIND_EXPORT: 0,
+    }
     for span in spans:
         kind = _compiles.run_kind(span)
         if kind is not None:
@@ -519,11 +527,15 @@ def _process_totals(section: dict[str, Any], orphan_lazy_ns: int) -> dict[str, A
             key: sum(section["caches"][cache][state] for cache in _runtime.CACHES)
             for state, key in CACHE_TOTALS.items()
         },
+        **_exports.totals(section["torch_export"]),
     }
 
 
 def _sum_totals(processes: list[dict[str, Any]]) -> dict[str, Any]:
-    totals = {key: sum(section["totals"][key] for section in processes) for key in _TOTAL_KEYS}
+    keys = (*_TOTAL_KEYS, *_exports.TOTAL_KEYS)
+    totals = {key: sum(section["totals"][key] for section in processes) for key in keys}
+    for key in _exports.SECONDS_TOTALS:
+        totals[key] = round(totals[key], 6)
     totals["compile_seconds"] = round(totals["compile_seconds"], 6)
     totals["lazy_backward_seconds"] = round(totals["lazy_backward_seconds"], 6)
     totals["device_seconds"] = round(totals["device_seconds"], 6)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from otel_dynamo.report import _format
+from otel_dynamo.report import _exports_render, _format
 from otel_dynamo.report._phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report._summary import LIMIT_REACHED
 from otel_dynamo.report._table import (
@@ -101,6 +101,7 @@ def _overview(summary: Mapping[str, Any], view: _View) -> list[str]:
         _format.plural(totals["recompiles"], "recompile"),
         _format.plural(totals["failures"], "failure"),
         f"{_format.duration(totals['compile_seconds'])} compiling",
+        *_exports_render.overview_items(totals),
     ]
     if totals["unfinished_compiles"]:
         items.insert(5, _format.plural(totals["unfinished_compiles"], "unfinished compile"))
@@ -522,6 +523,7 @@ def _caches(section: Mapping[str, Any], view: _View) -> list[str]:
 
 
 _SECTIONS: tuple[Callable[[Mapping[str, Any], _View], list[str]], ...] = (
+    _exports_render.terminal,  # only where the process used torch.export
     _compiles,
     _graph_breaks,
     _recompiles,
