@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.boundary import class_name
 from otel_dynamo._recording.sinks import StreamSink
 from otel_dynamo._recording.stream_events import (
     SKIPPED_FRAME_KIND,
@@ -339,10 +340,31 @@ def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> N
         if interrupted is not None:
             metrics = {
                 **metrics,
-                "fail_type": type(interrupted).__qualname__,
+                "fail_type": class_name(interrupted),
                 "fail_reason": str(interrupted) or type(interrupted).__qualname__,
             }
+    else:
+        metrics = {**metrics, "fail_type": qualified_fail_type(str(metrics["fail_type"]))}
     sink.frame_ended(frame_ended(event_id, time.time_ns(), metrics))
+
+
+def qualified_fail_type(fail_type: str) -> str:
+    """Dynamo's ``fail_type`` (``type(e).__qualname__``, e.g. ``Unsupported``) as the fully
+    qualified class name ``error.type`` asks (``torch._dynamo.exc.Unsupported``).
+
+    Dynamo reports its metrics while the failure unwinds through the compile, so the
+    exception is ``sys.exc_info()``'s, or in its context chain where Dynamo re-raised it
+    wrapped (``InternalTorchDynamoError ... from None`` keeps the original as context).
+    Where none of that name is found the name stays as Dynamo gave it.
+    """
+    exc = sys.exc_info()[1]
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if type(exc).__qualname__ == fail_type:
+            return class_name(exc)
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return fail_type
 
 
 def _on_graph_text(

@@ -483,7 +483,12 @@ def test_fault_only_in_logs_is_reported(tmp_path: Path) -> None:
 
 def test_runs_are_counted_by_kind(tmp_path: Path) -> None:
     """Recorded run spans are counted per kind."""
-    assert _small(tmp_path)["runs"] == {"forward": 2, "backward": 0, "inference": 0}
+    assert _small(tmp_path)["runs"] == {
+        "forward": 2,
+        "backward": 0,
+        "inference": 0,
+        "export": 0,
+    }
 
 
 def test_process_totals(tmp_path: Path) -> None:
@@ -508,6 +513,10 @@ def test_process_totals(tmp_path: Path) -> None:
         "cache_hits": 0,
         "cache_misses": 0,
         "cache_bypasses": 0,
+        "exports": 0,
+        "export_failures": 0,
+        "decompositions": 0,
+        "export_seconds": 0,
     }
 
 
@@ -554,6 +563,7 @@ def test_process_section_keys_are_stable(tmp_path: Path) -> None:
         "cudagraphs",
         "caches",
         "unfinished",
+        "torch_export",
         "totals",
         "compile_time",
     ]

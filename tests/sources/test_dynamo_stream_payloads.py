@@ -101,3 +101,28 @@ def test_payload_of_an_unknown_shape_warns_once_naming_event_and_torch(caplog):
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert "'chromium_event' event" in warning
     assert f"torch {torch.__version__}" in warning
+
+
+class Unsupported(Exception):
+    """Named as Dynamo's exception is, in this test module."""
+
+
+def test_fail_type_qualified_from_the_wrapped_exception_unwinding():
+    """Dynamo's short fail_type becomes the qualified name of the exception of that name
+    found in the unwinding exception's chain (Dynamo rewraps some ``from None``)."""
+    try:
+        try:
+            raise Unsupported("data-dependent")
+        except Unsupported:
+            raise RuntimeError("rewrapped") from None
+    except RuntimeError:
+        qualified = dynamo_stream.qualified_fail_type("Unsupported")
+    assert qualified == f"{__name__}.Unsupported"
+
+
+def test_fail_type_kept_when_no_exception_of_its_name_is_unwinding():
+    """With no such exception in sight the name stays as Dynamo gave it."""
+    try:
+        raise KeyError("other")
+    except KeyError:
+        assert dynamo_stream.qualified_fail_type("Unsupported") == "Unsupported"

@@ -25,7 +25,8 @@ def _raised(backend, *args):
 
 
 def test_compile_error_is_reraised_unchanged_and_marks_spans(provider, exporter):
-    """relu_compile_error: same type and message as untraced; graph span ERROR with error.type."""
+    """relu_compile_error: same type and message as untraced; graph span ERROR with error.type;
+    the frame span's error.type is the qualified name of what Dynamo raised."""
     plain = _raised("relu_compile_error_TESTING_ONLY", torch.randn(3))
     traced = _raised(
         otel_dynamo.traced("relu_compile_error_TESTING_ONLY", tracer_provider=provider),
@@ -40,7 +41,7 @@ def test_compile_error_is_reraised_unchanged_and_marks_spans(provider, exporter)
     frame = one(spans, names.SPAN_FRAME)
     assert frame.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
     assert frame.status.status_code.name == "ERROR"
-    assert frame.attributes[names.ATTR_ERROR_TYPE] == "BackendCompilerFailed"
+    assert frame.attributes[names.ATTR_ERROR_TYPE] == "torch._dynamo.exc.BackendCompilerFailed"
 
 
 def test_runtime_error_is_reraised_unchanged_and_marks_run_span(provider, exporter):

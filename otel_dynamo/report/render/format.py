@@ -26,10 +26,14 @@ TOTAL_TITLES: dict[str, str] = {
     "cache_hits": "cache hits",
     "cache_misses": "cache misses",
     "cache_bypasses": "cache bypasses",
+    "exports": "torch.export calls",
+    "export_failures": "failed torch.export calls",
+    "decompositions": "run_decompositions calls",
     "compile_seconds": "compile time",
     "lazy_backward_seconds": "  of it lazy backward",
     "warm_compile_seconds": "warm compile time",
     "device_seconds": "device time",
+    "export_seconds": "torch.export time",
 }
 """How the terminal and the pages name each total (every key of TOTAL_KEYS)."""
 

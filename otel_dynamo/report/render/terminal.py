@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
+from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render import time_split
 from otel_dynamo.report.render.table import (
@@ -107,6 +108,7 @@ def _overview(summary: Summary, view: _View) -> list[str]:
         _format.plural(totals["recompiles"], "recompile"),
         _format.plural(totals["failures"], "failure"),
         f"{_format.duration(totals['compile_seconds'])} compiling",
+        *_exports_render.overview_items(totals),
     ]
     if totals["unfinished_compiles"]:
         items.insert(5, _format.plural(totals["unfinished_compiles"], "unfinished compile"))
@@ -536,6 +538,7 @@ def _caches(section: ProcessSection, view: _View) -> list[str]:
 
 
 _SECTIONS: tuple[Callable[[ProcessSection, _View], list[str]], ...] = (
+    _exports_render.terminal,  # only where the process used torch.export
     _compiles,
     _graph_breaks,
     _recompiles,

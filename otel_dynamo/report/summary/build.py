@@ -23,9 +23,9 @@ from otel_dynamo.report.read.model import (
 )
 from otel_dynamo.report.read.values import integer, number, seconds, text
 from otel_dynamo.report.summary import compiles as _compiles
+from otel_dynamo.report.summary import exports, time_split
 from otel_dynamo.report.summary import ranks as _ranks
 from otel_dynamo.report.summary import runtime as _runtime
-from otel_dynamo.report.summary import time_split
 from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.schema import (
     TIME_TOTALS,
@@ -203,6 +203,8 @@ def _process_section(
     cudagraphs = _runtime.cudagraphs(spans)
     caches = _runtime.caches(spans)
     unfinished = _unfinished(logs, {row["compile_id"] for row in compiles})
+    torch_export = exports.section(spans)
+    export_totals = exports.totals(torch_export)
     lazy_ns = sum(round(row["lazy_backward_s"] * 1e9) for row in compiles)
     orphan_lazy_ns = _lazy_backwards_outside_frames(spans, tree)
     # from each row's own compile_s, so that a process's total is the sum of its rows
@@ -227,6 +229,10 @@ def _process_section(
         "lazy_backward_seconds": seconds(lazy_ns + orphan_lazy_ns),
         "device_seconds": round(sum(row["device_s"] for row in device_time), 6),
         "warm_compile_seconds": caches["warm_compile_s"],
+        "exports": export_totals["exports"],
+        "export_failures": export_totals["export_failures"],
+        "decompositions": export_totals["decompositions"],
+        "export_seconds": export_totals["export_seconds"],
     }
     return {
         **_describe(process, label),
@@ -243,6 +249,7 @@ def _process_section(
         "cudagraphs": cudagraphs,
         "caches": caches,
         "unfinished": unfinished,
+        "torch_export": torch_export,
         "totals": totals,
         "compile_time": time_split.process_split(
             {"compiles": compiles, "caches": caches, "totals": totals}
@@ -425,6 +432,8 @@ def _failures(spans: list[Span], tree: SpanTree) -> list[Failure]:
 
 
 def _failure(span: Span, tree: SpanTree) -> Failure | None:
+    if span.name in exports.EXPORT_SPANS:
+        return None  # listed in torch_export.failures
     if span.name == names.SPAN_FRAME:
         if _compiles.outcome(span) != names.OUTCOME_FAILURE and not span.is_error:
             return None
@@ -533,7 +542,12 @@ def _unfinished_row(compile_id: str, record: LogRecord) -> Unfinished:
 
 
 def _runs(spans: list[Span]) -> dict[str, int]:
-    counts = {names.RUN_KIND_FORWARD: 0, names.RUN_KIND_BACKWARD: 0, names.RUN_KIND_INFERENCE: 0}
+    counts = {
+        names.RUN_KIND_FORWARD: 0,
+        names.RUN_KIND_BACKWARD: 0,
+        names.RUN_KIND_INFERENCE: 0,
+        names.RUN_KIND_EXPORT: 0,
+    }
     for span in spans:
         kind = _compiles.run_kind(span)
         if kind is not None:

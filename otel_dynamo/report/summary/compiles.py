@@ -26,6 +26,7 @@ _RUN_KIND_OF_SPAN = {
     names.SPAN_RUN_FORWARD: names.RUN_KIND_FORWARD,
     names.SPAN_RUN_BACKWARD: names.RUN_KIND_BACKWARD,
     names.SPAN_RUN_INFERENCE: names.RUN_KIND_INFERENCE,
+    names.SPAN_EXPORT_RUN: names.RUN_KIND_EXPORT,  # runs of ExportedProgram.module()
 }
 RUN_SPANS = frozenset(_RUN_KIND_OF_SPAN)
 UNKNOWN_OUTCOME = "unknown"
@@ -159,7 +160,7 @@ def graph_breaks(frame: Span) -> list[tuple[str, str | None, tuple[str, ...]]]:
 
 
 def run_kind(span: Span) -> str | None:
-    """forward, backward or inference for a run span; None for other spans."""
+    """forward, backward, inference or export for a run span; None for other spans."""
     kind = _RUN_KIND_OF_SPAN.get(span.name)
     if kind is None:
         return None

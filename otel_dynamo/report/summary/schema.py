@@ -197,6 +197,72 @@ class Unfinished(Location):
     last_seen_unix_nano: int
 
 
+class ExportRow(TypedDict):
+    """One ``torch.export.export`` call."""
+
+    module_class: str | None
+    strict: bool | None
+    dynamic_shapes: bool | None
+    start_unix_nano: int
+    duration_s: float
+    outcome: str
+    op_count: int | None
+    node_count: int | None
+    parameter_count: int | None
+    buffer_count: int | None
+    ops: list[str]
+    error_type: str | None
+    error_message: str | None
+    error_kind: str | None
+
+
+class DecompositionRow(TypedDict):
+    """One ``ExportedProgram.run_decompositions`` call."""
+
+    module_class: str | None
+    start_unix_nano: int
+    duration_s: float
+    outcome: str
+    op_count_before: int | None
+    op_count_after: int | None
+    ops_added: list[str]
+    ops_removed: list[str]
+    default_table: bool | None
+    error_type: str | None
+    error_message: str | None
+
+
+class ExportRunsRow(TypedDict):
+    """The recorded runs of the modules exported from one module class."""
+
+    module_class: str | None
+    runs: int
+    failed: int
+    duration_s: float
+
+
+class ExportFailureRow(TypedDict):
+    """One failed export or run_decompositions call."""
+
+    operation: str
+    module_class: str | None
+    strict: bool | None
+    error_type: str | None
+    error_message: str | None
+    error_kind: str | None
+    classified: bool | None
+    case: str | None
+
+
+class ExportSection(TypedDict):
+    """A process's ``torch_export``."""
+
+    exports: list[ExportRow]
+    decompositions: list[DecompositionRow]
+    runs: list[ExportRunsRow]
+    failures: list[ExportFailureRow]
+
+
 class CountTotals(TypedDict):
     """The totals that count things."""
 
@@ -215,6 +281,9 @@ class CountTotals(TypedDict):
     cache_hits: int
     cache_misses: int
     cache_bypasses: int
+    exports: int
+    export_failures: int
+    decompositions: int
 
 
 class TimeTotals(TypedDict):
@@ -224,10 +293,20 @@ class TimeTotals(TypedDict):
     lazy_backward_seconds: float
     warm_compile_seconds: float
     device_seconds: float
+    export_seconds: float
 
 
 class ProcessTotals(CountTotals, TimeTotals):
     """One process's totals."""
+
+
+class ExportTotals(TypedDict):
+    """The totals of a process's torch.export calls (part of ProcessTotals)."""
+
+    exports: int
+    export_failures: int
+    decompositions: int
+    export_seconds: float
 
 
 class Totals(ProcessTotals):
@@ -325,6 +404,7 @@ class ProcessSection(ProcessDescription):
     cudagraphs: Cudagraphs
     caches: Caches
     unfinished: list[Unfinished]
+    torch_export: ExportSection
     totals: ProcessTotals
     compile_time: CompileTime
 

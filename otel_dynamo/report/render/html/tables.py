@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.guard_reasons import plain_reason
@@ -41,6 +42,7 @@ def overview(summary: Summary) -> list[list[str]]:
             "cache hits / misses / bypasses",
             f"{totals['cache_hits']} / {totals['cache_misses']} / {totals['cache_bypasses']}",
         ],
+        *_exports_render.html_overview(totals),
         ["files", str(len(summary["inputs"]["files"]))],
     ]
 
@@ -89,6 +91,7 @@ def _rank_row(row: Mapping[str, Any]) -> list[Any]:
 def process_tables(section: ProcessSection) -> list[Table]:
     """Every table of one process, in the terminal's order."""
     return [
+        *_exports_render.html_tables(section),  # only where the process used torch.export
         _compiles(section),
         _graph_breaks(section),
         _recompiles(section),
