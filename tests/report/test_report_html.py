@@ -283,3 +283,17 @@ def test_graph_break_heading_shows_the_break_count_in_chromium(
     url = (tmp_path / "r.html").as_uri()
     dom = run_chromium(chromium, tmp_path / "profile", url, "--dump-dom").stdout
     assert "<h3>Graph breaks (3)</h3>" in dom
+
+
+@pytest.mark.slow
+def test_the_page_says_what_the_ops_column_counts(tmp_path: Path, chromium: str) -> None:
+    """In Chromium the frame-compile table is followed by the note on what ops counts."""
+    write_job(tmp_path / "job", ranks=1, compiles_per_rank=3)
+    (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
+    dom = run_chromium(chromium, tmp_path / "profile", (tmp_path / "r.html").as_uri(), "--dump-dom")
+    notes = re.findall(r'<p class="note">([^<]*)</p>', dom.stdout)
+    assert [note for note in notes if note.startswith("ops: ")] == [
+        "ops: the graph nodes Dynamo counts as ops (call_function, call_method, call_module), "
+        "summed over every compile; torch._dynamo.explain's op_count counts call_function "
+        "nodes only"
+    ]

@@ -341,3 +341,14 @@ def test_a_multi_line_error_is_one_line_with_the_first_line_of_its_cause(tmp_pat
     words = " ".join(" ".join(lines[start + 2 : start + 4]).split())
     assert "backend='inductor' raised: RuntimeError: boom …" in words
     assert "TORCH_LOGS" not in "\n".join(lines)
+
+
+def test_the_ops_column_says_what_it_counts(tmp_path: Path) -> None:
+    """Under the frame-compile table a dim line says what ops counts, and that
+    torch._dynamo.explain's op_count counts call_function nodes only."""
+    text = " ".join(line.strip() for line in _small(tmp_path))
+    assert (
+        "ops: the graph nodes Dynamo counts as ops (call_function, call_method, call_module), "
+        "summed over every compile; torch._dynamo.explain's op_count counts call_function "
+        "nodes only"
+    ) in text

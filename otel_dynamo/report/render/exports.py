@@ -6,10 +6,10 @@ a recorded run of an exported module); a torch.compile job's report is unchanged
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render.table import Cell, Column
+from otel_dynamo.report.render.table import Cell, Column, PageCell, PageTable
 from otel_dynamo.report.summary.schema import ExportSection, ProcessSection, Totals
 
 MAX_OP_CHANGES_SHOWN = 3
@@ -189,7 +189,7 @@ def html_overview(totals: Totals) -> list[list[str]]:
     ]
 
 
-def html_tables(section: ProcessSection) -> list[dict[str, Any]]:
+def html_tables(section: ProcessSection) -> list[PageTable]:
     """The page's tables of the process's torch.export activity (none without any)."""
     found: ExportSection = section["torch_export"]
     if not has_activity(found):
@@ -208,7 +208,7 @@ _CSS_CLASS = {"green": "ok", "red": "bad", "yellow": "warn"}
 """The page's class for each terminal style."""
 
 
-def _html_cells(rows: list[list[Cell | str]]) -> list[list[Any]]:
+def _html_cells(rows: list[list[Cell | str]]) -> list[list[PageCell]]:
     """Terminal cells as the page's: a string, or [string, css class] where styled."""
     return [[_html_cell(cell) for cell in row] for row in rows]
 
@@ -220,7 +220,7 @@ def _html_cell(cell: Cell | str) -> str | list[str]:
     return cell.text if css_class is None else [cell.text, css_class]
 
 
-def _html_table(title: str, columns: list[Column], rows: list[list[Any]]) -> dict[str, Any]:
+def _html_table(title: str, columns: list[Column], rows: list[list[PageCell]]) -> PageTable:
     right = [index for index, column in enumerate(columns) if column.right]
     return {
         "title": title,

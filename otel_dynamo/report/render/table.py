@@ -12,6 +12,7 @@ import dataclasses
 import re
 import textwrap
 from collections.abc import Sequence
+from typing import TypedDict
 
 ELLIPSIS = "…"
 NO_BREAK_SPACE = "\u00a0"
@@ -192,3 +193,23 @@ def _line(
         padded = text.rjust(column_width) if column.right else text.ljust(column_width)
         parts.append(paint(padded, cell.style, color=color))
     return COLUMN_GAP.join(parts).rstrip()
+
+
+PageCell = str | Sequence[str]
+"""A cell of a page table: its text, [text, css class] or [text, css class, hover text]."""
+
+
+class _PageTableOptions(TypedDict, total=False):
+    count: int
+    """The number the heading shows, where it is not the number of rows."""
+    note: str
+    """A line under the table saying what a column counts."""
+
+
+class PageTable(_PageTableOptions):
+    """A table of the HTML page, as data the page's script turns into a <table>."""
+
+    title: str
+    columns: list[str]
+    right: list[int]
+    rows: list[list[PageCell]]

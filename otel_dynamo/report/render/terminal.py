@@ -228,7 +228,12 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
         ]
         for row in rows
     ]
-    return [view.title("Frame compiles", len(rows)), *view.table(columns, table)]
+    note = [view.paint(line, "dim") for line in wrapped(_format.OPS_NOTE, view.width)]
+    return [
+        view.title("Frame compiles", len(rows)),
+        *view.table(columns, table),
+        *(note if with_ops else []),
+    ]
 
 
 def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:

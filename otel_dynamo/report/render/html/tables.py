@@ -7,11 +7,12 @@ with the terminal's formatting, so the page only lays them out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render.table import PageCell, PageTable
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
@@ -20,7 +21,7 @@ from otel_dynamo.report.summary.schema import ProcessSection, Summary
 MAX_COMPILE_IDS_SHOWN = 20
 """Compile ids listed per graph-break row; the rest are counted."""
 
-Table = dict[str, Any]
+Table = PageTable
 
 
 def overview(summary: Summary) -> list[list[str]]:
@@ -136,7 +137,9 @@ def _compiles(section: ProcessSection) -> Table:
         ]
         for row in section["compiles"]
     ]
-    return _table("Frame compiles", columns, rows, right=range(4, 9))
+    table = _table("Frame compiles", columns, rows, right=range(4, 9))
+    table["note"] = _format.OPS_NOTE
+    return table
 
 
 def _graph_breaks(section: ProcessSection) -> Table:
@@ -296,9 +299,18 @@ def _cache_bypasses(section: ProcessSection) -> Table:
 
 
 def _table(
-    title: str, columns: list[str], rows: list[list[Any]], *, right: range = range(0)
+    title: str,
+    columns: list[str],
+    rows: Sequence[Sequence[PageCell]],
+    *,
+    right: range = range(0),
 ) -> Table:
-    return {"title": title, "columns": columns, "right": list(right), "rows": rows}
+    return {
+        "title": title,
+        "columns": columns,
+        "right": list(right),
+        "rows": [list(row) for row in rows],
+    }
 
 
 def _reason_cell(reason: str | None) -> str | list[str]:

@@ -47,6 +47,7 @@
     });
     table.appendChild(tbody);
     parent.appendChild(table);
+    if (spec.note) parent.appendChild(el("p", "note", spec.note));
   }
 
   function renderTables() {
