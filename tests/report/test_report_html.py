@@ -293,7 +293,6 @@ def test_the_page_says_what_the_ops_column_counts(tmp_path: Path, chromium: str)
     dom = run_chromium(chromium, tmp_path / "profile", (tmp_path / "r.html").as_uri(), "--dump-dom")
     notes = re.findall(r'<p class="note">([^<]*)</p>', dom.stdout)
     assert [note for note in notes if note.startswith("ops: ")] == [
-        "ops: the graph nodes Dynamo counts as ops (call_function, call_method, call_module), "
-        "summed over every compile; torch._dynamo.explain's op_count counts call_function "
-        "nodes only"
+        "ops: call_function, call_method and call_module nodes, every compile summed "
+        "(torch._dynamo.explain's op_count: call_function nodes only)"
     ]

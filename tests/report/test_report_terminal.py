@@ -348,7 +348,6 @@ def test_the_ops_column_says_what_it_counts(tmp_path: Path) -> None:
     torch._dynamo.explain's op_count counts call_function nodes only."""
     text = " ".join(line.strip() for line in _small(tmp_path))
     assert (
-        "ops: the graph nodes Dynamo counts as ops (call_function, call_method, call_module), "
-        "summed over every compile; torch._dynamo.explain's op_count counts call_function "
-        "nodes only"
+        "ops: call_function, call_method and call_module nodes, every compile summed "
+        "(torch._dynamo.explain's op_count: call_function nodes only)"
     ) in text

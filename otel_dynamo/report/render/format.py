@@ -38,9 +38,8 @@ TOTAL_TITLES: dict[str, str] = {
 """How the terminal and the pages name each total (every key of TOTAL_KEYS)."""
 
 OPS_NOTE = (
-    "ops: the graph nodes Dynamo counts as ops (call_function, call_method, call_module), "
-    "summed over every compile; torch._dynamo.explain's op_count counts call_function "
-    "nodes only"
+    "ops: call_function, call_method and call_module nodes, every compile summed "
+    "(torch._dynamo.explain's op_count: call_function nodes only)"
 )
 """Under the frame-compile table: what its ops column counts."""
 
