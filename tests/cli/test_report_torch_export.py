@@ -281,3 +281,32 @@ def test_html_page_has_the_torch_export_tables(telemetry: Path, tmp_path: Path) 
             "torch._dynamo.exc.Unsupported: Data-dependent branching (strict)",
         ]
     ]
+
+
+def test_frame_compile_of_a_strict_export_names_the_exported_forward(
+    summary: dict[str, Any],
+) -> None:
+    """torch names neither the code nor the compile id of a strict export's frame compile:
+    the report names it after the exported module's forward, in compiles and failures."""
+    (process,) = summary["processes"]
+    (row,) = process["compiles"]
+    (failure,) = process["failures"]
+    assert (row["compile_id"], row["function"], row["outcome"]) == (
+        None,
+        "__main__.Branchy.forward",
+        "failure",
+    )
+    assert (failure["stage"], failure["function"], failure["span"]) == (
+        "compile",
+        "__main__.Branchy.forward",
+        "torch.compile.frame",
+    )
+
+
+def test_terminal_failures_never_show_a_span_name_as_the_function(telemetry: Path) -> None:
+    """The terminal's Failures table shows the exported forward as the function, not the
+    span's name."""
+    lines = _report(str(telemetry)).splitlines()
+    failures = lines[lines.index("Failures (1)") + 2]
+    assert "__main__.Branchy.forward" in failures
+    assert "torch.compile.frame" not in failures

@@ -403,7 +403,7 @@ def _failures(section: ProcessSection, view: _View) -> list[str]:
         [
             Cell(row["stage"], "red"),
             row["compile_id"] or "?",
-            row["function"] or row["span"],
+            row["function"] or "?",
             _format.error(row["error_type"], row["error_message"]),
         ]
         for row in rows

@@ -63,8 +63,10 @@ def cache_line(split: CompileTime) -> str:
     cache = split["cache"]
     counts = (cache["cache_hits"], cache["cache_misses"], cache["cache_bypasses"])
     if not any(counts) and not cache["warm_compiles"]:
-        cold = _format.plural(cache["cold_compiles"], "compile")
-        return f"no compile cache used: all {cold} cold"
+        cold = cache["cold_compiles"]
+        return "no compile cache used: " + (
+            "the 1 compile cold" if cold == 1 else f"all {cold} compiles cold"
+        )
     return " · ".join(
         [
             f"cold {_format.plural(cache['cold_compiles'], 'compile')} "

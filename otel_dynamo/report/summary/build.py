@@ -448,7 +448,7 @@ def _failure(span: Span, tree: SpanTree) -> Failure | None:
     return {
         "stage": stage,
         "compile_id": _compile_id(span) or _compile_id(frame),
-        "function": None if frame is None else text(frame.attributes.get(names.ATTR_CODE_FUNCTION)),
+        "function": None if frame is None else _compiles.function_of(frame, tree),
         "span": span.name,
         **_error_fields(span, tree),
     }

@@ -61,7 +61,7 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
     errors = error_fields(frame)
     return {
         "compile_id": text(attrs.get(names.ATTR_COMPILE_ID)),
-        "function": text(attrs.get(names.ATTR_CODE_FUNCTION)),
+        "function": function_of(frame, tree),
         "file": text(attrs.get(names.ATTR_CODE_FILE)),
         "line": integer(attrs.get(names.ATTR_CODE_LINE)),
         "outcome": outcome(frame),
@@ -89,6 +89,21 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
         "error_type": errors["error_type"],
         "error_message": errors["error_message"],
     }
+
+
+def function_of(frame: Span, tree: SpanTree) -> str | None:
+    """The compiled function's name: as recorded, else the exported module's forward."""
+    return text(frame.attributes.get(names.ATTR_CODE_FUNCTION)) or exported_forward(frame, tree)
+
+
+def exported_forward(frame: Span, tree: SpanTree) -> str | None:
+    """``Module.forward`` for the frame compile a strict ``torch.export.export`` ran (torch
+    names neither its code nor its compile id there), from the export span it ran under."""
+    parent = tree.by_id.get(frame.parent_span_id)
+    if parent is None or parent.name != names.SPAN_EXPORT:
+        return None
+    module_class = text(parent.attributes.get(names.ATTR_EXPORT_MODULE_CLASS))
+    return None if module_class is None else f"{module_class}.forward"
 
 
 def is_discarded(span: Span) -> bool:
