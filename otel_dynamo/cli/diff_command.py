@@ -6,9 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_dynamo.cli.arguments import EXIT_OK, error, write_page
+
+if TYPE_CHECKING:
+    from otel_dynamo.report.diff import Diff, Verdict
 
 DIFF_HELP = "compare two runs' telemetry: what changed, with --fail-on conditions for CI"
 EXIT_GATE_FAILED = 1
@@ -89,7 +92,7 @@ def run_diff(args: argparse.Namespace) -> int:
     return EXIT_GATE_FAILED if any(verdict["failed"] for verdict in verdicts) else EXIT_OK
 
 
-def _print(diff: dict[str, Any], verdicts: list[dict[str, Any]], args: argparse.Namespace) -> None:
+def _print(diff: Diff, verdicts: list[Verdict], args: argparse.Namespace) -> None:
     from otel_dynamo import report
     from otel_dynamo.cli.report_command import terminal_width, use_color
     from otel_dynamo.report.diff import render_diff
@@ -103,12 +106,12 @@ def _print(diff: dict[str, Any], verdicts: list[dict[str, Any]], args: argparse.
     sys.stdout.flush()
 
 
-def _write_html(path: Path, diff: dict[str, Any], verdicts: list[dict[str, Any]]) -> bool:
+def _write_html(path: Path, diff: Diff, verdicts: list[Verdict]) -> bool:
     from otel_dynamo.report.diff import render_diff_html
 
     return write_page(path, render_diff_html(diff, verdicts))
 
 
-def dumps(diff: dict[str, Any]) -> str:
+def dumps(diff: Diff) -> str:
     """The diff as compact JSON (tests, scripts)."""
     return json.dumps(diff, separators=(",", ":"))

@@ -20,8 +20,10 @@ from _report_support import (
     write_logs,
     write_traces,
 )
+from _typed_shape import mismatches, schema_keys
 
 from otel_dynamo import cli, names
+from otel_dynamo.report.diff import Diff
 
 
 def _write(directory: Path, compiles: list[FakeCompile]) -> Path:
@@ -201,6 +203,22 @@ def _keys(value: Any) -> set[str]:
     if isinstance(value, list):
         return {key for item in value for key in _keys(item)}
     return set()
+
+
+def test_json_output_has_exactly_the_typed_shape(runs, capsys) -> None:
+    """``diff --json`` prints an object of exactly the Diff type's keys and value types,
+    at every depth (conditions included)."""
+    _, diff = _diff(capsys, str(runs[0]), str(runs[1]), "--fail-on", "failures>0")
+    assert diff["conditions"][0]["condition"] == "failures>0"
+    assert mismatches(diff, Diff, "diff") == []
+
+
+def test_every_schema_key_is_documented() -> None:
+    """Each key of the diff's types appears as `key` in docs/diff-json.md."""
+    doc = (Path(__file__).parents[2] / "docs" / "diff-json.md").read_text(encoding="utf-8")
+    keys = schema_keys(Diff, set())
+    assert len(keys) > 40
+    assert sorted(key for key in keys if f"`{key}`" not in doc) == []
 
 
 def test_every_json_key_is_documented(runs, capsys) -> None:

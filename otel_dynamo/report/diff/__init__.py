@@ -15,13 +15,16 @@ from otel_dynamo.report.diff.compare import (
 )
 from otel_dynamo.report.diff.gate import Condition
 from otel_dynamo.report.diff.html import render_diff_html
+from otel_dynamo.report.diff.schema import Diff, Verdict
 from otel_dynamo.report.diff.terminal import render_diff
 
 __all__ = [
     "DEFAULT_MIN_CHANGE",
     "DIFF_SCHEMA_VERSION",
     "Condition",
+    "Diff",
     "MinChange",
+    "Verdict",
     "diff_summaries",
     "occurrences",
     "render_diff",

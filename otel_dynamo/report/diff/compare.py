@@ -14,8 +14,21 @@ import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TypedDict, TypeVar, cast
 
+from otel_dynamo.report.diff.schema import (
+    BreakItem,
+    Change,
+    Counted,
+    Diff,
+    FailureItem,
+    FunctionChange,
+    ProcessChange,
+    RecompileItem,
+    Side,
+    VariantChange,
+    VariantChanges,
+)
 from otel_dynamo.report.render.format import short_path
 from otel_dynamo.report.summary import (
     COUNT_TOTALS,
@@ -59,25 +72,28 @@ class MinChange:
         return change >= self.seconds and change >= self.relative * abs(base) and change > 0
 
 
-def diff_summaries(base: Summary, new: Summary, *, min_change: MinChange) -> dict[str, Any]:
+def diff_summaries(base: Summary, new: Summary, *, min_change: MinChange) -> Diff:
     """The diff of two report summaries (see docs/diff-json.md for every key)."""
     base_sections, new_sections = base["processes"], new["processes"]
+    breaks = _compared(_breaks(base_sections), _breaks(new_sections))
+    recompiles = _compared(_recompiles(base_sections), _recompiles(new_sections))
+    failures = _compared(_failures(base_sections), _failures(new_sections))
     return {
         "schema_version": DIFF_SCHEMA_VERSION,
         "min_change": {"relative": min_change.relative, "seconds": min_change.seconds},
         "inputs": {"base": _inputs(base), "new": _inputs(new)},
         "totals": _totals(base["totals"], new["totals"], min_change),
         "processes": _processes(base_sections, new_sections, min_change),
-        "graph_breaks": _keyed_changes(_breaks(base_sections), _breaks(new_sections)),
-        "recompiles": _keyed_changes(_recompiles(base_sections), _recompiles(new_sections)),
-        "failures": _keyed_changes(_failures(base_sections), _failures(new_sections)),
+        "graph_breaks": {"new": breaks[0], "gone": breaks[1], "changed": breaks[2]},
+        "recompiles": {"new": recompiles[0], "gone": recompiles[1], "changed": recompiles[2]},
+        "failures": {"new": failures[0], "gone": failures[1], "changed": failures[2]},
         "functions": _functions(base_sections, new_sections, min_change),
         "phases": _phases(base_sections, new_sections, min_change),
         "variants": _variant_changes(_variants(base_sections), _variants(new_sections)),
     }
 
 
-def _inputs(summary: Summary) -> dict[str, int]:
+def _inputs(summary: Summary) -> Side:
     return {
         "files": len(summary["inputs"]["files"]),
         "problems": len(summary["inputs"]["problems"]),
@@ -85,7 +101,7 @@ def _inputs(summary: Summary) -> dict[str, int]:
     }
 
 
-def change(base: float, new: float) -> dict[str, Any]:
+def change(base: float, new: float) -> Change:
     """base, new, their difference and the difference relative to base (None from 0)."""
     difference = new - base
     relative = None if base == 0 else difference / base
@@ -96,7 +112,7 @@ def change(base: float, new: float) -> dict[str, Any]:
 
 def _totals(
     base: ProcessTotals | None, new: ProcessTotals | None, min_change: MinChange | None = None
-) -> dict[str, Any]:
+) -> dict[str, Change]:
     """Counts and times compared (a process only in one run counts 0 in the other); a
     time also says whether it moved past ``min_change``."""
     # every value of ProcessTotals is a number
@@ -130,10 +146,10 @@ def _keyed_sections(sections: Iterable[ProcessSection]) -> dict[str, ProcessSect
 
 def _processes(
     base: list[ProcessSection], new: list[ProcessSection], min_change: MinChange
-) -> list[dict[str, Any]]:
+) -> list[ProcessChange]:
     """Per matched process (and those only in one run): the totals compared."""
     base_keyed, new_keyed = _keyed_sections(base), _keyed_sections(new)
-    rows = []
+    rows: list[ProcessChange] = []
     for key in dict.fromkeys([*base_keyed, *new_keyed]):
         old, now = base_keyed.get(key), new_keyed.get(key)
         rows.append(
@@ -158,10 +174,14 @@ def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
     return short_path(match["path"]), match["function"], int(match["line"])
 
 
-def _breaks(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
-    """Graph breaks by (reason, file, function) of the innermost user frame: counts and
-    where (file:line) they were seen."""
-    found: dict[tuple[str, ...], dict[str, Any]] = {}
+_Item = TypeVar("_Item", BreakItem, RecompileItem, FailureItem)
+_Key = tuple[str, ...]
+
+
+def _breaks(sections: Iterable[ProcessSection]) -> dict[_Key, BreakItem]:
+    """Graph breaks by (reason, file, function) of the innermost user frame: counts in
+    ``new_count`` until compared, and where (file:line) they were seen."""
+    found: dict[_Key, BreakItem] = {}
     for section in sections:
         for group in section["graph_breaks"]:
             for stack in group["stacks"]:
@@ -174,37 +194,114 @@ def _breaks(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[st
                         "kind": group["kind"],
                         "file": file,
                         "function": function,
-                        "lines": set(),
-                        "count": 0,
+                        "lines": [],
+                        "base_count": 0,
+                        "new_count": 0,
                     },
                 )
-                entry["count"] += stack["count"]
-                if line is not None:
-                    entry["lines"].add(line)
+                entry["new_count"] += stack["count"]
+                _add_line(entry, line)
     return found
 
 
-def _recompiles(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
-    found: dict[tuple[str, ...], dict[str, Any]] = {}
+def _add_line(entry: Counted, line: int | None) -> None:
+    if line is not None and line not in entry["lines"]:
+        entry["lines"].append(line)
+        entry["lines"].sort()
+
+
+def _recompiles(sections: Iterable[ProcessSection]) -> dict[_Key, RecompileItem]:
+    found: dict[_Key, RecompileItem] = {}
     for section in sections:
         for row in section["recompiles"]:
             file = short_path(row["file"]) if row["file"] else ""
             key = (row["function"] or "", file, row["reason"] or "")
             entry = found.setdefault(
                 key,
-                {"function": key[0], "file": file, "reason": key[2], "lines": set(), "count": 0},
+                {
+                    "function": key[0],
+                    "file": file,
+                    "reason": key[2],
+                    "lines": [],
+                    "base_count": 0,
+                    "new_count": 0,
+                },
             )
-            entry["count"] += 1
-            if row["line"] is not None:
-                entry["lines"].add(row["line"])
+            entry["new_count"] += 1
+            _add_line(entry, row["line"])
     return found
 
 
-def _variants(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _failures(sections: Iterable[ProcessSection]) -> dict[_Key, FailureItem]:
+    found: dict[_Key, FailureItem] = {}
+    for section in sections:
+        for row in section["failures"]:
+            key = (
+                row["stage"] or "",
+                row["function"] or row["span"] or "",
+                row["error_type"] or "",
+            )
+            entry = found.setdefault(
+                key,
+                {
+                    "stage": key[0],
+                    "function": key[1],
+                    "error_type": key[2],
+                    "error_message": row["error_message"],
+                    "lines": [],
+                    "base_count": 0,
+                    "new_count": 0,
+                },
+            )
+            entry["new_count"] += 1
+    return found
+
+
+def _compared(
+    base: Mapping[_Key, _Item], new: Mapping[_Key, _Item]
+) -> tuple[list[_Item], list[_Item], list[_Item]]:
+    """Items only in NEW, only in BASE ("gone"), and in both with another count, each list
+    most frequent first. Each run's items carry their count in ``new_count``; the item shown
+    is the new run's where there is one."""
+    appeared: list[_Item] = []
+    gone: list[_Item] = []
+    changed: list[_Item] = []
+    for key in dict.fromkeys([*base, *new]):
+        old, now = base.get(key), new.get(key)
+        if now is None and old is not None:
+            old["base_count"], old["new_count"] = old["new_count"], 0
+            gone.append(old)
+        elif now is not None and old is None:
+            appeared.append(now)
+        elif now is not None and old is not None and now["new_count"] != old["new_count"]:
+            now["base_count"] = old["new_count"]
+            changed.append(now)
+    for items in (appeared, gone, changed):
+        items.sort(key=lambda item: -max(item["base_count"], item["new_count"]))
+    return appeared, gone, changed
+
+
+def occurrences(items: Iterable[Counted]) -> int:
+    """How often ``items`` (one part of a keyed section: new, gone or changed) occurred:
+    each item's count in NEW, or in BASE for one that is gone. The number ``--fail-on``
+    compares (new_graph_breaks, ...) and the diff's headings show."""
+    return sum(item["new_count"] or item["base_count"] for item in items)
+
+
+class _VariantCalls(TypedDict):
+    function: str
+    file: str
+    reason: str | None
+    calls: int
+    share: float
+    hot: bool
+
+
+def _variants(sections: Iterable[ProcessSection]) -> dict[_Key, _VariantCalls]:
     """Calls per variant, summed over processes: a variant is its function, file and the
     guard that failed when it was compiled ("" for the first compile), as compile ids differ
     from run to run; its share is of all calls its function's variants served."""
-    calls: dict[tuple[str, ...], int] = defaultdict(int)
+    calls: dict[_Key, int] = defaultdict(int)
     for section in sections:
         for row in section["compiles"]:
             if row["calls"] is None:
@@ -212,10 +309,10 @@ def _variants(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[
             file = short_path(row["file"]) if row["file"] else ""
             reason = (row["recompile_reason"] or "") if row["is_recompile"] else ""
             calls[(row["function"] or "?", file, reason)] += row["calls"]
-    by_function: dict[tuple[str, ...], int] = defaultdict(int)
+    by_function: dict[_Key, int] = defaultdict(int)
     for (function, file, _reason), count in calls.items():
         by_function[(function, file)] += count
-    found = {}
+    found: dict[_Key, _VariantCalls] = {}
     for key, count in calls.items():
         total = by_function[key[:2]]
         share = count / total if total else 0.0
@@ -231,12 +328,12 @@ def _variants(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[
 
 
 def _variant_changes(
-    base: Mapping[tuple[str, ...], dict[str, Any]], new: Mapping[tuple[str, ...], dict[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
+    base: Mapping[_Key, _VariantCalls], new: Mapping[_Key, _VariantCalls]
+) -> VariantChanges:
     """Variants hot in NEW that were cold or absent in BASE ("became_hot"), and the other
     way round ("became_cold"), most calls first; ``compared`` is False (and both lists
     empty) when either side recorded no calls at all."""
-    result: dict[str, Any] = {
+    result: VariantChanges = {
         "compared": bool(base) and bool(new),
         "became_hot": [],
         "became_cold": [],
@@ -246,10 +343,10 @@ def _variant_changes(
     for key in dict.fromkeys([*base, *new]):
         old, now = base.get(key), new.get(key)
         was_hot, is_hot = bool(old and old["hot"]), bool(now and now["hot"])
-        if was_hot == is_hot:
+        shown = now or old
+        if was_hot == is_hot or shown is None:
             continue
-        shown = now or old or {}
-        item = {
+        item: VariantChange = {
             "function": shown["function"],
             "file": shown["file"],
             "reason": shown["reason"],
@@ -259,74 +356,28 @@ def _variant_changes(
             "new_share": now["share"] if now else 0.0,
         }
         result["became_hot" if is_hot else "became_cold"].append(item)
-    for part in ("became_hot", "became_cold"):
-        result[part].sort(key=lambda item: -max(item["base_calls"], item["new_calls"]))
+    for part in (result["became_hot"], result["became_cold"]):
+        part.sort(key=lambda item: -max(item["base_calls"], item["new_calls"]))
     return result
 
 
-def _failures(sections: Iterable[ProcessSection]) -> dict[tuple[str, ...], dict[str, Any]]:
-    found: dict[tuple[str, ...], dict[str, Any]] = {}
-    for section in sections:
-        for row in section["failures"]:
-            key = (
-                row["stage"] or "",
-                row["function"] or row["span"] or "",
-                row["error_type"] or "",
-            )
-            entry = found.setdefault(
-                key,
-                {
-                    "stage": key[0],
-                    "function": key[1],
-                    "error_type": key[2],
-                    "error_message": row["error_message"],
-                    "lines": set(),
-                    "count": 0,
-                },
-            )
-            entry["count"] += 1
-    return found
+class _FunctionTotals(TypedDict):
+    frame_compiles: int
+    graphs: int
+    ops: int
+    guards: int
+    compile_seconds: float
 
 
-def _keyed_changes(
-    base: Mapping[tuple[str, ...], dict[str, Any]], new: Mapping[tuple[str, ...], dict[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
-    """Items only in NEW ("new"), only in BASE ("gone"), in both with another count
-    ("changed"); each list most frequent first."""
-    result: dict[str, list[dict[str, Any]]] = {"new": [], "gone": [], "changed": []}
-    for key in dict.fromkeys([*base, *new]):
-        old, now = base.get(key), new.get(key)
-        shown = dict(now or old or {})
-        shown["lines"] = sorted(shown.get("lines", ()))
-        base_count, new_count = (old or {}).get("count", 0), (now or {}).get("count", 0)
-        shown.pop("count", None)
-        shown.update(base_count=base_count, new_count=new_count)
-        if old is None:
-            result["new"].append(shown)
-        elif now is None:
-            result["gone"].append(shown)
-        elif base_count != new_count:
-            result["changed"].append(shown)
-    for items in result.values():
-        items.sort(key=lambda item: -max(item["base_count"], item["new_count"]))
-    return result
-
-
-def occurrences(items: Iterable[Mapping[str, Any]]) -> int:
-    """How often ``items`` (one part of a keyed section: new, gone or changed) occurred:
-    each item's count in NEW, or in BASE for one that is gone. The number ``--fail-on``
-    compares (new_graph_breaks, ...) and the diff's headings show."""
-    return sum(item["new_count"] or item["base_count"] for item in items)
-
-
-def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], dict[str, Any]]:
-    found: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: dict.fromkeys(("frame_compiles", "graphs", "ops", "guards", "compile_seconds"), 0)
-    )
+def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _FunctionTotals]:
+    found: dict[tuple[str, str], _FunctionTotals] = {}
     for section in sections:
         for row in section["compiles"]:
             file = short_path(row["file"]) if row["file"] else ""
-            entry = found[(row["function"] or "?", file)]
+            entry = found.setdefault(
+                (row["function"] or "?", file),
+                {"frame_compiles": 0, "graphs": 0, "ops": 0, "guards": 0, "compile_seconds": 0.0},
+            )
             entry["frame_compiles"] += 1
             entry["graphs"] += row["graphs"]
             entry["ops"] += row["ops"]
@@ -335,32 +386,40 @@ def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], di
     return found
 
 
+_NONE: _FunctionTotals = {
+    "frame_compiles": 0,
+    "graphs": 0,
+    "ops": 0,
+    "guards": 0,
+    "compile_seconds": 0.0,
+}
+
+
 def _functions(
     base: list[ProcessSection], new: list[ProcessSection], min_change: MinChange
-) -> list[dict[str, Any]]:
+) -> list[FunctionChange]:
     """Functions whose counts changed, or whose compile time changed past the threshold;
     largest time change first."""
     old_rows, new_rows = _by_function(base), _by_function(new)
-    rows: list[dict[str, Any]] = []
+    rows: list[FunctionChange] = []
     for key in dict.fromkeys([*old_rows, *new_rows]):
-        old, now = old_rows.get(key, {}), new_rows.get(key, {})
-        counts = {
-            name: change(old.get(name, 0), now.get(name, 0))
-            for name in ("frame_compiles", "graphs", "ops", "guards")
+        old, now = old_rows.get(key, _NONE), new_rows.get(key, _NONE)
+        row: FunctionChange = {
+            "function": key[0],
+            "file": key[1],
+            "frame_compiles": change(old["frame_compiles"], now["frame_compiles"]),
+            "graphs": change(old["graphs"], now["graphs"]),
+            "ops": change(old["ops"], now["ops"]),
+            "guards": change(old["guards"], now["guards"]),
+            "compile_seconds": change(old["compile_seconds"], now["compile_seconds"]),
+            "time_significant": min_change.significant(
+                round(old["compile_seconds"], 6), round(now["compile_seconds"], 6)
+            ),
         }
-        time = change(old.get("compile_seconds", 0.0), now.get("compile_seconds", 0.0))
-        counted = any(item["change"] for item in counts.values())
-        timed = min_change.significant(time["base"], time["new"])
-        if counted or timed:
-            rows.append(
-                {
-                    "function": key[0],
-                    "file": key[1],
-                    **counts,
-                    "compile_seconds": time,
-                    "time_significant": timed,
-                }
-            )
+        counts = (row["frame_compiles"], row["graphs"], row["ops"], row["guards"])
+        counted = any(entry["change"] for entry in counts)
+        if counted or row["time_significant"]:
+            rows.append(row)
     rows.sort(key=lambda row: -abs(row["compile_seconds"]["change"]))
     return rows
 
@@ -376,12 +435,11 @@ def _phase_totals(sections: Iterable[ProcessSection]) -> dict[str, float]:
 
 def _phases(
     base: list[ProcessSection], new: list[ProcessSection], min_change: MinChange
-) -> dict[str, Any]:
+) -> dict[str, Change]:
     old, now = _phase_totals(base), _phase_totals(new)
-    return {
-        phase: {
-            **change(old[phase], now[phase]),
-            "significant": min_change.significant(old[phase], now[phase]),
-        }
-        for phase in PHASES
-    }
+    phases: dict[str, Change] = {}
+    for phase in PHASES:
+        entry = change(old[phase], now[phase])
+        entry["significant"] = min_change.significant(old[phase], now[phase])
+        phases[phase] = entry
+    return phases

@@ -4,11 +4,17 @@ the same sections as the terminal, every item, nothing cut."""
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from otel_dynamo.report.diff.compare import occurrences
-from otel_dynamo.report.diff.terminal import ITEM_TITLES, VARIANT_TITLES
+from otel_dynamo.report.diff.items import ItemView, keyed_parts, variant_parts
+from otel_dynamo.report.diff.schema import (
+    Change,
+    Diff,
+    FunctionChange,
+    ProcessChange,
+    VariantChange,
+    Verdict,
+)
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
 from otel_dynamo.report.render.html.assets import DIFF_PAGE, STYLE
@@ -19,21 +25,18 @@ from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 PAGE_TITLE = "otel-dynamo diff"
 
 
-def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) -> str:
+def render_diff_html(diff: Diff, verdicts: list[Verdict]) -> str:
     """The page; every text from the files is escaped."""
     sections = [_table("Totals", ["", "base", "new", "change"], _total_rows(diff["totals"]))]
-    for section in ("graph_breaks", "recompiles", "failures"):
-        for part in ("new", "gone", "changed"):
-            items = diff[section][part]
-            title = f"{part.capitalize()} {ITEM_TITLES[section]}"
-            sections.append(
-                _table(
-                    title,
-                    ["base", "new", "what", "where"],
-                    [_item_row(section, item) for item in items],
-                    count=occurrences(items),
-                )
+    for part in keyed_parts(diff):
+        sections.append(
+            _table(
+                part.title,
+                ["base", "new", "what", "where"],
+                [_item_row(item) for item in part.items],
+                count=part.occurrences,
             )
+        )
     sections.append(
         _table(
             "Functions that changed",
@@ -41,12 +44,12 @@ def render_diff_html(diff: Mapping[str, Any], verdicts: list[dict[str, Any]]) ->
             [_function_row(row) for row in diff["functions"]],
         )
     )
-    for part, title in VARIANT_TITLES.items():
+    for title, variants in variant_parts(diff["variants"]):
         sections.append(
             _table(
                 title,
                 ["function", "file", "calls", "share", "compiled for"],
-                [_variant_row(item) for item in diff["variants"][part]],
+                [_variant_row(item) for item in variants],
             )
         )
     sections.append(
@@ -100,7 +103,7 @@ def _number(key: str, value: float) -> str:
     return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
 
 
-def _signed(key: str, entry: Mapping[str, Any]) -> str:
+def _signed(key: str, entry: Change) -> str:
     if entry["change"] == 0:
         return "0"
     shown = ("+" if entry["change"] > 0 else "-") + _number(key, abs(entry["change"]))
@@ -109,7 +112,7 @@ def _signed(key: str, entry: Mapping[str, Any]) -> str:
     return shown
 
 
-def _total_rows(totals: Mapping[str, Any]) -> list[list[str]]:
+def _total_rows(totals: dict[str, Change]) -> list[list[str]]:
     return [
         [
             TOTAL_TITLES[key].strip(),
@@ -121,23 +124,12 @@ def _total_rows(totals: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
-def _item_row(section: str, item: Mapping[str, Any]) -> list[_Cell]:
-    what: _Cell
-    if section == "failures":
-        what = f"{item['error_type']}: {item.get('error_message') or ''}"
-        where = f"{item['stage']} · {item['function']}"
-    else:
-        what = _reason(item["reason"]) if section == "recompiles" else item["reason"]
-        lines = ",".join(map(str, item["lines"]))
-        where = (
-            f"{item['file']}:{lines} in {item['function']}"
-            if lines
-            else (f"{item['file']} in {item['function']}")
-        )
-    return [str(item["base_count"]), str(item["new_count"]), what, where]
+def _item_row(item: ItemView) -> list[_Cell]:
+    what: _Cell = (item.what, item.guard) if item.guard else item.what
+    return [str(item.base_count), str(item.new_count), what, item.where]
 
 
-def _function_row(row: Mapping[str, Any]) -> list[str]:
+def _function_row(row: FunctionChange) -> list[str]:
     time = row["compile_seconds"]
     return [
         row["function"],
@@ -158,7 +150,7 @@ def _reason(reason: str | None) -> _Cell:
     return (plain_reason(reason) or reason, reason) if reason else ""
 
 
-def _variant_row(item: Mapping[str, Any]) -> list[_Cell]:
+def _variant_row(item: VariantChange) -> list[_Cell]:
     return [
         item["function"],
         item["file"],
@@ -168,12 +160,12 @@ def _variant_row(item: Mapping[str, Any]) -> list[_Cell]:
     ]
 
 
-def _phase_row(phase: str, entry: Mapping[str, Any]) -> list[str]:
+def _phase_row(phase: str, entry: Change) -> list[str]:
     change = _signed("compile_seconds", entry) if entry["significant"] else "~"
     return [phase, _format.duration(entry["base"]), _format.duration(entry["new"]), change]
 
 
-def _process_row(row: Mapping[str, Any]) -> list[str]:
+def _process_row(row: ProcessChange) -> list[str]:
     totals = row["totals"]
     counts = [
         f"{totals[k]['base']:g} → {totals[k]['new']:g}"

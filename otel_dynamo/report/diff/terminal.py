@@ -5,30 +5,34 @@ verdicts."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from otel_dynamo.report.diff.compare import occurrences
+from otel_dynamo.report.diff.items import ItemView, keyed_parts, variant_parts
+from otel_dynamo.report.diff.schema import (
+    Change,
+    Diff,
+    FunctionChange,
+    ProcessChange,
+    Side,
+    VariantChanges,
+    Verdict,
+)
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
 from otel_dynamo.report.render.table import Cell, Column, format_table, paint, wrapped
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
-from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
+from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
-ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
 
-
-def render_diff(
-    diff: Mapping[str, Any], verdicts: list[dict[str, Any]], *, width: int, color: bool
-) -> str:
+def render_diff(diff: Diff, verdicts: list[Verdict], *, width: int, color: bool) -> str:
     """The diff for a terminal; made printable (text from the files never reaches the
     terminal raw)."""
     diff = _format.printable_values(diff)
     lines = _heading(diff)
     lines += ["", *_totals_table(diff["totals"], width, color)]
-    for section in ("graph_breaks", "recompiles", "failures"):
-        lines += _items(section, diff[section], width, color)
+    lines += _parts(diff, width, color)
     lines += _functions(diff["functions"], width, color)
     lines += _variants(diff["variants"], width, color)
     lines += _phases(diff["phases"], width, color)
@@ -38,7 +42,7 @@ def render_diff(
     return "\n".join(lines) + "\n"
 
 
-def _heading(diff: Mapping[str, Any]) -> list[str]:
+def _heading(diff: Diff) -> list[str]:
     base, new = diff["inputs"]["base"], diff["inputs"]["new"]
     threshold = diff["min_change"]
     return [
@@ -48,7 +52,7 @@ def _heading(diff: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _side(side: Mapping[str, Any]) -> str:
+def _side(side: Side) -> str:
     """ "1 process (3 files)"."""
     processes = _format.plural(side["processes"], "process", "processes")
     return f"{processes} ({_format.plural(side['files'], 'file')})"
@@ -58,7 +62,7 @@ def _number(key: str, value: float) -> str:
     return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
 
 
-def _change(key: str, entry: Mapping[str, Any]) -> Cell:
+def _change(key: str, entry: Change) -> Cell:
     difference = entry["change"]
     if difference == 0:
         return Cell("0", "dim")
@@ -70,7 +74,7 @@ def _change(key: str, entry: Mapping[str, Any]) -> Cell:
     return Cell(shown, "red" if difference > 0 else "green")
 
 
-def _totals_table(totals: Mapping[str, Any], width: int, color: bool) -> list[str]:
+def _totals_table(totals: dict[str, Change], width: int, color: bool) -> list[str]:
     columns = [
         Column(""),
         Column("base", right=True),
@@ -89,50 +93,35 @@ def _totals_table(totals: Mapping[str, Any], width: int, color: bool) -> list[st
     return format_table(columns, rows, width=width, color=color)
 
 
-def _items(section: str, changes: Mapping[str, list[Any]], width: int, color: bool) -> list[str]:
+def _parts(diff: Diff, width: int, color: bool) -> list[str]:
     lines: list[str] = []
-    for part, style in (("new", "red"), ("gone", "green"), ("changed", "yellow")):
-        items = changes[part]
-        if not items:
+    for part in keyed_parts(diff):
+        if not part.items:
             continue
-        title = f"{part.capitalize()} {ITEM_TITLES[section]} ({occurrences(items)})"
-        lines += ["", paint(title, "bold", color=color)]
-        for item in items:
-            lines += _item_lines(section, item, width, color, style)
+        lines += ["", paint(f"{part.title} ({part.occurrences})", "bold", color=color)]
+        style = _PART_STYLES[part.part]
+        for item in part.items:
+            lines += _item_lines(item, width, color, style)
     return lines
 
 
-def _item_lines(
-    section: str, item: Mapping[str, Any], width: int, color: bool, style: str
-) -> list[str]:
-    counts = f"{item['base_count']}x → {item['new_count']}x"
-    text = {
-        "graph_breaks": item.get("reason", ""),
-        "recompiles": plain_reason(item.get("reason")) or "",
-        "failures": f"{item.get('error_type', '')}: {item.get('error_message') or ''}",
-    }[section]
-    body = wrapped(text or "(no reason recorded)", width - 16)
+_PART_STYLES = {"new": "red", "gone": "green", "changed": "yellow"}
+
+
+def _item_lines(item: ItemView, width: int, color: bool, style: str) -> list[str]:
+    counts = f"{item.base_count}x → {item.new_count}x"
+    body = wrapped(item.what, width - 16)
     lines = [f"  {paint(counts.rjust(12), style, color=color)}  {body[0]}"]
     lines += [" " * 16 + line for line in body[1:]]
-    raw = item.get("reason") if section == "recompiles" else None
-    if raw and plain_reason(raw) != raw:
-        guard = wrapped(f"guard: {guard_text(raw)}", width - 16)
+    if item.guard:
+        guard = wrapped(f"guard: {item.guard}", width - 16)
         lines += [paint(" " * 16 + line, "dim", color=color) for line in guard]
-    where = _where(item)
-    if where:
-        lines.append(paint(" " * 16 + where, "dim", color=color))
+    if item.where:
+        lines.append(paint(" " * 16 + item.where, "dim", color=color))
     return lines
 
 
-def _where(item: Mapping[str, Any]) -> str:
-    function, file, lines = item.get("function"), item.get("file"), item.get("lines") or []
-    if not function and not file:
-        return f"stage {item['stage']}" if item.get("stage") else ""
-    at = f"{file}:{','.join(map(str, lines))}" if lines else (file or "")
-    return f"at {at} in {function}" if at else f"in {function}"
-
-
-def _functions(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[str]:
+def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]:
     if not rows:
         return []
     columns = [
@@ -161,18 +150,13 @@ def _functions(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[s
 
 
 VARIANTS_NOT_COMPARED = "Variants not compared: a run recorded no calls per variant"
-VARIANT_TITLES = {
-    "became_hot": "Variants that became hot",
-    "became_cold": "Variants that became cold",
-}
 
 
-def _variants(changes: Mapping[str, Any], width: int, color: bool) -> list[str]:
+def _variants(changes: VariantChanges, width: int, color: bool) -> list[str]:
     if not changes["compared"]:
         return ["", paint(VARIANTS_NOT_COMPARED, "dim", color=color)]
     lines: list[str] = []
-    for part, title in VARIANT_TITLES.items():
-        items = changes[part]
+    for title, items in variant_parts(changes):
         if not items:
             continue
         columns = [
@@ -207,11 +191,11 @@ def _titled(
     ]
 
 
-def _arrow(entry: Mapping[str, Any]) -> str:
+def _arrow(entry: Change) -> str:
     return f"{entry['base']:g}" if entry["change"] == 0 else f"{entry['base']:g} → {entry['new']:g}"
 
 
-def _phases(phases: Mapping[str, Any], width: int, color: bool) -> list[str]:
+def _phases(phases: dict[str, Change], width: int, color: bool) -> list[str]:
     moved = [phase for phase in PHASES if phases[phase]["significant"]]
     if not moved:
         return []
@@ -233,7 +217,7 @@ def _phases(phases: Mapping[str, Any], width: int, color: bool) -> list[str]:
     return _titled("Compile time by phase (changed)", columns, rows, width, color)
 
 
-def _processes(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[str]:
+def _processes(rows: list[ProcessChange], width: int, color: bool) -> list[str]:
     columns = [
         Column("process", flexible=True),
         Column("in"),
@@ -258,7 +242,7 @@ def _processes(rows: list[Mapping[str, Any]], width: int, color: bool) -> list[s
     return _titled("Per process", columns, table, width, color)
 
 
-def _verdicts(verdicts: list[dict[str, Any]], color: bool) -> list[str]:
+def _verdicts(verdicts: list[Verdict], color: bool) -> list[str]:
     if not verdicts:
         return []
     lines = ["", paint("Fail-on conditions", "bold", color=color)]
