@@ -310,3 +310,23 @@ def test_terminal_failures_never_show_a_span_name_as_the_function(telemetry: Pat
     failures = lines[lines.index("Failures (1)") + 2]
     assert "__main__.Branchy.forward" in failures
     assert "torch.compile.frame" not in failures
+
+
+def test_runs_heading_counts_runs_in_the_terminal_and_the_page(
+    telemetry: Path, tmp_path: Path
+) -> None:
+    """The runs of exported programs are counted the same in both views: 2 runs of one
+    module class, "(2)" in the terminal and a count of 2 on the page's table."""
+    assert "Runs of exported programs (2)" in _report(str(telemetry)).splitlines()
+    page_path = tmp_path / "report.html"
+    _report(str(telemetry), "--html", str(page_path))
+    page = page_path.read_text(encoding="utf-8")
+    match = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
+    )
+    assert match is not None
+    (process,) = json.loads(match.group(1))["processes"]
+    (runs,) = [
+        table for table in process["tables"] if table["title"] == "Runs of exported programs"
+    ]
+    assert (runs["count"], len(runs["rows"])) == (2, 1)

@@ -53,6 +53,11 @@ def overview_items(totals: Totals) -> list[str]:
 # --- terminal --------------------------------------------------------------------------
 
 
+def run_count(found: ExportSection) -> int:
+    """The runs of exported programs, the number both views put in the runs heading."""
+    return sum(row["runs"] for row in found["runs"])
+
+
 def terminal(section: ProcessSection, view: TerminalView) -> list[str]:
     """The process's torch.export tables; no lines when it did nothing with torch.export."""
     found: ExportSection = section["torch_export"]
@@ -66,8 +71,8 @@ def terminal(section: ProcessSection, view: TerminalView) -> list[str]:
         title = view.title(TITLE_DECOMPOSITIONS, len(found["decompositions"]))
         lines += [title, *view.table(_DECOMPOSITION_COLUMNS, _decomposition_cells(found))]
     if found["runs"]:
-        runs = sum(row["runs"] for row in found["runs"])
-        lines += [view.title(TITLE_RUNS, runs), *view.table(_RUN_COLUMNS, _run_cells(found))]
+        title = view.title(TITLE_RUNS, run_count(found))
+        lines += [title, *view.table(_RUN_COLUMNS, _run_cells(found))]
     if found["failures"]:
         title = view.paint(view.title(TITLE_FAILURES, len(found["failures"])), "red")
         lines += [title, *view.table(_FAILURE_COLUMNS, _failure_cells(found))]
@@ -194,12 +199,14 @@ def html_tables(section: ProcessSection) -> list[PageTable]:
     found: ExportSection = section["torch_export"]
     if not has_activity(found):
         return []
+    runs = _html_table(TITLE_RUNS, _RUN_COLUMNS, _html_cells(_run_cells(found)))
+    runs["count"] = run_count(found)
     return [
         _html_table(TITLE_EXPORTS, _EXPORT_COLUMNS, _html_cells(_export_cells(found))),
         _html_table(
             TITLE_DECOMPOSITIONS, _DECOMPOSITION_COLUMNS, _html_cells(_decomposition_cells(found))
         ),
-        _html_table(TITLE_RUNS, _RUN_COLUMNS, _html_cells(_run_cells(found))),
+        runs,
         _html_table(TITLE_FAILURES, _FAILURE_COLUMNS, _html_cells(_failure_cells(found))),
     ]
 
