@@ -150,7 +150,7 @@ def test_terminal_diff_fits_100_columns_and_lists_what_changed(runs, capsys) -> 
     out = capsys.readouterr().out
     assert code == 1
     assert all(len(line) <= 100 for line in out.splitlines())
-    assert "New graph breaks (1)" in out and "at project/model.py:77 in decode" in out
+    assert "New graph breaks (1)" in out and "decode at project/model.py:77" in out
     assert "Gone failures (1)" in out and "Functions that changed" in out
     assert "FAILED  new_graph_breaks>0 (value 1)" in out
 

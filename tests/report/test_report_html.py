@@ -233,7 +233,8 @@ def test_filter_from_the_url_hides_other_rows_in_chromium(tmp_path: Path, chromi
 
 @pytest.mark.slow
 def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
-    """A screenshot is a non-blank PNG in which the frame-compile bars are visible."""
+    """A screenshot is a non-blank PNG in which the frame-compile bars are visible (below
+    where compile time went and why it recompiled and broke)."""
     write_job(tmp_path / "job", ranks=2, compiles_per_rank=20)
     (tmp_path / "r.html").write_text(_page(tmp_path / "job"), encoding="utf-8")
     shot = tmp_path / "shot.png"
@@ -242,7 +243,7 @@ def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
         tmp_path / "profile",
         (tmp_path / "r.html").as_uri(),
         f"--screenshot={shot}",
-        "--window-size=1200,900",
+        "--window-size=1200,1600",
         "--hide-scrollbars",
     )
     assert shot.exists(), f"no screenshot; Chromium stderr: {result.stderr[-2000:]}"
@@ -250,7 +251,7 @@ def test_screenshot_shows_the_timeline(tmp_path: Path, chromium: str) -> None:
     colors = {row[x : x + 3] for row in rows[::10] for x in range(0, len(row), 30)}
     assert (width, height, len(colors) > 20, count_color(rows, FRAME_BAR_RGB) > 2000) == (
         1200,
-        900,
+        1600,
         True,
         True,
     )

@@ -11,7 +11,6 @@ Counts are exact; compile times change only past ``MinChange`` (a 3 % wobble is 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TypedDict, TypeVar, cast
@@ -29,7 +28,7 @@ from otel_dynamo.report.diff.schema import (
     VariantChange,
     VariantChanges,
 )
-from otel_dynamo.report.render.format import short_path
+from otel_dynamo.report.render.format import short_path, user_location
 from otel_dynamo.report.summary import (
     COUNT_TOTALS,
     HOT_VARIANT_SHARE,
@@ -42,7 +41,6 @@ from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
 DIFF_SCHEMA_VERSION = 1
 DEFAULT_MIN_CHANGE = "10%,0.5s"
-_STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<line>\d+) in (?P<function>.*)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,16 +160,6 @@ def _processes(
             }
         )
     return rows
-
-
-def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
-    """(short file, function, line) of a stack's innermost entry ("", "", None if none)."""
-    if not user_stack:
-        return "", "", None
-    match = _STACK_ENTRY.match(user_stack[-1])
-    if match is None:
-        return user_stack[-1], "", None
-    return short_path(match["path"]), match["function"], int(match["line"])
 
 
 _Item = TypeVar("_Item", BreakItem, RecompileItem, FailureItem)

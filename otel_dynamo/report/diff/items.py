@@ -16,11 +16,11 @@ from otel_dynamo.report.diff.schema import (
     VariantChange,
     VariantChanges,
 )
+from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
 
 ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
 PARTS = ("new", "gone", "changed")
-NO_REASON = "(no reason recorded)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,10 +89,11 @@ def _failure(item: FailureItem) -> ItemView:
 
 
 def _where(function: str, file: str, lines: list[int]) -> str:
+    """ "decode at model.py:70,72": the function and the lines it was seen at."""
     at = f"{file}:{','.join(map(str, lines))}" if file and lines else file
     if at and function:
-        return f"at {at} in {function}"
-    return f"at {at}" if at else (f"in {function}" if function else "")
+        return f"{function} at {at}"
+    return at or function
 
 
 VARIANT_TITLES = {

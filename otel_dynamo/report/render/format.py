@@ -90,12 +90,33 @@ def short_path(path: str) -> str:
     return "/".join(parts[-2:])
 
 
+def code_place(function: str | None, path: str | None, line: int | None) -> str:
+    """Where code is, one wording everywhere: "forward at project/model.py:10"."""
+    at = location(path, line) if path else ""
+    if at and function:
+        return f"{function} at {at}"
+    return at or function or ""
+
+
 def location(path: str | None, line: int | None, *, short: bool = True) -> str:
     """ "dir/file.py:12" (or the full path when not ``short``); "?" when unknown."""
     if path is None:
         return "?"
     shown = short_path(path) if short else path
     return shown if line is None else f"{shown}:{line}"
+
+
+_USER_FRAME = re.compile(r"^(?P<path>.*?):(?P<line>\d+) in (?P<function>.*)$")
+
+
+def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
+    """(short file, function, line) of a stack's innermost entry ("", "", None if none)."""
+    if not user_stack:
+        return "", "", None
+    match = _USER_FRAME.match(user_stack[-1])
+    if match is None:
+        return user_stack[-1], "", None
+    return short_path(match["path"]), match["function"], int(match["line"])
 
 
 def stack_entry(entry: str) -> str:

@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
+from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render import time_split
 from otel_dynamo.report.render.table import (
     NO_BREAK_SPACE,
     Cell,
@@ -20,6 +20,7 @@ from otel_dynamo.report.render.table import (
     wrapped,
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
+from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, RecompileRow, Summary
@@ -61,6 +62,8 @@ def render_terminal(
     lines = _overview(top, view)
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
     lines += ["", *where] if where else []
+    why = causes.terminal_lines(summary, width=width, color=color)
+    lines += ["", *why] if why else []
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, view)]
     for section in summary["processes"]:
@@ -309,7 +312,7 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
                 *([_calls(row)] if with_calls else []),
-                plain_reason(row["reason"]) or "(no reason recorded)",
+                plain_reason(row["reason"]) or NO_REASON,
             ]
         )
         if row["reason"] and plain_reason(row["reason"]) != row["reason"]:

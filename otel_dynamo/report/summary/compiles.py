@@ -30,6 +30,8 @@ _RUN_KIND_OF_SPAN = {
 }
 RUN_SPANS = frozenset(_RUN_KIND_OF_SPAN)
 UNKNOWN_OUTCOME = "unknown"
+NO_REASON = "(no reason recorded)"
+"""What a recompile or graph break with no recorded reason shows."""
 
 
 def compile_id_sort_key(compile_id: str | None) -> tuple[int, ...]:
@@ -161,7 +163,7 @@ def graph_breaks(frame: Span) -> list[tuple[str, str | None, tuple[str, ...]]]:
     if events:
         return [
             (
-                text(event.attributes.get(names.ATTR_GRAPH_BREAK_REASON)) or "(no reason recorded)",
+                text(event.attributes.get(names.ATTR_GRAPH_BREAK_REASON)) or NO_REASON,
                 text(event.attributes.get(names.ATTR_GRAPH_BREAK_KIND)),
                 tuple(strings(event.attributes.get(names.ATTR_GRAPH_BREAK_USER_STACK))),
             )

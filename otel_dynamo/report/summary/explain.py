@@ -34,7 +34,7 @@ from otel_dynamo.report.summary.tree import SpanTree
 ExplainSource: TypeAlias = str | os.PathLike[str] | Telemetry | Iterable[Any]
 """A telemetry file or directory, loaded telemetry, or an iterable of paths or SDK spans."""
 
-NO_REASON = "(no reason recorded)"
+NO_REASON = _compiles.NO_REASON
 LAZY_BACKWARD_PHASE = "entire_backward_compile"
 """Dynamo's phase name for a backward compiled at its first run."""
 _LEFT_OUT = "…"  # a capped list's last item ("… 3 more"): not an op

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_dynamo.report.read.model import Telemetry
-from otel_dynamo.report.render import time_split
+from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html import tables as _html_tables
 from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
@@ -54,7 +54,7 @@ def render_page(
         style=STYLE,
         stats=_stats(summary),
         problems=_problems(summary),
-        compile_time=time_split.html_block(summary["compile_time"]),
+        compile_time=time_split.html_block(summary["compile_time"]) + causes.html_block(summary),
         timeline_hint=html.escape(_timeline_hint(timeline)),
         data=data,
         script=SCRIPT,

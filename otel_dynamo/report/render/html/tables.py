@@ -14,6 +14,7 @@ from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import PageCell, PageTable
 from otel_dynamo.report.summary.build import LIMIT_REACHED
+from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import ProcessSection, Summary
@@ -316,7 +317,7 @@ def _table(
 def _reason_cell(reason: str | None) -> str | list[str]:
     """A recompile reason in plain words, Dynamo's raw guard on hover (the third item)."""
     if not reason:
-        return "(no reason recorded)"
+        return NO_REASON
     return [plain_reason(reason) or reason, "", reason]
 
 

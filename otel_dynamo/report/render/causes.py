@@ -1,0 +1,106 @@
+"""The report's opening answer to "why does my job recompile, why do its graphs break":
+the most frequent recompile reasons (in plain words) and graph-break reasons over all
+processes, each with where it happened. Shown right after where the compile time went;
+every row is in the per-process tables below."""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from collections import Counter
+
+from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate
+from otel_dynamo.report.summary.compiles import NO_REASON
+from otel_dynamo.report.summary.schema import Summary
+
+SHOWN_CAUSES = 5
+"""Reasons each list shows; the per-process tables have all of them."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Cause:
+    """One reason: how often it happened, in plain words, and where."""
+
+    count: int
+    what: str
+    where: str
+
+
+def recompile_causes(summary: Summary) -> list[Cause]:
+    """Recompiles grouped by plain reason and function, most frequent first."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for section in summary["processes"]:
+        for row in section["recompiles"]:
+            what = row["reason_plain"] or row["reason"] or NO_REASON
+            where = _format.code_place(row["function"], row["file"], row["line"])
+            counts[(what, where)] += 1
+    return _ranked(counts)
+
+
+def break_causes(summary: Summary) -> list[Cause]:
+    """Graph breaks grouped by reason and the user code they broke in (the innermost
+    user frame of their stack), most frequent first."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for section in summary["processes"]:
+        for group in section["graph_breaks"]:
+            for stack in group["stacks"] or [{"user_stack": [], "count": group["count"]}]:
+                file, function, line = _format.user_location(stack["user_stack"])
+                where = f"{function} at {file}:{line}" if line is not None else file
+                counts[(group["reason"] or NO_REASON, where)] += stack["count"]
+    return _ranked(counts)
+
+
+def _ranked(counts: Counter[tuple[str, str]]) -> list[Cause]:
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [Cause(count, what, where) for (what, where), count in ranked]
+
+
+def terminal_lines(summary: Summary, *, width: int, color: bool) -> list[str]:
+    """The two lists for the terminal (text from the files made printable); nothing when
+    nothing recompiled or broke."""
+    lines: list[str] = []
+    for title, causes, total in (
+        ("Why it recompiled", recompile_causes(summary), summary["totals"]["recompiles"]),
+        ("Why graphs broke", break_causes(summary), summary["totals"]["graph_breaks"]),
+    ):
+        if not causes:
+            continue
+        heading = paint(truncate(f"{title} ({total})", width), "bold", color=color)
+        lines += [*([""] if lines else []), heading]
+        columns = [
+            Column("count", right=True),
+            Column("reason", wrap=True),
+            Column("where", flexible=True, cut_left=True),
+        ]
+        rows: list[list[CellLike]] = [
+            [f"{cause.count}x", _format.printable(cause.what), _format.printable(cause.where)]
+            for cause in causes[:SHOWN_CAUSES]
+        ]
+        lines += format_table(columns, rows, width=width, color=color)
+        if len(causes) > SHOWN_CAUSES:
+            more = f"  … {len(causes) - SHOWN_CAUSES} more reasons in the tables below"
+            lines.append(paint(truncate(more, width), "dim", color=color))
+    return lines
+
+
+def html_block(summary: Summary) -> str:
+    """The two lists for the page (every reason); empty when nothing recompiled or broke."""
+    parts = []
+    for title, causes in (
+        ("Why it recompiled", recompile_causes(summary)),
+        ("Why graphs broke", break_causes(summary)),
+    ):
+        if not causes:
+            continue
+        body = "".join(
+            f'<tr><td class="num">{cause.count}</td><td>{html.escape(cause.what)}</td>'
+            f"<td>{html.escape(cause.where)}</td></tr>"
+            for cause in causes
+        )
+        parts.append(
+            f"<h3>{html.escape(title)} ({sum(cause.count for cause in causes)})</h3>"
+            '<table><thead><tr><th class="num">count</th><th>reason</th><th>where</th></tr>'
+            f"</thead><tbody>{body}</tbody></table>"
+        )
+    return f'<section id="causes">{"".join(parts)}</section>' if parts else ""
