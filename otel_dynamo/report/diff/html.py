@@ -6,7 +6,13 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from otel_dynamo.report.diff.items import ItemView, keyed_parts, variant_parts
+from otel_dynamo.report.diff.items import (
+    ItemView,
+    change_text,
+    keyed_parts,
+    number_text,
+    variant_parts,
+)
 from otel_dynamo.report.diff.schema import (
     Change,
     Diff,
@@ -21,6 +27,7 @@ from otel_dynamo.report.render.html.assets import DIFF_PAGE, STYLE
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
 from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
+from otel_dynamo.report.summary.phases import PHASE_TITLES
 
 PAGE_TITLE = "otel-dynamo diff"
 
@@ -99,26 +106,13 @@ def _value(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _number(key: str, value: float) -> str:
-    return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
-
-
-def _signed(key: str, entry: Change) -> str:
-    if entry["change"] == 0:
-        return "0"
-    shown = ("+" if entry["change"] > 0 else "-") + _number(key, abs(entry["change"]))
-    if entry["relative"] is not None:
-        shown += f" ({entry['relative']:+.0%})"
-    return shown
-
-
 def _total_rows(totals: dict[str, Change]) -> list[list[str]]:
     return [
         [
             TOTAL_TITLES[key].strip(),
-            _number(key, totals[key]["base"]),
-            _number(key, totals[key]["new"]),
-            _signed(key, totals[key]),
+            number_text(key, totals[key]["base"]),
+            number_text(key, totals[key]["new"]),
+            change_text(key, totals[key]),
         ]
         for key in (*COUNT_TOTALS, *TIME_TOTALS)
     ]
@@ -137,7 +131,7 @@ def _function_row(row: FunctionChange) -> list[str]:
         f"{row['frame_compiles']['base']:g} → {row['frame_compiles']['new']:g}",
         f"{row['graphs']['base']:g} → {row['graphs']['new']:g}",
         f"{_format.duration(time['base'])} → {_format.duration(time['new'])}",
-        _signed("compile_seconds", time) if row["time_significant"] else "~",
+        change_text("compile_seconds", time) if row["time_significant"] else "~",
     ]
 
 
@@ -161,8 +155,9 @@ def _variant_row(item: VariantChange) -> list[_Cell]:
 
 
 def _phase_row(phase: str, entry: Change) -> list[str]:
-    change = _signed("compile_seconds", entry) if entry["significant"] else "~"
-    return [phase, _format.duration(entry["base"]), _format.duration(entry["new"]), change]
+    change = change_text("compile_seconds", entry) if entry["significant"] else "~"
+    title = PHASE_TITLES[phase]
+    return [title, _format.duration(entry["base"]), _format.duration(entry["new"]), change]
 
 
 def _process_row(row: ProcessChange) -> list[str]:
@@ -175,7 +170,7 @@ def _process_row(row: ProcessChange) -> list[str]:
         row["process"],
         row["in"],
         *counts,
-        _signed("compile_seconds", totals["compile_seconds"]),
+        change_text("compile_seconds", totals["compile_seconds"]),
     ]
 
 

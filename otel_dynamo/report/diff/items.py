@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from otel_dynamo.report.diff.compare import occurrences
 from otel_dynamo.report.diff.schema import (
     BreakItem,
+    Change,
     Counted,
     Diff,
     FailureItem,
@@ -16,6 +17,8 @@ from otel_dynamo.report.diff.schema import (
     VariantChange,
     VariantChanges,
 )
+from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.summary import TIME_TOTALS
 from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
 
@@ -108,3 +111,18 @@ def variant_parts(changes: VariantChanges) -> list[tuple[str, list[VariantChange
         (VARIANT_TITLES["became_hot"], changes["became_hot"]),
         (VARIANT_TITLES["became_cold"], changes["became_cold"]),
     ]
+
+
+def number_text(key: str, value: float) -> str:
+    """A total's value: a duration for a time, else the number."""
+    return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
+
+
+def change_text(key: str, entry: Change) -> str:
+    """ "+2 (+50%)", "-1.20 s (-30%)", "0": a change, relative where the base was not 0."""
+    if entry["change"] == 0:
+        return "0"
+    shown = ("+" if entry["change"] > 0 else "-") + number_text(key, abs(entry["change"]))
+    if entry["relative"] is not None:
+        shown += f" ({entry['relative']:+.0%})"
+    return shown

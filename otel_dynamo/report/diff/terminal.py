@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from otel_dynamo.report.diff.items import ItemView, keyed_parts, variant_parts
+from otel_dynamo.report.diff.items import (
+    ItemView,
+    change_text,
+    keyed_parts,
+    number_text,
+    variant_parts,
+)
 from otel_dynamo.report.diff.schema import (
     Change,
     Diff,
@@ -24,6 +30,7 @@ from otel_dynamo.report.render.table import Cell, Column, format_table, paint, w
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
 from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
+from otel_dynamo.report.summary.phases import PHASE_TITLES
 
 
 def render_diff(diff: Diff, verdicts: list[Verdict], *, width: int, color: bool) -> str:
@@ -58,20 +65,13 @@ def _side(side: Side) -> str:
     return f"{processes} ({_format.plural(side['files'], 'file')})"
 
 
-def _number(key: str, value: float) -> str:
-    return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
-
-
 def _change(key: str, entry: Change) -> Cell:
-    difference = entry["change"]
-    if difference == 0:
+    if entry["change"] == 0:
         return Cell("0", "dim")
-    shown = ("+" if difference > 0 else "-") + _number(key, abs(difference))
-    if entry["relative"] is not None and key in TIME_TOTALS:
-        shown += f" ({entry['relative']:+.0%})"
+    shown = change_text(key, entry)
     if not entry.get("significant", True):  # a time inside --min-change: shown, not news
         return Cell(shown + " ~", "dim")
-    return Cell(shown, "red" if difference > 0 else "green")
+    return Cell(shown, "red" if entry["change"] > 0 else "green")
 
 
 def _totals_table(totals: dict[str, Change], width: int, color: bool) -> list[str]:
@@ -84,8 +84,8 @@ def _totals_table(totals: dict[str, Change], width: int, color: bool) -> list[st
     rows: list[list[Cell | str]] = [
         [
             TOTAL_TITLES[key],
-            _number(key, totals[key]["base"]),
-            _number(key, totals[key]["new"]),
+            number_text(key, totals[key]["base"]),
+            number_text(key, totals[key]["new"]),
             _change(key, totals[key]),
         ]
         for key in (*COUNT_TOTALS, *TIME_TOTALS)
@@ -207,7 +207,7 @@ def _phases(phases: dict[str, Change], width: int, color: bool) -> list[str]:
     ]
     rows: list[list[Cell | str]] = [
         [
-            phase,
+            PHASE_TITLES[phase],
             _format.duration(phases[phase]["base"]),
             _format.duration(phases[phase]["new"]),
             _change("compile_seconds", phases[phase]),

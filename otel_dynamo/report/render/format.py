@@ -61,9 +61,11 @@ _STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<rest>\d+.*)$")
 
 
 def duration(value: float | None) -> str:
-    """Seconds as "1.23 s", "45.0 ms" or "120 µs"; "-" when not recorded."""
+    """Seconds as "1.23 s", "45.0 ms" or "120 µs"; "0 s" for none; "-" when not recorded."""
     if value is None:
         return "-"
+    if value == 0:
+        return "0 s"
     if value >= 1:
         return f"{value:.2f} s"
     if value >= 0.001:
@@ -173,6 +175,14 @@ def number(value: float | None) -> str:
 
 def optional(value: int | None) -> str:
     return "-" if value is None else str(value)
+
+
+def lookups(hits: int, misses: int, bypasses: int) -> str:
+    """ "2 hits, 3 misses, 0 bypasses": cache lookups, one wording everywhere."""
+    return (
+        f"{plural(hits, 'hit')}, {plural(misses, 'miss', 'misses')}, "
+        f"{plural(bypasses, 'bypass', 'bypasses')}"
+    )
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:

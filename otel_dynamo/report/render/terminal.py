@@ -525,20 +525,15 @@ def _cudagraphs(section: ProcessSection, view: _View) -> list[str]:
 
 def _caches(section: ProcessSection, view: _View) -> list[str]:
     caches = section["caches"]
+    counts = {"inductor_fx": caches["inductor_fx"], "aot_autograd": caches["aot_autograd"]}
     parts = [
-        f"{cache} {caches[cache]['hit']} hit / {caches[cache]['miss']} miss / "
-        f"{caches[cache]['bypass']} bypass"
-        for cache in ("inductor_fx", "aot_autograd")
-        if any(caches[cache].values())
+        f"{cache} {_format.lookups(states['hit'], states['miss'], states['bypass'])}"
+        for cache, states in counts.items()
+        if any(states.values())
     ]
     if not parts:
         return []
     lines = [f"{view.paint('Compile caches:', 'bold')} " + "; ".join(parts)]
-    if caches["warm_frames"]:
-        lines.append(
-            f"  {caches['warm_frames']} frame compile(s) served from cache took "
-            f"{_format.duration(caches['warm_compile_s'])}"
-        )
     for row in _shown(caches["bypass_reasons"], view):
         text = f"  bypass ({row['cache']}, {row['count']}x): {row['reason'] or 'no reason given'}"
         lines.append(truncate(text, view.width))

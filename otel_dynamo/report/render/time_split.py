@@ -73,8 +73,7 @@ def cache_line(split: CompileTime) -> str:
             f"{_format.duration(cache['cold_seconds'])}",
             f"from cache {_format.plural(cache['warm_compiles'], 'compile')} "
             f"{_format.duration(cache['warm_seconds'])}",
-            f"{_format.plural(counts[0], 'hit')}, {_format.plural(counts[1], 'miss', 'misses')}, "
-            f"{_format.plural(counts[2], 'bypass', 'bypasses')}",
+            _format.lookups(*counts),
         ]
     )
 
@@ -99,7 +98,7 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
             f"compiles {_format.duration(split['lazy_backward_seconds'])}"
         )
         lines += _labelled("kind", lazy, width)
-    lines += _labelled("cache", cache_line(split), width)
+    lines += _labelled("cold/warm", cache_line(split), width)
     functions = split["slowest_functions"][:TERMINAL_FUNCTIONS]
     if functions:
         columns = [
@@ -175,10 +174,8 @@ def html_block(split: CompileTime) -> str:
             f" Frame compiles {_format.duration(split['frame_seconds'])}, lazy backward "
             f"compiles {_format.duration(split['lazy_backward_seconds'])}."
         )
-    counts = (
-        f" Cache hits / misses / bypasses: {cache['cache_hits']} / {cache['cache_misses']} / "
-        f"{cache['cache_bypasses']}."
-    )
+    lookups = _format.lookups(cache["cache_hits"], cache["cache_misses"], cache["cache_bypasses"])
+    counts = f" Cache lookups: {lookups}."
     return (
         '<section id="compile-time"><h2>'
         f"Where compile time went ({html.escape(total)})</h2>"

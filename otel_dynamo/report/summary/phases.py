@@ -28,7 +28,7 @@ PHASE_TITLES = {
     PHASE_AOT: "AOT",
     PHASE_BACKEND: "backend",
     PHASE_GUARDS: "guards",
-    PHASE_CACHE: "cache",
+    PHASE_CACHE: "cache lookups",
     PHASE_OTHER: "other",
 }
 PHASE_DETAILS = (
