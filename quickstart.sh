@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The quick start: a virtual environment with otel_dynamo and its pinned dependencies
-# (constraints.txt: torch 2.13.0 CPU and one OpenTelemetry release train), then the demo:
-# a small training loop under torch.compile, traced to ./otel-dynamo/, its report printed
-# and written as one HTML page. Nothing else is installed (the tests: bash .ci/test.sh).
+# (constraints.txt: torch 2.13.0 CPU and one OpenTelemetry release train) and numpy, then
+# the demo: a small training loop under torch.compile, traced to ./otel-dynamo/, its report
+# printed and written as one HTML page. Nothing else is installed (the tests: bash .ci/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 VENV="${OTEL_DYNAMO_VENV:-.venv}"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q -c constraints.txt -e .
+# numpy: torch warns "Failed to initialize NumPy" at import without it. Not pinned (a
+# release for this machine's Python, 3.10 included); otel_dynamo itself does not need it.
+"$VENV/bin/python" -m pip install -q -c constraints.txt -e . numpy
 exec "$VENV/bin/otel-dynamo" demo "$@"

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_OUTPUT_DIR
 from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, PROG, at_least, error, write_page
 from otel_dynamo.cli.report_command import print_report
 
@@ -15,9 +16,12 @@ if TYPE_CHECKING:
 
 
 DEMO_HELP = (
-    "Train a small model under torch.compile (a graph break, a shape and a dtype "
-    "recompile) with telemetry to local files, then print its report and write the HTML page."
+    "train a small model under torch.compile (a graph break; shape, grad-mode and dtype "
+    "recompiles) with telemetry to local files, then print its report and write the HTML page"
 )
+"""What the demo really does (demo_training): a ``print`` in ``forward`` breaks the graph,
+a smaller last batch recompiles on shape, evaluation under ``torch.no_grad`` on grad mode,
+and float64 evaluation on dtype."""
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +33,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="where telemetry files and the HTML page go "
-        "(default: $OTEL_DYNAMO_OUTPUT_DIR, else ./otel-dynamo)",
+        f"(default: ${ENV_OUTPUT_DIR}, else {DEFAULT_OUTPUT_DIR})",
     )
     parser.add_argument(
         "--backend",

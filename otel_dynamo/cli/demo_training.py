@@ -2,11 +2,12 @@
 torch.compile, traced, then its report.
 
 The model has what the report is for: a deliberate graph break (a ``print`` in
-``forward``), a dynamic-shape recompile (the batch shrinks halfway through training)
-and a dtype recompile (evaluation in float64, without grad). Telemetry goes through
-the embedded default, OTLP/JSON Lines files in the output directory, whatever OTLP
-endpoint the environment names: the demo must work with no server. Only this run's
-files are reported, so running it again into the same directory reports one run.
+``forward``), a shape recompile (the batch shrinks halfway through training), a grad-mode
+recompile (evaluation under ``torch.no_grad``) and a dtype recompile (then in float64).
+Telemetry goes through the embedded default, OTLP/JSON Lines files in the output
+directory, whatever OTLP endpoint the environment names: the demo must work with no
+server. Only this run's files are reported, so running it again into the same directory
+reports one run.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from otel_dynamo._config.settings import ENV_CAPTURE
 from otel_dynamo.cli.arguments import (
     EXIT_FAILED,
     EXIT_OK,
@@ -28,9 +29,19 @@ COLOR_CHOICES = ("auto", "always", "never")
 MIN_TERMINAL_WIDTH = 60
 
 
+ARTIFACT_NAME = "<NN>-<kind>[-<run kind>][-graph<i>][-discarded].py|.txt"
+"""How ``--artifacts`` names a graph text's file (report.render.graph_texts.file_name): the
+text's order in its compile, its kind, the run kind where the kind does not say it, the
+graph index, whether Dynamo discarded it; ``.txt`` for the guard tree, ``.py`` for code."""
+CAPTURE_GRAPHS = f"{ENV_CAPTURE}=stacks,values,graphs"
+"""The setting that records graph texts (``graphs`` needs ``values``; ``stacks`` keeps the
+default's user stacks)."""
+NO_GRAPH_TEXTS_HINT = f"none were recorded: run the job with {CAPTURE_GRAPHS} to capture them"
+
+
 REPORT_HELP = (
-    "Summarize otel_dynamo telemetry files (OTLP/JSON Lines) or directories of them: "
-    "frame compiles, graph breaks, recompiles, slow compiles, failures, and ranks that diverge."
+    "summarize otel_dynamo telemetry files (OTLP/JSON Lines) or directories of them: "
+    "frame compiles, graph breaks, recompiles, slow compiles, failures, and ranks that diverge"
 )
 
 
@@ -56,8 +67,8 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "--artifacts",
         metavar="DIR",
         type=Path,
-        help="also write each captured graph text (OTEL_DYNAMO_CAPTURE with graphs) to a "
-        "file, DIR/<process>/<compile id>/<NN>-<kind>[-<run kind>][-graph<i>][-discarded].py",
+        help=f"also write each captured graph text ({CAPTURE_GRAPHS}) to a file, "
+        f"DIR/<process>/<compile id, / as ->/{ARTIFACT_NAME} (.txt for the guard tree)",
     )
     parser.add_argument(
         "--limit",
@@ -112,7 +123,8 @@ def run_report(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     progress.clear()
     if files is not None:
-        error(f"{files.written} graph texts written under {args.artifacts}")
+        hint = "" if files.written else f"; {NO_GRAPH_TEXTS_HINT}"
+        error(f"{files.written} graph texts written under {args.artifacts}{hint}")
     for problem in done.problems:
         error(report.printable(str(problem)))
     if done.records == 0:

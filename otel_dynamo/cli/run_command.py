@@ -2,10 +2,12 @@
 
 It sets OTEL_DYNAMO_ENABLED=true (and OTEL_DYNAMO_OUTPUT_DIR with ``--out``) and runs
 the command; every Python process it starts, torchrun's ranks included, then traces
-its torch.compile calls through ``otel_dynamo.pth``. With ``--report`` the command runs
-as a child and the report of the files it wrote is printed when it ends: signals sent to
-``otel-dynamo run`` reach the child, and it exits with the child's status (128 + N when
-signal N ended the child, as a shell reports it).
+its torch.compile calls through ``otel_dynamo.pth``. Without ``--out`` it first says on
+stderr where the telemetry goes: the files' directory (OTEL_DYNAMO_OUTPUT_DIR, else
+``./otel-dynamo``) and any endpoint or exporter the OTEL_* variables send signals to.
+With ``--report`` the command runs as a child and the report of the files it wrote is
+printed when it ends: signals sent to ``otel-dynamo run`` reach the child, and it exits
+with the child's status (128 + N when signal N ended the child, as a shell reports it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from urllib.parse import urlsplit
 
 from otel_dynamo._config.otel_env import (
     ENV_EXPORTER,
+    ENV_SDK_DISABLED,
     EXPORTER_FILE,
     EXPORTER_OTLP,
     SignalPlan,
@@ -44,8 +47,14 @@ FORWARDED_SIGNALS = tuple(
 )
 
 
+OUT_HELP = (
+    f"telemetry directory (sets {ENV_OUTPUT_DIR}; default: ${ENV_OUTPUT_DIR}, "
+    f"else {DEFAULT_OUTPUT_DIR})"
+)
+
+
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", metavar="DIR", help=f"telemetry directory (sets {ENV_OUTPUT_DIR})")
+    parser.add_argument("--out", metavar="DIR", help=OUT_HELP)
     parser.add_argument(
         "--report", action="store_true", help="print the report of this run when it ends"
     )
@@ -62,7 +71,10 @@ def run_command(args: argparse.Namespace) -> int:
     if installed_startup_hook() is None:
         _say(f"warning: {PTH_NAME} is not in site-packages; reinstall otel-dynamo for tracing")
     env = traced_environment(os.environ, out=args.out)
-    elsewhere = elsewhere_than_files(env) if args.out else None
+    elsewhere = elsewhere_than_files(env)
+    files = None if args.out else where_files_go(env)
+    if files:
+        _say(files)
     if elsewhere:
         _say(elsewhere)
     if args.report:
@@ -76,6 +88,33 @@ def traced_environment(environ: Mapping[str, str], *, out: str | None) -> dict[s
     if out:
         env[ENV_OUTPUT_DIR] = out
     return env
+
+
+def output_dir(env: Mapping[str, str]) -> str:
+    """The files' directory as the embedded default reads it: OTEL_DYNAMO_OUTPUT_DIR,
+    stripped, else DEFAULT_OUTPUT_DIR (``./otel-dynamo``)."""
+    return env.get(ENV_OUTPUT_DIR, "").strip() or DEFAULT_OUTPUT_DIR
+
+
+def where_files_go(env: Mapping[str, str]) -> str | None:
+    """Which signals the embedded default writes as files, and where, said when ``run``
+    has no ``--out``: "traces, logs and metrics go to OTLP/JSON Lines files in
+    ./otel-dynamo (the default; --out DIR to choose)", or "... in DIR
+    (OTEL_DYNAMO_OUTPUT_DIR; ...)". None when no signal is written to files but some go
+    elsewhere (:func:`elsewhere_than_files` says where); "no telemetry is exported ..."
+    when nothing is."""
+    otel = read_otel_env(env)
+    if otel.disabled:
+        return f"no telemetry is exported ({ENV_SDK_DISABLED}=true)"
+    files = [signal for signal, plan in otel.plans.items() if EXPORTER_FILE in plan.exporters]
+    if not files:
+        exported = any(plan.exporters for plan in otel.plans.values())
+        return None if exported else "no telemetry is exported, as the environment says"
+    origin = ENV_OUTPUT_DIR if env.get(ENV_OUTPUT_DIR, "").strip() else "the default"
+    return (
+        f"{join_signals(files)} go to OTLP/JSON Lines files in {output_dir(env)} "
+        f"({origin}; --out DIR to choose)"
+    )
 
 
 def elsewhere_than_files(env: Mapping[str, str]) -> str | None:
@@ -93,7 +132,7 @@ def elsewhere_than_files(env: Mapping[str, str]) -> str | None:
     if not away:
         return None
     places = dict.fromkeys(_place(kind, plan) for plan in away.values() for kind in plan.exporters)
-    out = env.get(ENV_OUTPUT_DIR, DEFAULT_OUTPUT_DIR)
+    out = output_dir(env)
     variables = ", ".join(ENV_EXPORTER[signal] for signal in away)
     return (
         f"{join_signals(list(away))} go to {', '.join(places)}, not to {out}, as the "
@@ -198,7 +237,7 @@ def _terminal_sent_it_to_the_group() -> bool:
 
 
 def _report_written(env: Mapping[str, str], started: float) -> None:
-    out = Path(env.get(ENV_OUTPUT_DIR, DEFAULT_OUTPUT_DIR))
+    out = Path(output_dir(env))
     written = [path for path in out.glob("*.jsonl") if path.stat().st_mtime >= started - 1]
     if written:
         from otel_dynamo.cli.report_command import report_files

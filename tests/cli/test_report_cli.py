@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _export_support import child_environ
 from _report_support import (
     FakeCompile,
     resource_attributes,
@@ -20,6 +22,7 @@ from _report_support import (
 )
 
 from otel_dynamo import cli
+from otel_dynamo.cli.report_command import ARTIFACT_NAME
 from otel_dynamo.names import ATTR_ACCURACY_PASSED, ATTR_FAULT_KIND, ATTR_FAULT_TARGET
 from otel_dynamo.report import TerminalProgress, load_telemetry, summarize
 
@@ -277,3 +280,82 @@ def test_every_file_written_is_announced(
     assert f"otel-dynamo: wrote the HTML page {page}" in err.splitlines()
     assert f"otel-dynamo: wrote the Perfetto trace {trace}" in err.splitlines()
     assert "wrote" not in out
+
+
+def test_artifacts_with_no_graph_texts_names_the_setting_that_captures_them(
+    tmp_path: Path,
+) -> None:
+    """`report DIR --artifacts OUT` on a run recorded without graph texts: exit 0 and one
+    line on stderr saying none were written and naming OTEL_DYNAMO_CAPTURE's value that
+    records them (a value the variable accepts, with graphs in it)."""
+    from otel_dynamo._config.settings import load_settings
+
+    run, out = tmp_path / "run", tmp_path / "graphs"
+    write_small(run)
+    done = subprocess.run(
+        [sys.executable, "-m", "otel_dynamo", "report", str(run), "--artifacts", str(out)],
+        env=child_environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"otel-dynamo: 0 graph texts written under {out}; none were recorded: run the job "
+        "with OTEL_DYNAMO_CAPTURE=stacks,values,graphs to capture them"
+    ]
+    settings = load_settings({"OTEL_DYNAMO_CAPTURE": "stacks,values,graphs"})
+    assert (settings.problems, "graphs" in settings.capture) == ((), True)
+
+
+def _artifact_name_regex() -> re.Pattern[str]:
+    """ARTIFACT_NAME as a regular expression: <part> a word, [...] optional, .py|.txt."""
+    stem, suffixes, rest = ARTIFACT_NAME.partition(".py|.txt")
+    assert (suffixes, rest) == (".py|.txt", "")
+    optional = stem.replace("[", "(?:").replace("]", ")?")
+    return re.compile(re.sub(r"<[^>]+>", r"\\w+", optional) + r"\.(?:py|txt)")
+
+
+@pytest.mark.parametrize(
+    ("kind", "run_kind", "graph_index", "discarded", "name"),
+    [
+        ("dynamo_guards", None, None, False, "03-dynamo_guards.txt"),
+        (
+            "inductor_output_code",
+            "backward",
+            0,
+            False,
+            "03-inductor_output_code-backward-graph0.py",
+        ),
+        ("dynamo_output_graph", None, 0, True, "03-dynamo_output_graph-graph0-discarded.py"),
+    ],
+)
+def test_the_stated_artifact_name_is_the_one_written(
+    kind: str, run_kind: str | None, graph_index: int | None, discarded: bool, name: str
+) -> None:
+    """ARTIFACT_NAME (`<NN>-<kind>[-<run kind>][-graph<i>][-discarded].py|.txt`), which
+    --help, docs/report.md and docs/what-is-recorded.md state, matches the names the
+    report writes, guard trees' .txt included."""
+    from otel_dynamo.report.render.graph_texts import GraphText, file_name
+
+    text = GraphText("p", "0/0", kind, graph_index, "", 0, False, None, run_kind, None, discarded)
+    assert file_name(3, text) == name
+    assert _artifact_name_regex().fullmatch(name)
+
+
+def test_help_and_docs_state_the_artifact_name() -> None:
+    """`report --help` and both docs that describe --artifacts give the same name pattern."""
+    docs = Path(__file__).parents[2] / "docs"
+    texts = [(docs / page).read_text() for page in ("report.md", "what-is-recorded.md")]
+    help_text = subprocess.run(
+        [sys.executable, "-m", "otel_dynamo", "report", "--help"],
+        env=child_environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert ARTIFACT_NAME == "<NN>-<kind>[-<run kind>][-graph<i>][-discarded].py|.txt"
+    assert all(f"/{ARTIFACT_NAME}`" in text for text in texts)
+    assert ARTIFACT_NAME in "".join(line.strip() + " " for line in help_text.splitlines())

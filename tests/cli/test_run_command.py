@@ -160,3 +160,66 @@ def test_a_grpc_host_and_port_endpoint_is_shown_without_its_user(tmp_path: Path)
     (said, *_) = [line for line in done.stderr.splitlines() if "not to " in line]
     assert "go to the OTLP endpoint collector:4317, not to" in said
     assert "alice" not in done.stderr and "s3cret" not in done.stderr
+
+
+def _run_without_out(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+    """`otel-dynamo run -- python -c pass` with no --out, from ``tmp_path``, with no
+    OTEL_DYNAMO_OUTPUT_DIR unless ``environ`` gives one."""
+    env = child_environ(**environ)
+    if "OTEL_DYNAMO_OUTPUT_DIR" not in environ:
+        env.pop("OTEL_DYNAMO_OUTPUT_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "otel_dynamo", "run", "--", sys.executable, "-c", "pass"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def _said(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in done.stderr.splitlines() if line.startswith("otel-dynamo run: ")]
+
+
+def test_without_out_says_the_default_directory(tmp_path: Path):
+    """No --out and no OTEL_DYNAMO_OUTPUT_DIR: one line on stderr names ./otel-dynamo."""
+    done = _run_without_out(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _said(done) == [
+        "otel-dynamo run: traces, logs and metrics go to OTLP/JSON Lines files in "
+        "./otel-dynamo (the default; --out DIR to choose)"
+    ]
+
+
+def test_without_out_says_the_directory_the_environment_names(tmp_path: Path):
+    """No --out, OTEL_DYNAMO_OUTPUT_DIR set: that directory, and where it came from."""
+    done = _run_without_out(tmp_path, OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "tel"))
+    assert _said(done) == [
+        f"otel-dynamo run: traces, logs and metrics go to OTLP/JSON Lines files in "
+        f"{tmp_path / 'tel'} (OTEL_DYNAMO_OUTPUT_DIR; --out DIR to choose)"
+    ]
+
+
+def test_without_out_an_endpoint_is_named_instead_of_the_directory(tmp_path: Path):
+    """No --out, every signal sent to an OTLP endpoint: the endpoint line only."""
+    done = _run_without_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9")
+    assert _said(done) == [
+        "otel-dynamo run: traces, logs and metrics go to the OTLP endpoint "
+        "http://127.0.0.1:9, not to ./otel-dynamo, as the environment says; add "
+        "otlp_file to OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER "
+        "(e.g. otlp,otlp_file) to write files there too"
+    ]
+
+
+def test_without_out_some_signals_to_files_and_some_elsewhere(tmp_path: Path):
+    """Traces to an endpoint, logs and metrics to files: both lines."""
+    done = _run_without_out(tmp_path, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://127.0.0.1:9")
+    assert _said(done) == [
+        "otel-dynamo run: logs and metrics go to OTLP/JSON Lines files in ./otel-dynamo "
+        "(the default; --out DIR to choose)",
+        "otel-dynamo run: traces go to the OTLP endpoint http://127.0.0.1:9, not to "
+        "./otel-dynamo, as the environment says; add otlp_file to OTEL_TRACES_EXPORTER "
+        "(e.g. otlp,otlp_file) to write files there too",
+    ]

@@ -1,12 +1,21 @@
 """The install commands the docs and messages give are ones that work: otel_dynamo is on
 no package index, so each names a path (the clone, a wheel built from it), and each extra
-it names is one the package declares (pyproject.toml, as installed)."""
+it names is one the package declares (pyproject.toml, as installed). The README's install
+block is run as the README says to run it: from inside a clone (here, a copy of the
+checkout's tracked files), each `pip install` as a dry run that changes no environment.
+quickstart.sh's environment has numpy (torch warns at import without it)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
+
+import pytest
 
 from otel_dynamo._config.otel_env import JSON_HTTP_DISTRIBUTION
 from otel_dynamo._providers.prometheus import INSTALL_HINT
@@ -43,7 +52,7 @@ def test_no_doc_installs_otel_dynamo_by_package_name() -> None:
     by_name = [
         (doc, target)
         for doc, target in _install_targets()
-        if not target.startswith(("./", "/", "dist/"))
+        if target != "." and not target.startswith((".[", "./", "/", "dist/"))
     ]
     assert by_name == []
 
@@ -60,3 +69,85 @@ def test_messages_name_the_packages_the_extras_install() -> None:
     extras = _extras()
     assert any(dep.startswith(INSTALL_HINT.split()[2]) for dep in extras["prometheus"])
     assert any(dep.startswith(JSON_HTTP_DISTRIBUTION) for dep in extras["json-http"])
+
+
+_INSTALL_HEADING = "## Install in your own project"
+_CLONE_DIRECTORY = "otel-dynamo-src"
+PIP_TIMEOUT_S = 240
+
+
+def _readme_install_block() -> tuple[str, str]:
+    """The README's install section up to its first bash block, and that block."""
+    section = (ROOT / "README.md").read_text().split(_INSTALL_HEADING, 1)[1]
+    before, _, rest = section.partition("```bash\n")
+    return before, rest.partition("```")[0]
+
+
+def test_readme_says_to_run_the_install_block_from_inside_the_clone() -> None:
+    """The sentence before the block names the clone's folder and the place to run it from,
+    and every command in the block names the clone as `.` or a wheel under `dist/`."""
+    before, block = _readme_install_block()
+    said = " ".join(before.split())
+    assert f"`git clone URL {_CLONE_DIRECTORY}`, then `cd {_CLONE_DIRECTORY}`" in said
+    assert "run these from inside the clone, its top folder" in said
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert [command.split()[-1] for command in commands] == [
+        ".",
+        '".[prometheus]"',
+        '".[json-http]"',
+        ".",
+        "dist/otel_dynamo-*.whl",
+    ]
+
+
+def _clone(tmp_path: Path) -> Path:
+    """The checkout's tracked files in ``tmp_path/otel-dynamo-src``, as a clone has them."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout: the clone is the tracked files")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    clone = tmp_path / _CLONE_DIRECTORY
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, clone / name)
+    return clone
+
+
+def test_the_readme_install_block_works_from_inside_the_clone(tmp_path: Path) -> None:
+    """The block, run by bash from the clone's top folder: `pip wheel` builds the wheel into
+    ./dist, and each `pip install` resolves (a dry run with --no-deps, so nothing is
+    installed and no index is needed for the dependencies)."""
+    _before, block = _readme_install_block()
+    clone = _clone(tmp_path)
+    script = (
+        "set -euo pipefail\n"
+        'pip() { if [ "$1" = install ]; then shift; '
+        '"$PYTHON" -m pip install -q --dry-run --no-deps "$@"; '
+        'else "$PYTHON" -m pip "$@" -q; fi; }\n' + block
+    )
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=clone,
+        env={**_pip_environ(), "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=PIP_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [path.name for path in (clone / "dist").glob("otel_dynamo-*.whl")]
+
+
+def _pip_environ() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
+
+def test_quickstart_installs_numpy() -> None:
+    """quickstart.sh's install line puts numpy in its venv: torch without numpy prints
+    "UserWarning: Failed to initialize NumPy" in the middle of the demo."""
+    lines = (ROOT / "quickstart.sh").read_text().splitlines()
+    (install,) = [line for line in lines if " -m pip install " in line]
+    assert "numpy" in install.split(" -m pip install ", 1)[1].split()
