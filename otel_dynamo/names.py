@@ -30,6 +30,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CODE_FUNCTION",
     "ATTR_CODE_FILE",
     "ATTR_CODE_LINE",
+    "ATTR_COMPILE_MODULE_CLASS",
     "ATTR_THREAD_ID",
     "ATTR_THREAD_NAME",
     "ATTR_FRAME_OUTCOME",
@@ -314,6 +315,14 @@ ATTR_CODE_FILE = "code.file.path"
 
 ATTR_CODE_LINE = "code.line.number"
 """First line of the compiled frame's code object."""
+
+ATTR_COMPILE_MODULE_CLASS = "torch.compile.module.class"
+"""Qualified class name of the ``torch.nn.Module`` whose method the compiled frame runs
+(the frame's first argument, ``self``), e.g.
+"transformers.models.opt.modeling_opt.OPTForCausalLM": ``torch.compile(model)`` compiles
+the frame of ``model.forward``, or of a decorator's wrapper standing for it (whose code
+name, ``code.function.name``, is then the wrapper's). Absent for a frame whose first
+argument is no module."""
 
 ATTR_THREAD_ID = "thread.id"
 """The OS thread id (``threading.get_native_id``) of the thread that compiled (frame and

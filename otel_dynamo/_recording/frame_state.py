@@ -105,14 +105,18 @@ class FrameState(CompileState):
     code: CodeLocation | None = None
 
     def code_attributes(self) -> dict[str, Any]:
-        """``code.*`` of the function, as known when the compile started."""
+        """``code.*`` of the function, and the module it was called on, as known when
+        the compile started."""
         if self.code is None:
             return {}
-        return {
+        attributes: dict[str, Any] = {
             names.ATTR_CODE_FUNCTION: self.code.function,
             names.ATTR_CODE_FILE: self.code.file,
             names.ATTR_CODE_LINE: self.code.line,
         }
+        if self.code.module_class:
+            attributes[names.ATTR_COMPILE_MODULE_CLASS] = self.code.module_class
+        return attributes
 
 
 def nest_phases(phases: list[Phase]) -> Iterator[tuple[int, int | None, Phase]]:

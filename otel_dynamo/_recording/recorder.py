@@ -263,7 +263,9 @@ class Recorder:
         if code is None:
             return
         key = frame_key(compile_id)
-        self._codes[key] = code
+        # Another compile of the same code may run it on another module (a decorator's
+        # wrapper is one code for many models' forwards): only the location is kept.
+        self._codes[key] = dataclasses.replace(code, module_class=None)
         self._codes.move_to_end(key)
         while len(self._codes) > MAX_KNOWN_CODES:
             self._codes.popitem(last=False)

@@ -28,6 +28,10 @@ class CodeLocation:
     function: str
     file: str
     line: int
+    module_class: str | None = None
+    """Qualified class of the ``torch.nn.Module`` the frame was called on (its first
+    argument, ``self``), when it was one: e.g. ``torch.compile(model)`` compiles the frame
+    of ``model.forward`` or of the decorator wrapper standing for it."""
 
 
 @dataclasses.dataclass(frozen=True)

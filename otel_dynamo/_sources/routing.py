@@ -123,11 +123,64 @@ def current_code() -> CodeLocation | None:
 
 
 def code_of(frame: object) -> CodeLocation | None:
-    """Name, file and first line of the code a Dynamo frame runs (None if it has none)."""
+    """Name, file and first line of the code a Dynamo frame runs (None if it has none),
+    and the class of the ``torch.nn.Module`` it is called on, if it is."""
     code = getattr(frame, "f_code", None)
     if code is None:
         return None
-    return CodeLocation(code.co_name, code.co_filename, code.co_firstlineno)
+    return CodeLocation(
+        code.co_name, code.co_filename, code.co_firstlineno, _self_module.class_of(frame, code)
+    )
+
+
+class SelfModuleReader:
+    """The qualified class of a frame's first argument when it is a ``torch.nn.Module``.
+
+    Read as Dynamo reads it itself: ``frame.f_locals.get(code.co_varnames[0])``
+    (``CatchErrorsWrapper.__call__`` in torch 2.13's convert_frame.py, just before the
+    ``ConvertFrameAssert`` call we wrap, which then reads ``frame.f_locals`` again in
+    ``has_tensor_in_frame`` and passes it to ``_compile``). The frame is torch's
+    ``_PyInterpreterFrame`` wrapper, not a Python frame object: its ``f_locals`` is a dict
+    torch builds from the frame's fast locals and keeps on the wrapper (the same dict at
+    each read), written back to nothing; the frame has not started running, so reading it
+    first builds the dict Dynamo would build, with the same contents. No PEP 667 proxy
+    (3.13) or ``PyFrame_FastToLocals`` snapshot (3.11) of a real frame object is involved.
+    The value is only looked at through ``type()``, which runs no code of the object's.
+    Anything unexpected switches the reading off, with one warning: no attribute then.
+    """
+
+    def __init__(self) -> None:
+        self._off = False
+
+    def class_of(self, frame: object, code: Any) -> str | None:
+        if self._off:
+            return None
+        try:
+            return self._read(frame, code)
+        except Exception:
+            self._off = True
+            _log.warning(
+                "otel_dynamo: could not read the module a frame compile runs on (torch %s); "
+                "frame spans do not say which module they compile",
+                torch_version(),
+                exc_info=True,
+            )
+            return None
+
+    @staticmethod
+    def _read(frame: object, code: Any) -> str | None:
+        if code.co_argcount < 1 or not code.co_varnames:
+            return None
+        import torch
+
+        cls = type(frame.f_locals.get(code.co_varnames[0]))  # type: ignore[attr-defined]
+        if not issubclass(cls, torch.nn.Module):
+            return None
+        module, qualname = cls.__module__, cls.__qualname__
+        return str(qualname) if module in (None, "builtins") else f"{module}.{qualname}"
+
+
+_self_module = SelfModuleReader()
 
 
 def _saved_route() -> Route | None:

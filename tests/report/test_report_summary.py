@@ -89,6 +89,7 @@ def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
     assert _small(tmp_path)["compiles"][0] == {
         "compile_id": "0/0",
         "function": "forward",
+        "module": None,
         "file": MODEL_FILE,
         "line": 10,
         "outcome": "success",

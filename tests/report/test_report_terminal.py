@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _report_support import (
     FakeCompile,
     GraphBreak,
@@ -18,6 +19,7 @@ from _report_support import (
 
 from otel_dynamo import names
 from otel_dynamo.report import color_enabled, load_telemetry, render_terminal, summarize
+from otel_dynamo.report.render.format import function_label, short_path
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LONG = "x" * 300
@@ -351,3 +353,45 @@ def test_the_ops_column_says_what_it_counts(tmp_path: Path) -> None:
         "ops: call_function, call_method and call_module nodes, every compile summed "
         "(torch._dynamo.explain's op_count: call_function nodes only)"
     ) in text
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        (
+            "/opt/venv/lib/python3.11/site-packages/transformers/utils/generic.py",
+            "transformers/utils/generic.py",
+        ),
+        ("/usr/lib/python3/dist-packages/numpy/core/numeric.py", "numpy/core/numeric.py"),
+        (r"C:\Py\Lib\site-packages\torch\nn\modules\module.py", "torch/nn/modules/module.py"),
+        ("/env/lib/site-packages/vendored/site-packages/six.py", "six.py"),
+        ("/home/me/project/train.py", "project/train.py"),
+        ("train.py", "train.py"),
+        ("/srv/site-packages-notes/model.py", "site-packages-notes/model.py"),
+        ("/env/lib/site-packages/", "site-packages/"),
+    ],
+)
+def test_short_path_shows_an_installed_file_from_its_package(path: str, shown: str) -> None:
+    """A file under site-packages or dist-packages from its top-level package on (which
+    package it is); any other path, its last two parts as before."""
+    assert short_path(path) == shown
+
+
+@pytest.mark.parametrize(
+    ("function", "module", "shown"),
+    [
+        (
+            "wrapper",
+            "transformers.models.opt.modeling_opt.OPTForCausalLM",
+            "OPTForCausalLM (wrapper)",
+        ),
+        ("forward", "mypkg.model.MLP", "MLP.forward"),
+        ("step", None, "step"),
+        (None, None, "?"),
+        (None, "Top", "Top (?)"),
+    ],
+)
+def test_a_function_run_on_a_module_is_shown_with_its_class(
+    function: str | None, module: str | None, shown: str
+) -> None:
+    assert function_label(function, module) == shown

@@ -366,3 +366,48 @@ def test_a_torch_that_hides_the_frame_compiler_gets_one_warning(caplog):
     assert [tap._compiler_of(object()) for _ in range(3)] == [None, None, None]
     (warning,) = caplog.records
     assert "frame compile spans are not recorded" in warning.getMessage()
+
+
+class Scaler(torch.nn.Module):
+    """A module compiled whole: Dynamo compiles the frame of its forward."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.sin() * 2
+
+
+def test_a_module_compiled_whole_names_its_class_on_the_frame_span(provider, exporter):
+    """``torch.compile(module)``: the frame span says the module's qualified class; a plain
+    function compiled beside it (its first argument a tensor) says no module at all."""
+    backend = otel_dynamo.traced("eager", tracer_provider=provider)
+    module = Scaler()
+    x = torch.randn(4)
+    assert torch.equal(torch.compile(module, backend=backend)(x), module(x))
+    assert torch.equal(torch.compile(sin_plus, backend=backend)(x), sin_plus(x))
+    frames = {
+        s.attributes[names.ATTR_CODE_FUNCTION]: s.attributes
+        for s in from_sdk(exporter.get_finished_spans())
+        if s.name == names.SPAN_FRAME
+    }
+    assert frames["forward"][names.ATTR_COMPILE_MODULE_CLASS] == f"{__name__}.Scaler"
+    assert names.ATTR_COMPILE_MODULE_CLASS not in frames["sin_plus"]
+
+
+def test_reading_the_module_of_a_frame_fails_quietly_once(caplog):
+    """A frame whose locals cannot be read: no module, one warning, and no more reading."""
+    from otel_dynamo._sources import routing
+
+    class Unreadable:
+        reads = 0
+
+        @property
+        def f_locals(self) -> dict[str, Any]:
+            Unreadable.reads += 1
+            raise RuntimeError("no locals today")
+
+    reader = routing.SelfModuleReader()
+    caplog.set_level(logging.WARNING, logger="otel_dynamo")
+    code = Scaler.forward.__code__
+    assert [reader.class_of(Unreadable(), code) for _ in range(3)] == [None, None, None]
+    assert Unreadable.reads == 1
+    (warning,) = caplog.records
+    assert "could not read the module a frame compile runs on" in warning.getMessage()

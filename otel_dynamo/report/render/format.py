@@ -86,9 +86,20 @@ def device_time_cells(row: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_INSTALLED_UNDER = ("/site-packages/", "/dist-packages/")
+"""Where installed packages live: a file below is shown from its top-level package."""
+
+
 def short_path(path: str) -> str:
-    """The last two parts of a path: enough to recognise a file, short enough to fit."""
-    parts = path.replace("\\", "/").rsplit("/", 2)
+    """A file of an installed package from its top-level package on
+    (``transformers/utils/generic.py``: which package it is matters more than the
+    environment it is installed in); any other path, its last two parts: enough to
+    recognise a file, short enough to fit."""
+    path = path.replace("\\", "/")
+    found = [path.rfind(marker) + len(marker) for marker in _INSTALLED_UNDER if marker in path]
+    if found and max(found) < len(path):
+        return path[max(found) :]
+    parts = path.rsplit("/", 2)
     return "/".join(parts[-2:])
 
 
@@ -98,6 +109,18 @@ def code_place(function: str | None, path: str | None, line: int | None) -> str:
     if at and function:
         return f"{function} at {at}"
     return at or function or ""
+
+
+def function_label(function: str | None, module: str | None) -> str:
+    """The compiled function as shown: its code name, with the class of the module it ran
+    on when there was one (``MLP.forward``; a decorator's wrapper standing for a Hugging
+    Face model's forward: ``OPTForCausalLM (wrapper)``); "?" when unknown."""
+    if module is None:
+        return function or "?"
+    cls = module.rsplit(".", 1)[-1]
+    if function == "forward":
+        return f"{cls}.forward"
+    return f"{cls} ({function or '?'})"
 
 
 def location(path: str | None, line: int | None, *, short: bool = True) -> str:

@@ -220,7 +220,7 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            row["function"] or "?",
+            _format.function_label(row["function"], row["module"]),
             _format.location(row["file"], row["line"]),
             Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
             _format.duration(row["duration_s"]),

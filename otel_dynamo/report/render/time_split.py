@@ -111,7 +111,7 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
         ]
         rows: list[list[CellLike]] = [
             [
-                row["function"] or "?",
+                _format.function_label(row["function"], row["module"]),
                 _format.location(row["file"], row["line"]),
                 str(row["compiles"]),
                 str(row["recompiles"]),
@@ -159,7 +159,7 @@ def html_block(split: CompileTime) -> str:
     ]
     functions = [
         [
-            row["function"] or "?",
+            _format.function_label(row["function"], row["module"]),
             _format.location(row["file"], row["line"]),
             str(row["compiles"]),
             str(row["recompiles"]),

@@ -64,6 +64,7 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
     return {
         "compile_id": text(attrs.get(names.ATTR_COMPILE_ID)),
         "function": function_of(frame, tree),
+        "module": module_of(frame),
         "file": text(attrs.get(names.ATTR_CODE_FILE)),
         "line": integer(attrs.get(names.ATTR_CODE_LINE)),
         "outcome": outcome(frame),
@@ -96,6 +97,13 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
 def function_of(frame: Span, tree: SpanTree) -> str | None:
     """The compiled function's name: as recorded, else the exported module's forward."""
     return text(frame.attributes.get(names.ATTR_CODE_FUNCTION)) or exported_forward(frame, tree)
+
+
+def module_of(frame: Span) -> str | None:
+    """The qualified class of the ``torch.nn.Module`` the compiled code ran on, if recorded
+    (``torch.compile(model)``: a Hugging Face model's forward runs as the ``wrapper`` of a
+    decorator, whose code name says nothing of the model)."""
+    return text(frame.attributes.get(names.ATTR_COMPILE_MODULE_CLASS))
 
 
 def exported_forward(frame: Span, tree: SpanTree) -> str | None:

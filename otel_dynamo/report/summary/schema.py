@@ -24,6 +24,9 @@ class Location(TypedDict):
 class CompileRow(Location):
     """One frame compile (a compile id)."""
 
+    module: str | None
+    """Qualified class of the ``torch.nn.Module`` the compiled code ran on (``self``),
+    when it was one; ``function`` stays the code's own name (a decorator's ``wrapper``)."""
     compile_id: str | None
     outcome: str
     start_unix_nano: int
@@ -350,9 +353,11 @@ class CacheSplit(TypedDict):
 
 
 class FunctionRow(TypedDict):
-    """One code location: its compiles and recompiles and their compile seconds."""
+    """One code location, on one module class: its compiles and recompiles and their
+    compile seconds."""
 
     function: str | None
+    module: str | None
     file: str | None
     line: int | None
     compiles: int

@@ -122,10 +122,11 @@ def _exclusive_ns(row: CompileRow) -> dict[str, int]:
 
 
 def _functions(sections: Iterable[CompileParts], total_ns: int) -> list[FunctionRow]:
-    found: dict[tuple[str | None, str | None, int | None], _FunctionTime] = {}
+    # By module too: one decorator's wrapper is the same code for two models' forwards.
+    found: dict[tuple[str | None, str | None, int | None, str | None], _FunctionTime] = {}
     for index, section in enumerate(sections):
         for row in section["compiles"]:
-            key = (row["function"], row["file"], row["line"])
+            key = (row["function"], row["file"], row["line"], row["module"])
             entry = found.setdefault(
                 key, {"compiles": 0, "recompiles": 0, "ns": 0, "processes": set()}
             )
@@ -135,11 +136,18 @@ def _functions(sections: Iterable[CompileParts], total_ns: int) -> list[Function
             entry["processes"].add(index)
     ranked = sorted(
         found.items(),
-        key=lambda item: (-item[1]["ns"], item[0][1] or "", item[0][2] or 0, item[0][0] or ""),
+        key=lambda item: (
+            -item[1]["ns"],
+            item[0][1] or "",
+            item[0][2] or 0,
+            item[0][0] or "",
+            item[0][3] or "",
+        ),
     )
     return [
         {
             "function": function,
+            "module": module,
             "file": file,
             "line": line,
             "compiles": entry["compiles"],
@@ -148,7 +156,7 @@ def _functions(sections: Iterable[CompileParts], total_ns: int) -> list[Function
             "share": _share(entry["ns"], total_ns),
             "processes": len(entry["processes"]),
         }
-        for (function, file, line), entry in ranked[:TOP_FUNCTIONS]
+        for (function, file, line, module), entry in ranked[:TOP_FUNCTIONS]
     ]
 
 

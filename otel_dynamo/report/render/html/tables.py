@@ -127,7 +127,7 @@ def _compiles(section: ProcessSection) -> Table:
     rows = [
         [
             row["compile_id"] or "?",
-            row["function"] or "?",
+            _format.function_label(row["function"], row["module"]),
             _location(row),
             [row["outcome"], _format.severity(row["outcome"])],
             _format.duration(row["duration_s"]),
