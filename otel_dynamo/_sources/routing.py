@@ -134,7 +134,7 @@ def code_of(frame: object) -> CodeLocation | None:
 
 
 class SelfModuleReader:
-    """The qualified class of a frame's first argument when it is a ``torch.nn.Module``.
+    """The qualified class of a frame's ``self`` when it is a ``torch.nn.Module``.
 
     Read as Dynamo reads it itself: ``frame.f_locals.get(code.co_varnames[0])``
     (``CatchErrorsWrapper.__call__`` in torch 2.13's convert_frame.py, just before the
@@ -169,7 +169,8 @@ class SelfModuleReader:
 
     @staticmethod
     def _read(frame: object, code: Any) -> str | None:
-        if code.co_argcount < 1 or not code.co_varnames:
+        # a method's receiver only: f(model, x) compiles f, not a module's method
+        if code.co_argcount < 1 or not code.co_varnames or code.co_varnames[0] != "self":
             return None
         import torch
 

@@ -249,6 +249,7 @@ def test_recompiles_list_reason_and_cache_size(tmp_path: Path) -> None:
             "function": "forward",
             "file": MODEL_FILE,
             "line": 10,
+            "module": None,
             "reason": DTYPE_REASON,
             "reason_plain": "input x: dtype changed from Float to Half",
             "cache_size": 1,

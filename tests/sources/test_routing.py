@@ -411,3 +411,22 @@ def test_reading_the_module_of_a_frame_fails_quietly_once(caplog):
     assert Unreadable.reads == 1
     (warning,) = caplog.records
     assert "could not read the module a frame compile runs on" in warning.getMessage()
+
+
+def scale_by(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """A function given a module as its first argument: not a method of that module."""
+    return model(x) * 2
+
+
+def test_a_function_given_a_module_names_no_module(provider, exporter):
+    """``torch.compile(f)(model, x)``: f is not the module's method, so its frame span says
+    no module class (only a ``self`` is a receiver)."""
+    backend = otel_dynamo.traced("eager", tracer_provider=provider)
+    module, x = Scaler(), torch.randn(4)
+    assert torch.equal(torch.compile(scale_by, backend=backend)(module, x), scale_by(module, x))
+    (frame,) = [
+        s.attributes
+        for s in from_sdk(exporter.get_finished_spans())
+        if s.name == names.SPAN_FRAME and s.attributes[names.ATTR_CODE_FUNCTION] == "scale_by"
+    ]
+    assert names.ATTR_COMPILE_MODULE_CLASS not in frame

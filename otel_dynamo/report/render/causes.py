@@ -33,7 +33,8 @@ def recompile_causes(summary: Summary) -> list[Cause]:
     for section in summary["processes"]:
         for row in section["recompiles"]:
             what = row["reason_plain"] or row["reason"] or NO_REASON
-            where = _format.code_place(row["function"], row["file"], row["line"])
+            function = _format.function_label(row["function"], row["module"])
+            where = _format.code_place(function, row["file"], row["line"])
             counts[(what, where)] += 1
     return _ranked(counts)
 

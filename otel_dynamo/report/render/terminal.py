@@ -308,7 +308,7 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
         table.append(
             [
                 row["compile_id"] or "?",
-                row["function"] or "?",
+                _format.function_label(row["function"], row["module"]),
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
                 *([_calls(row)] if with_calls else []),
@@ -372,7 +372,7 @@ def _slowest(section: ProcessSection, view: _View) -> list[str]:
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            row["function"] or "?",
+            _format.function_label(row["function"], row["module"]),
             _format.duration(row["compile_s"]),
             _format.duration(row["lazy_backward_s"] or None),
             _largest_parts(row["phases"]),

@@ -363,6 +363,7 @@ def _recompiles(compiles: list[CompileRow]) -> list[RecompileRow]:
         {
             "compile_id": row["compile_id"],
             **_location(row),
+            "module": row["module"],
             "reason": row["recompile_reason"],
             "reason_plain": plain_reason(row["recompile_reason"]),
             "cache_size": row["cache_size"],
@@ -410,6 +411,7 @@ def _slowest(compiles: list[CompileRow], count: int) -> list[SlowCompile]:
         {
             "compile_id": row["compile_id"],
             **_location(row),
+            "module": row["module"],
             "outcome": row["outcome"],
             "duration_s": row["duration_s"],
             "lazy_backward_s": row["lazy_backward_s"],

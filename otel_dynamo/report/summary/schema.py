@@ -72,6 +72,7 @@ class GraphBreakGroup(TypedDict):
 class RecompileRow(Location):
     """A recompile and the guard that failed."""
 
+    module: str | None
     compile_id: str | None
     reason: str | None
     reason_plain: str | None
@@ -98,6 +99,7 @@ class LimitRow(Location):
 class SlowCompile(Location):
     """One of the slowest frame compiles."""
 
+    module: str | None
     compile_id: str | None
     outcome: str
     duration_s: float

@@ -169,7 +169,7 @@ def _recompiles(section: ProcessSection) -> Table:
     rows = [
         [
             row["compile_id"] or "?",
-            row["function"] or "?",
+            _format.function_label(row["function"], row["module"]),
             _location(row),
             _format.optional(row["cache_size"]),
             _format.calls(row),
@@ -208,7 +208,7 @@ def _slowest(section: ProcessSection) -> Table:
     rows = [
         [
             row["compile_id"] or "?",
-            row["function"] or "?",
+            _format.function_label(row["function"], row["module"]),
             _location(row),
             _format.duration(row["compile_s"]),
             _format.duration(row["lazy_backward_s"] or None),
