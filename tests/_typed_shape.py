@@ -53,8 +53,8 @@ def _scalarmismatches(value: Any, hint: Any, where: str) -> list[str]:
         return [] if value in get_args(hint) else [f"{where}: {value!r} not in {get_args(hint)}"]
     if hint is type(None):
         return [] if value is None else [f"{where}: {value!r} is not null"]
-    if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is float:  # a float is written 0.0, never 0: consumers see one JSON type
+        ok = isinstance(value, float)
         return [] if ok else [f"{where}: {value!r} is not a number"]
     if hint in (int, str):
         ok = isinstance(value, hint) and not isinstance(value, bool)

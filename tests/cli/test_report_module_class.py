@@ -121,7 +121,7 @@ def test_report_terminal_names_the_model_and_the_package(job):
     telemetry, _, _ = job
     text = _report(telemetry)
     slowest = text.split("slowest functions", 1)[1].split("\n\n", 1)[0]
-    lines = {line.strip().split("  ")[0]: line for line in slowest.splitlines()[1:]}
+    lines = {line.strip().split("  ")[0]: line for line in slowest.splitlines()[2:]}
     assert set(lines) == {"OPTForCausalLM (wrapper)", "GPT2LMHeadModel (wrapper)", "scaled_sum"}
     assert "generic.py:" in lines["OPTForCausalLM (wrapper)"]
     frame_table = text.split("Frame compiles (3)", 1)[1]

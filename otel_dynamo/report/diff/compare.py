@@ -40,6 +40,8 @@ from otel_dynamo.report.summary import (
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
 DIFF_SCHEMA_VERSION = 1
+RELATIVE_DECIMALS = 6
+"""Relative changes are rounded to this many decimals (a millionth of the base)."""
 DEFAULT_MIN_CHANGE = "10%,0.5s"
 
 
@@ -102,7 +104,7 @@ def _inputs(summary: Summary) -> Side:
 def change(base: float, new: float) -> Change:
     """base, new, their difference and the difference relative to base (None from 0)."""
     difference = new - base
-    relative = None if base == 0 else difference / base
+    relative = None if base == 0 else round(difference / base, RELATIVE_DECIMALS)
     if isinstance(base, float) or isinstance(new, float):
         difference, base, new = round(difference, 6), round(base, 6), round(new, 6)
     return {"base": base, "new": new, "change": difference, "relative": relative}

@@ -17,11 +17,12 @@ class _Significance(TypedDict, total=False):
 
 
 class Change(_Significance):
-    """A number in both runs: base, new, new - base, and that relative to base (null from 0)."""
+    """A number in both runs: base, new, new - base (ints for counts, floats for times),
+    and that relative to base (null from 0)."""
 
-    base: float
-    new: float
-    change: float
+    base: int | float
+    new: int | float
+    change: int | float
     relative: float | None
 
 

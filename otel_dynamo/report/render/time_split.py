@@ -87,7 +87,7 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
     lines += _labelled("by phase", headline(split), width)
     steps = " · ".join(
         f"{STEP_TITLES.get(row['step'], row['step'])} {_format.duration(row['seconds'])}"
-        for row in split["backend_steps"]
+        for row in split["steps"]
         if row["seconds"] > 0
     )
     if steps:
@@ -102,7 +102,7 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
     functions = split["slowest_functions"][:TERMINAL_FUNCTIONS]
     if functions:
         columns = [
-            Column("slowest functions", flexible=True),
+            Column("function", flexible=True),
             Column("location", flexible=True, cut_left=True),
             Column("compiles", right=True),
             Column("recompiles", right=True),
@@ -120,7 +120,7 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
             ]
             for row in functions
         ]
-        lines += format_table(columns, rows, width=width, color=color)
+        lines += ["  slowest functions", *format_table(columns, rows, width=width, color=color)]
     return lines
 
 
@@ -149,7 +149,7 @@ def html_block(split: CompileTime) -> str:
     steps = [
         [STEP_TITLES.get(row["step"], row["step"]), _format.duration(row["seconds"]),
          _percent(row["share"])]
-        for row in split["backend_steps"]
+        for row in split["steps"]
         if row["seconds"] > 0
     ]  # fmt: skip
     cache = split["cache"]

@@ -227,7 +227,7 @@ def _process_section(
         "cache_bypasses": _cache_total(caches, names.CACHE_BYPASS),
         "compile_seconds": seconds(compile_ns),
         "lazy_backward_seconds": seconds(lazy_ns + orphan_lazy_ns),
-        "device_seconds": round(sum(row["device_s"] for row in device_time), 6),
+        "device_seconds": round(float(sum(row["device_s"] for row in device_time)), 6),
         "warm_compile_seconds": caches["warm_compile_s"],
         "exports": export_totals["exports"],
         "export_failures": export_totals["export_failures"],
@@ -564,7 +564,7 @@ def _lazy_backwards_outside_frames(spans: list[Span], tree: SpanTree) -> int:
 
 
 def _sum_totals(processes: list[ProcessSection]) -> Totals:
-    summed: dict[str, float] = dict.fromkeys(TOTAL_KEYS, 0)
+    summed: dict[str, float] = {key: 0.0 if key in TIME_TOTALS else 0 for key in TOTAL_KEYS}
     for section in processes:
         # every value of ProcessTotals is a number
         for key, value in cast("Mapping[str, float]", section["totals"]).items():

@@ -54,7 +54,7 @@ def totals(found: ExportSection) -> ExportTotals:
         "exports": len(found["exports"]),
         "export_failures": len(found["failures"]),
         "decompositions": len(found["decompositions"]),
-        "export_seconds": round(sum(durations), 6),
+        "export_seconds": round(float(sum(durations)), 6),
     }
 
 

@@ -376,7 +376,7 @@ class CompileTime(TypedDict):
     frame_seconds: float
     lazy_backward_seconds: float
     phases: list[PhaseRow]
-    backend_steps: list[StepRow]
+    steps: list[StepRow]
     cache: CacheSplit
     slowest_functions: list[FunctionRow]
 

@@ -87,7 +87,7 @@ def _split(sections: Sequence[CompileParts]) -> CompileTime:
             {"phase": phase, "seconds": _seconds(ns), "share": _share(ns, total_ns)}
             for phase, ns in phase_ns.items()
         ],
-        "backend_steps": [
+        "steps": [
             {"step": step, "seconds": _seconds(ns), "share": _share(ns, total_ns)}
             for step, ns in step_ns.items()
         ],
