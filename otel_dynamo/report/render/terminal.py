@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TextIO, TypeVar
 
 from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import exports as _exports_render
@@ -23,7 +23,17 @@ from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
-from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, RecompileRow, Summary
+from otel_dynamo.report.summary.schema import (
+    CompileFacts,
+    CompileRow,
+    GraphBreakGroup,
+    ProcessSection,
+    RankRow,
+    RecompileRow,
+    Summary,
+)
+
+_Row = TypeVar("_Row")
 
 DEFAULT_WIDTH = 100
 DEFAULT_ROW_LIMIT = 20
@@ -153,24 +163,24 @@ def _ranks(summary: Summary, view: _View) -> list[str]:
     return lines + [view.paint(truncate(_divergence(row), view.width), "red") for row in diverging]
 
 
-def _rank_row(row: Mapping[str, Any]) -> list[Cell | str]:
-    def flagged(key: str) -> Cell:
+def _rank_row(row: RankRow) -> list[Cell | str]:
+    def flagged(key: str, value: int) -> Cell:
         bad = key in row["diverges"]
-        return Cell(f"{row[key]}{' !' if bad else ''}", "red_bold" if bad else None)
+        return Cell(f"{value}{' !' if bad else ''}", "red_bold" if bad else None)
 
     return [
         Cell(row["process"], "red_bold" if row["diverges"] else None),
         str(row["frame_compiles"]),
-        flagged("graphs"),
-        flagged("recompiles"),
-        flagged("guards"),
+        flagged("graphs", row["graphs"]),
+        flagged("recompiles", row["recompiles"]),
+        flagged("guards", row["guards"]),
         str(row["graph_breaks"]),
         str(row["failures"]),
         _format.duration(row["compile_seconds"]),
     ]
 
 
-def _divergence(row: Mapping[str, Any]) -> str:
+def _divergence(row: RankRow) -> str:
     """ "  rank 2 DIVERGES in graphs; first at 17/0: graphs 2, guards 8 (most ranks: ...)"."""
     text = f"  {row['process']} DIVERGES in {', '.join(row['diverges'])}"
     first = row["first_difference"]
@@ -182,7 +192,7 @@ def _divergence(row: Mapping[str, Any]) -> str:
     )
 
 
-def _facts(facts: Mapping[str, Any] | None) -> str:
+def _facts(facts: CompileFacts | None) -> str:
     if facts is None:
         return "no such compile"
     return ", ".join(f"{key} {value}" for key, value in facts.items())
@@ -258,7 +268,7 @@ def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
     return lines
 
 
-def _graph_break_group(group: Mapping[str, Any], view: _View) -> list[str]:
+def _graph_break_group(group: GraphBreakGroup, view: _View) -> list[str]:
     count = f"{group['count']}x"
     reason_text = group["reason"] or ""
     shown_kind = group["kind"] and not reason_text.startswith(group["kind"])
@@ -324,7 +334,7 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
     return [view.title("Recompiles", len(rows)), *lines]
 
 
-def _calls(row: Mapping[str, Any]) -> Cell:
+def _calls(row: CompileRow | RecompileRow) -> Cell:
     """The calls a variant served, dimmed when cold."""
     return Cell(_format.calls(row), None if row["hot"] else "dim")
 
@@ -481,7 +491,7 @@ def _runs(section: ProcessSection, view: _View) -> list[str]:
     return [f"{view.paint('Recorded runs:', 'bold')} {counts}"]
 
 
-def _shown(rows: list[Any], view: _View) -> list[Any]:
+def _shown(rows: list[_Row], view: _View) -> list[_Row]:
     return rows if view.limit <= 0 else rows[: view.limit]
 
 

@@ -14,7 +14,7 @@ from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html import tables as _html_tables
 from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
 from otel_dynamo.report.render.html.timeline import timeline_data
-from otel_dynamo.report.summary.schema import Summary
+from otel_dynamo.report.summary.schema import ProblemRow, Summary
 
 PAGE_TITLE = "otel-dynamo report"
 
@@ -76,7 +76,7 @@ def _problems(summary: Summary) -> str:
     return f'<section class="problems"><h2>Input problems</h2><ul>{items}</ul></section>'
 
 
-def _problem_text(problem: Mapping[str, Any]) -> str:
+def _problem_text(problem: ProblemRow) -> str:
     where = problem["path"] if problem["line"] is None else f"{problem['path']}:{problem['line']}"
     return f"{where}: {problem['message']}"
 

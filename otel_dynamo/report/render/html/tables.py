@@ -7,8 +7,7 @@ with the terminal's formatting, so the page only lays them out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
@@ -17,7 +16,7 @@ from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.guard_reasons import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
-from otel_dynamo.report.summary.schema import ProcessSection, Summary
+from otel_dynamo.report.summary.schema import Location, ProcessSection, RankRow, Summary
 
 MAX_COMPILE_IDS_SHOWN = 20
 """Compile ids listed per graph-break row; the rest are counted."""
@@ -69,9 +68,9 @@ def ranks_table(summary: Summary) -> Table | None:
     return _table(title, columns, rows, right=range(1, 8))
 
 
-def _rank_row(row: Mapping[str, Any]) -> list[Any]:
-    def flagged(key: str) -> Any:
-        return [str(row[key]), "bad"] if key in row["diverges"] else str(row[key])
+def _rank_row(row: RankRow) -> list[PageCell]:
+    def flagged(key: str, value: int) -> PageCell:
+        return [str(value), "bad"] if key in row["diverges"] else str(value)
 
     first = row["first_difference"]
     verdict = ", ".join(row["diverges"])
@@ -80,9 +79,9 @@ def _rank_row(row: Mapping[str, Any]) -> list[Any]:
     return [
         row["process"],
         str(row["frame_compiles"]),
-        flagged("graphs"),
-        flagged("recompiles"),
-        flagged("guards"),
+        flagged("graphs", row["graphs"]),
+        flagged("recompiles", row["recompiles"]),
+        flagged("guards", row["guards"]),
         str(row["graph_breaks"]),
         str(row["failures"]),
         _format.duration(row["compile_seconds"]),
@@ -321,7 +320,7 @@ def _reason_cell(reason: str | None) -> str | list[str]:
     return [plain_reason(reason) or reason, "", reason]
 
 
-def _location(row: Mapping[str, Any]) -> str:
+def _location(row: Location) -> str:
     return _format.location(row["file"], row["line"])
 
 
