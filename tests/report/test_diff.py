@@ -16,6 +16,7 @@ from _report_support import (
     PRINT_BREAK,
     FakeCompile,
     GraphBreak,
+    run_chromium,
     small_compiles,
     write_logs,
     write_traces,
@@ -307,3 +308,21 @@ def test_variants_are_not_compared_when_base_recorded_no_calls(tmp_path, capsys)
     assert diff["variants"] == {"compared": False, "became_hot": [], "became_cold": []}
     cli.main([*args, "--color", "never"])
     assert "Variants not compared" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_verdict_is_the_first_thing_chromium_shows_of_the_diff_page(
+    break_seen_twice, tmp_path, capsys, chromium
+) -> None:
+    """In headless Chromium the diff page's first section is the failed gate, above every
+    table of what changed."""
+    page = tmp_path / "diff.html"
+    base, new = map(str, break_seen_twice)
+    cli.main(["diff", base, new, "--html", str(page), "--fail-on", "new_graph_breaks>1"])
+    capsys.readouterr()
+    dom = run_chromium(chromium, tmp_path / "profile", page.as_uri(), "--dump-dom").stdout
+    main = dom[dom.index("<main>") :]
+    first = re.search(r"<section>(.*?)</section>", main, re.S)
+    assert first is not None
+    assert re.findall(r"<h3>(.*?)</h3>", first.group(1)) == ["Fail-on conditions (1)"]
+    assert "FAILED" in first.group(1) and "new_graph_breaks&gt;1" in first.group(1)

@@ -8,7 +8,6 @@ import html
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import (
     NO_BREAK_SPACE,
-    CellLike,
     Column,
     format_table,
     paint,
@@ -16,7 +15,7 @@ from otel_dynamo.report.render.table import (
     wrapped,
 )
 from otel_dynamo.report.summary.phases import PHASE_TITLES
-from otel_dynamo.report.summary.schema import CompileTime, PhaseRow
+from otel_dynamo.report.summary.schema import CompileTime, FunctionRow, PhaseRow
 from otel_dynamo.report.summary.time_split import PHASE_UNRECORDED
 
 TERMINAL_FUNCTIONS = 5
@@ -109,17 +108,7 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
             Column("compile time", right=True),
             Column("share", right=True),
         ]
-        rows: list[list[CellLike]] = [
-            [
-                _format.function_label(row["function"], row["module"]),
-                _format.location(row["file"], row["line"]),
-                str(row["compiles"]),
-                str(row["recompiles"]),
-                _format.duration(row["compile_seconds"]),
-                _percent(row["share"]),
-            ]
-            for row in functions
-        ]
+        rows = [_function_cells(row) for row in functions]
         lines += ["  slowest functions", *format_table(columns, rows, width=width, color=color)]
     return lines
 
@@ -134,6 +123,18 @@ def _labelled(label: str, text: str, width: int) -> list[str]:
     body = wrapped(bound, width - indent)
     first = f"  {label.ljust(10)}  {body[0]}"
     return [first, *(" " * indent + line for line in body[1:])]
+
+
+def _function_cells(row: FunctionRow) -> list[str]:
+    """One slowest function: label, location, compiles, recompiles, time, share."""
+    return [
+        _format.function_label(row["function"], row["module"]),
+        _format.location(row["file"], row["line"]),
+        str(row["compiles"]),
+        str(row["recompiles"]),
+        _format.duration(row["compile_seconds"]),
+        _percent(row["share"]),
+    ]
 
 
 def html_block(split: CompileTime) -> str:
@@ -157,17 +158,7 @@ def html_block(split: CompileTime) -> str:
         ["cold", str(cache["cold_compiles"]), _format.duration(cache["cold_seconds"])],
         ["served from cache", str(cache["warm_compiles"]), _format.duration(cache["warm_seconds"])],
     ]
-    functions = [
-        [
-            _format.function_label(row["function"], row["module"]),
-            _format.location(row["file"], row["line"]),
-            str(row["compiles"]),
-            str(row["recompiles"]),
-            _format.duration(row["compile_seconds"]),
-            _percent(row["share"]),
-        ]
-        for row in split["slowest_functions"]
-    ]
+    functions = [_function_cells(row) for row in split["slowest_functions"]]
     lazy = ""
     if split["lazy_backward_seconds"]:
         lazy = (
