@@ -31,13 +31,13 @@ def test_terminal_lists_why_it_recompiled_and_broke_before_the_processes(tmp_pat
     end = next(index for index, line in enumerate(lines) if line.startswith("── "))
     assert lines[start:end] == [
         "Why it recompiled (1)",
-        "  count  reason                                     where",
-        "     1x  input x: dtype changed from Float to Half  forward at project/model.py:10",
+        "  count  reason                                     function  location",
+        "     1x  input x: dtype changed from Float to Half  forward   project/model.py:10",
         "",
         "Why graphs broke (3)",
-        "  count  reason                                         where",
-        "     2x  Unsupported: builtin print() is not traceable  forward at project/model.py:20",
-        "     1x  Data-dependent branching on tensor.item()      step at project/model.py:33",
+        "  count  reason                                         function  location",
+        "     2x  Unsupported: builtin print() is not traceable  forward   project/model.py:20",
+        "     1x  Data-dependent branching on tensor.item()      step      project/model.py:33",
         "",
     ]
     assert lines.index("Where compile time went (360.0 ms)") < start
@@ -52,7 +52,7 @@ def test_page_lists_why_it_recompiled_and_broke_before_the_timeline(tmp_path: Pa
     assert "<h3>Why it recompiled (1)</h3>" in section
     assert "<h3>Why graphs broke (3)</h3>" in section
     assert "<td>input x: dtype changed from Float to Half</td>" in section
-    assert "<td>step at project/model.py:33</td>" in section
+    assert "<td>step</td><td>project/model.py:33</td>" in section
 
 
 def test_no_causes_when_nothing_recompiled_or_broke(tmp_path: Path) -> None:

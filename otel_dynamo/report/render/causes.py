@@ -20,41 +20,41 @@ SHOWN_CAUSES = 5
 
 @dataclasses.dataclass(frozen=True)
 class Cause:
-    """One reason: how often it happened, in plain words, and where."""
+    """One reason: how often it happened, in plain words, and in which function where."""
 
     count: int
     what: str
-    where: str
+    function: str
+    location: str
 
 
 def recompile_causes(summary: Summary) -> list[Cause]:
     """Recompiles grouped by plain reason and function, most frequent first."""
-    counts: Counter[tuple[str, str]] = Counter()
+    counts: Counter[tuple[str, str, str]] = Counter()
     for section in summary["processes"]:
         for row in section["recompiles"]:
             what = row["reason_plain"] or row["reason"] or NO_REASON
             function = _format.function_label(row["function"], row["module"])
-            where = _format.code_place(function, row["file"], row["line"])
-            counts[(what, where)] += 1
+            counts[(what, function, _format.location(row["file"], row["line"]))] += 1
     return _ranked(counts)
 
 
 def break_causes(summary: Summary) -> list[Cause]:
     """Graph breaks grouped by reason and the user code they broke in (the innermost
     user frame of their stack), most frequent first."""
-    counts: Counter[tuple[str, str]] = Counter()
+    counts: Counter[tuple[str, str, str]] = Counter()
     for section in summary["processes"]:
         for group in section["graph_breaks"]:
             for stack in group["stacks"] or [{"user_stack": [], "count": group["count"]}]:
                 file, function, line = _format.user_location(stack["user_stack"])
-                where = f"{function} at {file}:{line}" if line is not None else file
-                counts[(group["reason"] or NO_REASON, where)] += stack["count"]
+                location = f"{file}:{line}" if line is not None else file
+                counts[(group["reason"] or NO_REASON, function or "?", location)] += stack["count"]
     return _ranked(counts)
 
 
-def _ranked(counts: Counter[tuple[str, str]]) -> list[Cause]:
+def _ranked(counts: Counter[tuple[str, str, str]]) -> list[Cause]:
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [Cause(count, what, where) for (what, where), count in ranked]
+    return [Cause(count, *key) for key, count in ranked]
 
 
 def terminal_lines(summary: Summary, *, width: int, color: bool) -> list[str]:
@@ -72,10 +72,16 @@ def terminal_lines(summary: Summary, *, width: int, color: bool) -> list[str]:
         columns = [
             Column("count", right=True),
             Column("reason", wrap=True),
-            Column("where", flexible=True, cut_left=True),
+            Column("function", flexible=True),
+            Column("location", flexible=True, cut_left=True),
         ]
         rows: list[list[CellLike]] = [
-            [f"{cause.count}x", _format.printable(cause.what), _format.printable(cause.where)]
+            [
+                f"{cause.count}x",
+                _format.printable(cause.what),
+                _format.printable(cause.function),
+                _format.printable(cause.location),
+            ]
             for cause in causes[:SHOWN_CAUSES]
         ]
         lines += format_table(columns, rows, width=width, color=color)
@@ -96,12 +102,12 @@ def html_block(summary: Summary) -> str:
             continue
         body = "".join(
             f'<tr><td class="num">{cause.count}</td><td>{html.escape(cause.what)}</td>'
-            f"<td>{html.escape(cause.where)}</td></tr>"
+            f"<td>{html.escape(cause.function)}</td><td>{html.escape(cause.location)}</td></tr>"
             for cause in causes
         )
+        head = '<th class="num">count</th><th>reason</th><th>function</th><th>location</th>'
         parts.append(
             f"<h3>{html.escape(title)} ({sum(cause.count for cause in causes)})</h3>"
-            '<table><thead><tr><th class="num">count</th><th>reason</th><th>where</th></tr>'
-            f"</thead><tbody>{body}</tbody></table>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         )
     return f'<section id="causes">{"".join(parts)}</section>' if parts else ""
