@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from otel_dynamo._config import registered
+from otel_dynamo._config.redaction import redacted_url
 from otel_dynamo._config.settings import ConfigProblem
 
 T = TypeVar("T")
@@ -147,10 +147,12 @@ class OtlpTarget:
     """OTEL_EXPORTER_OTLP_INSECURE as given (gRPC only; None: unset, the scheme decides)."""
 
     def secrets(self) -> frozenset[str]:
-        """Text never to print: header values and the endpoint's user-info parts."""
+        """Text never to print: header values, the endpoint's user-info parts and the
+        values of its query string."""
         found = {value for _key, value in self.headers if value}
-        user_info = urlsplit(self.endpoint)
-        found.update(part for part in (user_info.username, user_info.password) if part)
+        parts = urlsplit(self.endpoint)
+        found.update(part for part in (parts.username, parts.password) if part)
+        found.update(value for _key, value in parse_qsl(parts.query) if value)
         return frozenset(found)
 
 
@@ -358,16 +360,6 @@ def _endpoint(reader: _Reader, signal: str, protocol: str) -> str | None:
         reader.problem(variable, redacted_url(url), ACCEPTED_ENDPOINT, TURNED_OFF, signal=signal)
         return None
     return url.strip() if per_signal else _signal_url(url, signal, protocol)
-
-
-_USER_INFO = re.compile(r"(?<=//)[^/?#]*@")
-_QUERY_VALUE = re.compile(r"(?<=[?&;])([^=&;#]*)=[^&;#]*")
-
-
-def redacted_url(url: str) -> str:
-    """The URL to print: user-info and query values (tokens live there) replaced by
-    ``***``. Works on text that is not a valid URL too."""
-    return _QUERY_VALUE.sub(r"\1=***", _USER_INFO.sub("***@", url))
 
 
 def _signal_url(base: str, signal: str, protocol: str) -> str:

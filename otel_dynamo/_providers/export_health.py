@@ -15,7 +15,9 @@ import contextlib
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+
+from otel_dynamo._config.redaction import REDACT_SHAPES
 
 LOGGER_NAME = "otel_dynamo"
 QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
@@ -24,38 +26,13 @@ QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
 _log = logging.getLogger(__name__)
 _local = threading.local()
 RecordSink = Callable[[logging.LogRecord], None]
-REDACTED = "***"
-MIN_SECRET_LENGTH = 6
-"""Known values shorter than this are not replaced wherever they appear."""
-_USER_INFO = re.compile(r"(?:(?<=//)|(?<![\w.%+-]))[\w.%+-]{1,256}:[^\s/@]{0,256}@(?=[\w\[])")
-"""``user:password@`` before a host, with a scheme or without (gRPC's messages drop it)."""
-
-
-class Redactor:
-    """Takes secrets out of text we print: known values (header values, the endpoint's
-    user and password), and anything shaped like ``user:password@host``."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        # Longest first, so a secret containing another is replaced whole. Very short
-        # values ("1", "json") would garble every message: shapes still catch user:pass@.
-        found = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
-        self._secrets = sorted(found, key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        text = _USER_INFO.sub(f"{REDACTED}@", text)
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
-
-
-REDACT_SHAPES = Redactor()
-"""Redaction by shape only, where no secret values are known."""
 
 
 class ExportHealth:
     """Which signals are failing to export, and whether the one warning was given."""
 
     def __init__(self, *, redact: Callable[[str], str] = REDACT_SHAPES) -> None:
+        self._targets: dict[str, set[str]] = {}
         self._failing: set[str] = set()
         self._warned = False
         self._lock = threading.Lock()
@@ -67,12 +44,19 @@ class ExportHealth:
     def succeeded(self, signal: str) -> None:
         self._failing.discard(signal)
 
+    def register(self, signal: str, target: str) -> None:
+        """``signal`` is exported to ``target`` (its warning names the signals sent there)."""
+        self._targets.setdefault(place(target), set()).add(signal)
+
     def failed(self, signal: str, target: str, reason: str) -> None:
         self._failing.add(signal)
+        others = sorted(self._targets.get(place(target), set()) - {signal})
+        also = f" ({' and '.join(others)} go there too)" if others else ""
         self.warn_once(
             f"otel_dynamo: could not export {signal} to {target}: {reason}. The job "
-            "continues; telemetry that cannot be exported is dropped (further export "
-            f"problems are logged at DEBUG on the {LOGGER_NAME!r} logger)"
+            f"continues; {_signals([signal, *others])} that cannot be exported there "
+            f"{'is' if not others else 'are'} dropped{also} (further export problems are "
+            f"logged at DEBUG on the {LOGGER_NAME!r} logger)"
         )
 
     def dropped(self, signal: str, reason: str) -> None:
@@ -101,6 +85,20 @@ class ExportHealth:
                 _log.debug("%s (from %s)", self.redact(message), record.name)
 
         return sink
+
+
+_PLACE = re.compile(r"\s*(?:[a-z][a-z0-9+.-]*://)?([^/\s]+)")
+
+
+def place(target: str) -> str:
+    """Where a target sends: a collector's host and port (``http://h:4318/v1/traces`` and
+    ``h:4318`` alike), or the target as it is (a directory)."""
+    found = _PLACE.match(target)
+    return target if found is None else found[1]
+
+
+def _signals(signals: list[str]) -> str:
+    return signals[0] if len(signals) == 1 else ", ".join(signals[:-1]) + " and " + signals[-1]
 
 
 class quiet:

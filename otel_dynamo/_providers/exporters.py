@@ -33,8 +33,8 @@ from otel_dynamo._config.otel_env import (
     SIGNAL_TRACES,
     OtlpTarget,
     otlp_variable,
-    redacted_url,
 )
+from otel_dynamo._config.redaction import redacted_url
 from otel_dynamo._providers import entry_points
 from otel_dynamo._providers.files import ProcessFiles
 

@@ -36,6 +36,7 @@ from otel_dynamo._providers.export_health import (
     record_collector,
 )
 from otel_dynamo._providers.files import disarm_inherited_stream
+from otel_dynamo._providers.redacting import redacted_logs, redacted_spans
 
 NO_REASON = "the exporter reported a failure"
 _RETRY_NOTE = re.compile(r",? retrying in [0-9.]+s\.?")
@@ -65,6 +66,7 @@ class SafeExport:
         self.signal = signal
         self.target = target
         self._health = health
+        health.register(signal, target)
         self._export_in_child = export_in_child
         self._origin_pid = os.getpid()
         self._lock = threading.Lock()
@@ -75,6 +77,10 @@ class SafeExport:
         _safe_exports.add(self)
         if eager:
             self.inner()
+
+    def redact(self, text: str) -> str:
+        """The process's one redaction (its known secrets and URL shapes)."""
+        return self._health.redact(text)
 
     def inner(self) -> Any:
         if self._inner is None:
@@ -185,7 +191,8 @@ class SafeSpanExporter(SpanExporter):
         self.safe_export = safe_export
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        ok = self.safe_export.run(lambda e: e.export(spans), _is(SpanExportResult.SUCCESS))
+        shown = redacted_spans(spans, self.safe_export.redact)
+        ok = self.safe_export.run(lambda e: e.export(shown), _is(SpanExportResult.SUCCESS))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
@@ -233,7 +240,7 @@ class SafeLogExporter(LogRecordExporter):
         self.safe_export = safe_export
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        for chunk in size_chunks(batch):
+        for chunk in size_chunks(redacted_logs(batch, self.safe_export.redact)):
             if not self._send(chunk):  # a collector that refused one piece: stop there
                 return LogRecordExportResult.FAILURE
         return LogRecordExportResult.SUCCESS

@@ -54,6 +54,7 @@ from otel_dynamo._config.otel_env import (
     read_otel_env,
 )
 from otel_dynamo._config.problems import warn_problems
+from otel_dynamo._config.redaction import Redactor
 from otel_dynamo._config.settings import (
     ENV_OUTPUT_DIR,
     ENV_PROMETHEUS_PORT,
@@ -62,7 +63,7 @@ from otel_dynamo._config.settings import (
     Settings,
 )
 from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
-from otel_dynamo._providers.export_health import ExportHealth, Redactor
+from otel_dynamo._providers.export_health import ExportHealth
 from otel_dynamo._providers.exporters import entry_point_class, local_factory, otlp_factory
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
 from otel_dynamo._providers.process_providers import ProcessProviders, run_parallel

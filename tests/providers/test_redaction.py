@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
-from otel_dynamo._config.otel_env import OtlpTarget, read_otel_env, redacted_url
-from otel_dynamo._providers.export_health import Redactor
+import pytest
+from _export_support import free_port, without_otel
+
+from otel_dynamo._config.otel_env import OtlpTarget, read_otel_env
+from otel_dynamo._config.redaction import Redactor, redacted_url
 
 
 @pytest.mark.parametrize(
@@ -61,3 +68,68 @@ def test_very_short_known_values_are_not_replaced_everywhere():
     assert Redactor({"1", "json"})("retrying in 1.02s to 127.0.0.1:4317") == (
         "retrying in 1.02s to 127.0.0.1:4317"
     )
+
+
+SECRETS = ("PASSWORD4242", "TOKEN4242", "QUERYSECRET99", "HEADERSECRET77")
+PROGRAM = Path(__file__).parents[1] / "programs" / "secret_job.py"
+
+
+def _run_job(
+    tmp_path: Path, environ: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **without_otel(os.environ),
+        "OTEL_DYNAMO_ENABLED": "true",
+        "OTEL_DYNAMO_OUTPUT_DIR": str(tmp_path / "out"),
+        "OTEL_DYNAMO_SHUTDOWN_TIMEOUT": "2",
+        **environ,
+    }
+    done = subprocess.run(
+        [sys.executable, str(PROGRAM), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
+    return done
+
+
+def _written(tmp_path: Path) -> str:
+    return "".join(path.read_text(encoding="utf-8") for path in (tmp_path / "out").glob("*.jsonl"))
+
+
+def test_an_error_text_on_a_span_is_exported_without_its_secrets(tmp_path: Path) -> None:
+    """A compile error whose text holds a URL's password and query token is recorded on
+    the spans and log events with both as ***, the rest of its text kept."""
+    _run_job(tmp_path, {})
+    written = _written(tmp_path)
+    assert "could not fetch http://***@models.internal/w?token=***" in written
+    assert [secret for secret in SECRETS if secret in written] == []
+
+
+def test_the_export_warning_quotes_no_secret_of_the_endpoint_or_headers(tmp_path: Path) -> None:
+    """Metrics to a collector that is not there, its URL with a query token, headers with a
+    token: the one warning names the endpoint with *** and quotes no secret, the job's own
+    DEBUG logging included."""
+    environ = {
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": (
+            f"http://127.0.0.1:{free_port()}/v1/metrics?api_key=QUERYSECRET99"
+        ),
+        "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer HEADERSECRET77",
+    }
+    done = _run_job(tmp_path, environ, "--debug-logging")
+    assert "otel_dynamo: could not export metrics to http://127.0.0.1:" in done.stderr
+    assert "/v1/metrics?api_key=*** (OTLP" in done.stderr
+    assert [secret for secret in SECRETS if secret in done.stderr + _written(tmp_path)] == []
+
+
+def test_the_export_warning_names_every_signal_sent_to_the_collector(tmp_path: Path) -> None:
+    """All three signals to one collector that is not there: the one warning names each."""
+    environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
+    done = _run_job(tmp_path, environ)
+    (warning,) = [line for line in done.stderr.splitlines() if "could not export" in line]
+    signals = re.search(r"continues; (.*?) that cannot be exported there are dropped", warning)
+    assert signals is not None
+    assert sorted(re.split(r", | and ", signals[1])) == ["logs", "metrics", "traces"]
