@@ -51,12 +51,12 @@ class ExportHealth:
     def failed(self, signal: str, target: str, reason: str) -> None:
         self._failing.add(signal)
         others = sorted(self._targets.get(place(target), set()) - {signal})
-        also = f" ({' and '.join(others)} go there too)" if others else ""
+        verb = "are" if others else "is"
         self.warn_once(
             f"otel_dynamo: could not export {signal} to {target}: {reason}. The job "
-            f"continues; {_signals([signal, *others])} that cannot be exported there "
-            f"{'is' if not others else 'are'} dropped{also} (further export problems are "
-            f"logged at DEBUG on the {LOGGER_NAME!r} logger)"
+            f"continues; {_signals([signal, *others])} sent there {verb} dropped while it "
+            f"fails (further export problems are logged at DEBUG on the {LOGGER_NAME!r} "
+            "logger)"
         )
 
     def dropped(self, signal: str, reason: str) -> None:

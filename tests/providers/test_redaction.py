@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _export_support import free_port, without_otel
+from _export_support import failing_http_collector, free_port, without_otel
 
 from otel_dynamo._config.otel_env import OtlpTarget, read_otel_env
 from otel_dynamo._config.redaction import Redactor, redacted_url
@@ -130,6 +130,24 @@ def test_the_export_warning_names_every_signal_sent_to_the_collector(tmp_path: P
     environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
     done = _run_job(tmp_path, environ)
     (warning,) = [line for line in done.stderr.splitlines() if "could not export" in line]
-    signals = re.search(r"continues; (.*?) that cannot be exported there are dropped", warning)
+    signals = re.search(r"continues; (.*?) sent there are dropped while it fails", warning)
     assert signals is not None
     assert sorted(re.split(r", | and ", signals[1])) == ["logs", "metrics", "traces"]
+
+
+def test_relayed_http_debug_lines_show_no_query_token(tmp_path: Path) -> None:
+    """A collector answering 503 and the job's logging at DEBUG: the HTTP library's
+    request lines that otel_dynamo relays show the endpoint's query value as ***."""
+    with failing_http_collector() as server:
+        port = server.server_address[1]
+        environ = {
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": (
+                f"http://127.0.0.1:{port}/v1/metrics?api_key=QUERYSECRET99"
+            ),
+        }
+        done = _run_job(tmp_path, environ, "--debug-logging")
+    assert server.posts > 0
+    assert "/v1/metrics?api_key=***" in done.stderr
+    assert [secret for secret in SECRETS if secret in done.stderr] == []
