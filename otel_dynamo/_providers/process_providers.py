@@ -4,6 +4,12 @@
 the collector does: each part (traces, logs, metrics, Prometheus) shuts down in its own
 daemon thread, the exporters' own timeouts are first cut to the budget, and threads
 still busy at the deadline are abandoned (they are daemons and cannot hold the process).
+
+Shutdown happens once, in a daemon thread of its own. Every call, the first included,
+waits for that one to end, up to its deadline (and its own ``timeout_s``): a second call
+(a SIGTERM handler or finalizer arriving while the at-exit flush exports) never returns
+before what is being exported is out, so the signal re-raised after it loses nothing. A
+``force_flush`` during shutdown waits for the shutdown the same way.
 """
 
 from __future__ import annotations
@@ -68,7 +74,10 @@ class ProcessProviders:
         self._safe_exports = tuple(safe_exports)
         self._health = health or ExportHealth()
         self._lock = threading.Lock()
-        self._is_shut_down = False
+        self._shutdown_done: threading.Event | None = None
+        """Set when the one shutdown has ended (None: not begun)."""
+        self._shutdown_deadline = 0.0
+        self._shutdown_finished = False
 
     @classmethod
     def noop(
@@ -90,14 +99,21 @@ class ProcessProviders:
     def register_at_exit(self, *, flush_on_signal: bool = False) -> None:
         """Flush at exit, at the end of each multiprocessing child (a DataLoader worker),
         which leaves with ``os._exit``, and, with ``flush_on_signal``, on SIGTERM/SIGHUP,
-        which skip ``atexit`` (see ``signals``)."""
+        which skip ``atexit`` (see ``signals``).
+
+        Built in a ``multiprocessing`` child itself (a worker whose first compile comes
+        after the fork, or a spawned one), the child's own flush is registered now; built
+        before, in each child as it starts."""
         atexit.register(self._at_exit)
         if flush_on_signal:
             signals.install(self._on_signal, budget_s=self.shutdown_timeout_s)
+        import multiprocessing
         import multiprocessing.util
 
         # Runs in the child after multiprocessing has cleared the parent's finalizers.
         multiprocessing.util.register_after_fork(self, ProcessProviders._flush_at_child_exit)
+        if multiprocessing.parent_process() is not None:
+            self._flush_at_child_exit()
 
     def _flush_at_child_exit(self) -> None:
         import multiprocessing.util
@@ -117,21 +133,46 @@ class ProcessProviders:
     def shutdown(self, timeout_s: float | None = None) -> bool:
         """Flush what can be flushed and stop, never taking longer than ``timeout_s``.
 
-        Returns True when everything stopped in time. Later calls return at once.
+        Returns True when everything stopped in time. The work is done once; a later call
+        (from a signal handler, a finalizer, another thread) waits for the one in progress
+        until that one's deadline, at most ``timeout_s``, and returns whether it finished.
         """
-        with self._lock:
-            if self._is_shut_down:
-                return True
-            self._is_shut_down = True
-        atexit.unregister(self._at_exit)
-        exit_steps.settle(final=True)  # deferred work (device timings) ends in this flush
         budget = self.shutdown_timeout_s if timeout_s is None else max(0.0, timeout_s)
-        for safe_export in self._safe_exports:
-            safe_export.close(budget)
-        finished = run_parallel([_with_budget(part, budget) for part in self._parts], budget)
-        if not finished:
+        with self._lock:
+            done = self._shutdown_done
+            first = done is None
+            if done is None:
+                done = self._shutdown_done = threading.Event()
+                self._shutdown_deadline = time.monotonic() + budget
+        if first:
+            atexit.unregister(self._at_exit)
+            if not _start_daemon(self._shut_down, name="otel_dynamo-shutdown"):
+                self._shut_down()  # no new threads at interpreter shutdown: run it here
+        finished = self._wait_for_shutdown(done, budget)
+        if first and not finished:
             self._health.warn_once(self._timed_out_message(budget))
         return finished
+
+    def _shut_down(self) -> None:
+        """The one shutdown: settle, hurry the exporters, stop every part by the deadline."""
+        done = self._shutdown_done
+        try:
+            exit_steps.settle(final=True)  # deferred work (device timings) ends in this flush
+            remaining = max(0.0, self._shutdown_deadline - time.monotonic())
+            for safe_export in self._safe_exports:
+                safe_export.close(remaining)
+            calls = [_with_budget(part, remaining) for part in self._parts]
+            self._shutdown_finished = run_parallel(calls, remaining)
+        except Exception:  # shutdown trouble is never the job's problem
+            self._shutdown_finished = False
+        finally:
+            if done is not None:
+                done.set()
+
+    def _wait_for_shutdown(self, done: threading.Event, budget: float) -> bool:
+        """Wait for the shutdown in progress, until its deadline and at most ``budget``."""
+        wait_s = min(budget, self._shutdown_deadline - time.monotonic())
+        return done.wait(max(0.0, wait_s)) and self._shutdown_finished
 
     def _timed_out_message(self, budget: float) -> str:
         targets = sorted(
@@ -144,7 +185,12 @@ class ProcessProviders:
         )
 
     def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_SECONDS) -> bool:
-        """Export everything buffered now, within ``timeout_s``; True if all finished."""
+        """Export everything buffered now, within ``timeout_s``; True if all finished.
+
+        During shutdown: wait for it instead (within ``timeout_s``), which exports all."""
+        done = self._shutdown_done
+        if done is not None:
+            return self._wait_for_shutdown(done, max(0.0, timeout_s))
         exit_steps.settle(final=False)
         millis = int(timeout_s * 1000)
         results: list[object] = []
@@ -152,6 +198,16 @@ class ProcessProviders:
         calls = [_flush(provider, millis, results) for provider in providers]
         finished = run_parallel(calls, timeout_s)
         return finished and len(results) == len(calls) and all(results)
+
+
+def _start_daemon(call: Callable[[], None], *, name: str) -> bool:
+    """Start ``call`` in a daemon thread; False where no thread can start (at
+    interpreter shutdown, Python >= 3.12)."""
+    try:
+        threading.Thread(target=call, name=name, daemon=True).start()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _with_budget(part: Part, budget: float) -> Callable[[], Any]:

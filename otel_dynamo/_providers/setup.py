@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
@@ -353,9 +354,11 @@ class _Builder:
         readers.extend(registered_readers)
         if not readers:
             return metrics.NoOpMeterProvider()
-        return MeterProvider(
+        provider = MeterProvider(
             metric_readers=readers, resource=self._resource, shutdown_on_exit=False
         )
+        _renew_metric_locks_after_fork(provider, readers)
+        return provider
 
 
 def _shutdown_part(provider: Any, processors: list[Any]) -> Any:
@@ -400,3 +403,47 @@ def _refresh_pid_after_fork(*providers: Any) -> None:
 
     if refs:
         os.register_at_fork(after_in_child=update_in_child)
+
+
+_LOCK_TYPES = {type(threading.Lock()): threading.Lock, type(threading.RLock()): threading.RLock}
+
+
+def _renew_metric_locks_after_fork(provider: MeterProvider, readers: list[MetricReader]) -> None:
+    """Give a forked child new locks for what a metrics collection and export hold.
+
+    The SDK renews the provider's own locks and restarts the reader's thread in a child,
+    but not the reader's export lock nor the locks of the stored measurements: a fork while
+    another thread of the parent collected or exported (the periodic reader, a flush)
+    left them locked for ever in the child, whose next measurement or exit flush then
+    blocked (its shutdown took all of ``OTEL_DYNAMO_SHUTDOWN_TIMEOUT`` and warned).
+    """
+    provider_ref = weakref.ref(provider)
+    reader_refs = [weakref.ref(reader) for reader in readers]
+
+    def renew_in_child() -> None:
+        try:
+            holders: list[object] = [reader() for reader in reader_refs]
+            holders.extend(_measurement_lock_holders(provider_ref()))
+            for holder in holders:
+                for name in ("_lock", "_export_lock"):
+                    lock = getattr(holder, name, None)
+                    make = _LOCK_TYPES.get(type(lock))
+                    if make is not None:
+                        setattr(holder, name, make())
+        except Exception:  # private SDK API: without it the child keeps the parent's locks
+            pass
+
+    os.register_at_fork(after_in_child=renew_in_child)
+
+
+def _measurement_lock_holders(provider: MeterProvider | None) -> list[object]:
+    """The SDK's measurement consumer, reader storages, view matches and aggregations."""
+    consumer = getattr(provider, "_measurement_consumer", None)
+    holders: list[object] = [consumer]
+    for storage in list(getattr(consumer, "_reader_storages", {}).values()):
+        holders.append(storage)
+        for matches in list(getattr(storage, "_instrument_view_instrument_matches", {}).values()):
+            for match in matches:
+                holders.append(match)
+                holders.extend(list(getattr(match, "_attributes_aggregation", {}).values()))
+    return holders

@@ -95,6 +95,8 @@ def main() -> None:
             child(telemetry, index, args.exit)
         children.append(wait_for(pid))
     stop.set()
+    if args.busy:
+        busy.join()  # the parent's exit flush then has only what is buffered to export
     print(json.dumps({"parent": os.getpid(), "children": children}), flush=True)
 
 
