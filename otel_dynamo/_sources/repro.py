@@ -6,6 +6,10 @@ strides and dtypes). When otel_dynamo injected faults into that graph, the scrip
 compiles with ``otel_dynamo.traced(<backend>, fault=<those faults, unrestricted>)``, so
 it fails the same way in a fresh process; otherwise with the backend's registered name.
 
+The environment torch's script sets first is replaced by otel_dynamo's (``environment``):
+the same variables (names with TORCH, DYNAMO, INDUCTOR or TRITON), less every ``OTEL_*``
+one, and a name that looks like a secret's written without its value.
+
 Files are created owner-only (0600, in a 0700 directory when we create it), never
 overwrite anything (``O_EXCL``; a taken name gets a numbered sibling), and are only ever
 written directly inside the configured directory.
@@ -17,7 +21,8 @@ import copy
 import itertools
 import os
 import re
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,20 @@ DIR_MODE = 0o700
 MAX_SIBLINGS = 1000
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 BACKEND_VARIABLE = "_OTEL_DYNAMO_BACKEND"
+
+COPIED_NAME_PARTS = ("TORCH", "DYNAMO", "INDUCTOR", "TRITON")
+"""A variable whose name holds one of these is set in the script (torch's own choice)."""
+NOT_COPIED_PREFIX = "OTEL_"
+"""Never copied: OTEL_DYNAMO_* and the SDK's variables configure telemetry, not the graph
+(and OTEL_EXPORTER_OTLP_*HEADERS hold credentials)."""
+MACHINE_PATHS = ("TRITON_LIBDEVICE_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
+"""Never copied (torch leaves them out too): paths of this machine's CUDA install."""
+REPRO_VARIABLES = ("TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
+"""Removed by the script: running it must not write repro scripts of its own."""
+SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL")
+"""A copied variable whose name holds one of these (any case) looks like a secret: its
+line is written commented out, with a placeholder for the value."""
+SECRET_PLACEHOLDER = "<not copied>"
 
 
 def repro_text(
@@ -43,7 +62,9 @@ def repro_text(
     from torch._dynamo.repro.after_dynamo import generate_dynamo_fx_repro_string
 
     module = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    text = generate_dynamo_fx_repro_string(module, list(args), backend, check_accuracy)
+    text = _own_environment(
+        generate_dynamo_fx_repro_string(module, list(args), backend, check_accuracy)
+    )
     if not faults:
         return text
     spec = ";".join(fault.unrestricted().text() for fault in faults)
@@ -57,6 +78,59 @@ def repro_text(
     head, _, tail = text.rpartition("\nif __name__ == '__main__':")
     tail = tail.replace(call, f"backend={BACKEND_VARIABLE})")
     return f"{head}\n{prelude}\nif __name__ == '__main__':{tail}"
+
+
+def environment(environ: Mapping[str, str]) -> str:
+    """The lines that set the script's environment: each variable torch would copy
+    (``COPIED_NAME_PARTS``) with its value, except ``OTEL_*`` ones and this machine's paths
+    (left out) and those that look like secrets (``SECRET_NAME_PARTS``: commented out,
+    the value a placeholder); then the repro variables removed."""
+    lines = ["import os"]
+    for name, value in environ.items():
+        if not copied(name):
+            continue
+        if looks_secret(name):
+            lines.append(
+                f"# os.environ[{name!r}] = {SECRET_PLACEHOLDER!r}"
+                "  # looks like a secret: its value is not copied; set it if the repro needs it"
+            )
+        else:
+            lines.append(f"os.environ[{name!r}] = {value!r}")
+    lines += [f"os.environ.pop({name!r}, None)" for name in REPRO_VARIABLES]
+    return "\n".join(lines) + "\n"
+
+
+def copied(name: str) -> bool:
+    """Whether the script sets the variable ``name`` (with or without its value)."""
+    return (
+        any(part in name for part in COPIED_NAME_PARTS)
+        and not name.startswith(NOT_COPIED_PREFIX)
+        and name not in MACHINE_PATHS
+        and name not in REPRO_VARIABLES
+    )
+
+
+def looks_secret(name: str) -> bool:
+    upper = name.upper()
+    return any(part in upper for part in SECRET_NAME_PARTS)
+
+
+def _own_environment(text: str) -> str:
+    """torch's script with the environment it sets first replaced by ``environment``'s (set
+    first where torch sets none); ValueError (no script written) where torch sets variables
+    in lines not found as torch writes them."""
+    try:
+        from torch._dynamo.debug_utils import generate_env_vars_string
+    except ImportError:  # a torch that copies no variables
+        copied_by_torch = ""
+    else:  # the call torch made a moment ago, as it lands in the script (dedented)
+        copied_by_torch = textwrap.dedent(generate_env_vars_string()).strip()
+    head, found, tail = text.partition(copied_by_torch) if copied_by_torch else ("", "", text)
+    if found:
+        return head + environment(os.environ).rstrip("\n") + tail
+    if "os.environ" in text:
+        raise ValueError("torch's repro script sets its environment in an unexpected form")
+    return environment(os.environ) + text
 
 
 def write_script(directory: str, stem: str, text: str) -> str:

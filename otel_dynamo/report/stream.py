@@ -12,7 +12,6 @@ wrong: the whole input is then read at once, as ``load_telemetry`` does.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,8 +23,10 @@ from otel_dynamo.report.read.files import (
     FileReader,
     ProgressCallback,
     ProgressMeter,
+    display_name,
     file_size,
     input_files,
+    parse_json,
 )
 from otel_dynamo.report.read.model import Problem, Telemetry
 from otel_dynamo.report.render.html.timeline import TimelineBuilder
@@ -128,7 +129,7 @@ def read_report(
 
 def _files_only(group: list[Path], telemetry: Telemetry) -> dict[Path, Telemetry]:
     """Per file of ``group``, its stats and problems (no records: those are summarized)."""
-    by_path = {str(path): path for path in group}
+    by_path = {display_name(path): path for path in group}
     kept: dict[Path, Telemetry] = {path: Telemetry() for path in group}
     for stats in telemetry.files:
         kept[by_path[stats.path]].files.append(stats)
@@ -187,12 +188,12 @@ def _first_line_processes(path: Path) -> set[Key]:
     try:
         with path.open(encoding="utf-8", errors="replace") as stream:
             line = next((line for line in stream if line.strip()), "")
-        request = json.loads(line)
+        request = parse_json(line)
         signal = _decode.signal_of(request)
         if signal is None or signal[0] == _decode.SIGNAL_METRICS:
             return set()
         return {
-            _decode.process_of(entry.get("resource"), str(path)).key
+            _decode.process_of(entry.get("resource"), display_name(path)).key
             for entry in signal[1]
             if isinstance(entry, dict)
         }

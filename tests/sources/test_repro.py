@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import stat
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from _export_support import child_environ
 from _spans import one
 from _telemetry_support import Signals, TwoLayer, train_step
 
@@ -124,3 +126,51 @@ def test_created_directory_is_owner_only(tmp_path):
     target = tmp_path / "repros"
     repro.write_script(str(target), "repro_y", "x")
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o700
+
+
+JOB = ROOT / "tests" / "programs" / "compile_job.py"
+SECRETS = {
+    "TRITON_SERVER_API_KEY": "TOPSECRET-key",
+    "TORCH_HUB_TOKEN": "TOPSECRET-token",
+    "TORCHINDUCTOR_REMOTE_PASSWORD": "TOPSECRET-password",
+    "OTEL_EXPORTER_OTLP_HEADERS": "api-key=TOPSECRET-headers",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key=TOPSECRET-traces-headers",
+}
+
+
+def test_a_jobs_repro_script_copies_no_secret_and_no_otel_variable(tmp_path):
+    """A real job (compile fault, repro scripts on) with secret-looking variables set: its
+    script comments each out with the placeholder, copies no OTEL_* variable (the
+    OTEL_DYNAMO_* ones that ran it included), keeps the other TORCH variables with their
+    values written as Python literals, and parses; no secret value is anywhere in it."""
+    env = child_environ(
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_FAULT="compile",
+        OTEL_DYNAMO_REPRO_DIR=str(tmp_path / "repro"),
+        OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path / "telemetry"),
+        JOB_BACKEND="aot_eager",
+        TORCH_REPRO_TEST_NOTE="it's\nkept",
+        **SECRETS,
+    )
+    done = subprocess.run(
+        [sys.executable, str(JOB)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "ReluCompileError" in done.stderr
+    (script,) = (tmp_path / "repro").iterdir()
+    text = script.read_text()
+    assert not any(secret in text for secret in SECRETS.values())
+    lines = text.splitlines()
+    assert [line for line in lines if "os.environ" in line and "OTEL_" in line] == []
+    for name in ("TRITON_SERVER_API_KEY", "TORCH_HUB_TOKEN", "TORCHINDUCTOR_REMOTE_PASSWORD"):
+        assert (
+            f"# os.environ[{name!r}] = '<not copied>'  # looks like a secret: its value is "
+            "not copied; set it if the repro needs it"
+        ) in lines
+    assert "os.environ['TORCH_REPRO_TEST_NOTE'] = \"it's\\nkept\"" in lines
+    assert "os.environ.pop('TORCHDYNAMO_REPRO_AFTER', None)" in lines
+    ast.parse(text)

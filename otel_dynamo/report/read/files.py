@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -63,25 +64,46 @@ def input_files(
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            in_dir = _telemetry_files_in(path)
-            if not in_dir:
-                problems.append(Problem(str(path), None, _no_files_message()))
+            in_dir, complete = _telemetry_files_in(path, problems)
+            if not in_dir and complete:
+                problems.append(Problem(display_name(path), None, _no_files_message()))
             found.update(dict.fromkeys(in_dir))
         elif path.is_file():
             found[path] = None
             explicit.add(path)
         else:
             reason = "not a regular file" if path.exists() else "no such file or directory"
-            problems.append(Problem(str(path), None, reason))
+            problems.append(Problem(display_name(path), None, reason))
     return list(found), explicit
 
 
-def _telemetry_files_in(directory: Path) -> list[Path]:
-    return sorted(
-        path
-        for path in directory.rglob("*")
-        if path.suffix in TELEMETRY_SUFFIXES and path.is_file()
-    )
+def _telemetry_files_in(directory: Path, problems: list[Problem]) -> tuple[list[Path], bool]:
+    """The telemetry files under ``directory``, and whether nothing there was skipped: each
+    folder that cannot be listed (no permission) and each telemetry-named entry that is not
+    a regular file (a dangling link, a pipe) is one problem, named once."""
+    complete = True
+
+    def skipped(path: object, why: str) -> None:
+        nonlocal complete
+        complete = False
+        problem = Problem(display_name(path), None, why)
+        if problem not in problems:  # a folder given twice, or inside another given
+            problems.append(problem)
+
+    def unreadable(failed: OSError) -> None:
+        skipped(failed.filename, f"cannot read this directory: {failed.strerror or failed}")
+
+    found = []
+    for folder, _, names in os.walk(directory, onerror=unreadable):
+        for name in names:
+            path = Path(folder, name)
+            if path.suffix not in TELEMETRY_SUFFIXES:
+                continue
+            if path.is_file():
+                found.append(path)
+            else:
+                skipped(path, "not a regular file")
+    return sorted(found), complete
 
 
 def _no_files_message() -> str:
@@ -121,7 +143,7 @@ class FileReader:
 
     def __init__(self, path: Path, telemetry: Telemetry, meter: ProgressMeter) -> None:
         self._path = path
-        self._name = str(path)
+        self._name = display_name(path)
         self._telemetry = telemetry
         self._meter = meter
         self._stats = FileStats(path=self._name)
@@ -153,7 +175,7 @@ class FileReader:
 
     def _read_line(self, number: int, line: str) -> None:
         try:
-            request = json.loads(line)
+            request = parse_json(line)
         except ValueError as error:
             self._bad_line(number, _json_error_message(error))
             return
@@ -213,7 +235,7 @@ class FileReader:
         if file_size(self._path) > MAX_DOCUMENT_BYTES:
             return
         try:
-            request = json.loads(self._path.read_text(encoding="utf-8", errors="replace"))
+            request = parse_json(self._path.read_text(encoding="utf-8", errors="replace"))
         except (ValueError, RecursionError):
             return
         if _decode.signal_of(request) is None:  # a report's --json, a Perfetto trace, ...
@@ -240,6 +262,54 @@ class FileReader:
             more = Problem(self._name, None, f"{hidden} more unreadable lines not shown")
             return [*self._problems, more]
         return list(self._problems)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""How a surrogate is written in JSON text (the file is decoded with errors="replace", so
+a surrogate in what is read can only come from such an escape)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)``, with each lone surrogate in a string or key ("\\ud800": valid
+    JSON, but no character) written as its escape text, six characters: everything read
+    can be written as UTF-8 (terminal, JSON, page, trace, file names), and a pair that
+    makes one character ("\\ud83d\\ude00") is that character, as JSON reads it."""
+    value = json.loads(text)
+    if _SURROGATE_ESCAPE.search(text) is None:  # the usual line: nothing to walk
+        return value
+    if isinstance(value, str):
+        return _escaped(value)
+    pending = [value]
+    while pending:  # no recursion: json.loads nests deeper than a recursive walk could
+        item = pending.pop()
+        if isinstance(item, list):
+            for index, entry in enumerate(item):
+                if isinstance(entry, str):
+                    item[index] = _escaped(entry)
+                elif isinstance(entry, (list, dict)):
+                    pending.append(entry)
+        elif isinstance(item, dict):
+            for key, entry in list(item.items()):
+                if isinstance(entry, (list, dict)):
+                    pending.append(entry)
+                shown = _escaped(entry) if isinstance(entry, str) else entry
+                if _SURROGATE.search(key):
+                    del item[key]
+                item[_escaped(key)] = shown
+    return value
+
+
+def display_name(path: object) -> str:
+    """``path`` as the report names it: a name of bytes that are not UTF-8 (held as
+    surrogates) with those written as escapes, so that it can be printed."""
+    return _escaped(str(path))
+
+
+def _escaped(text: str) -> str:
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _json_error_message(error: ValueError) -> str:

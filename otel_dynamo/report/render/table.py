@@ -101,14 +101,33 @@ def format_table(
 def wrapped(text: str, width: int) -> list[str]:
     """``text`` on lines of at most ``width`` characters (words kept whole where they fit),
     at most MAX_WRAPPED_LINES of them, the last ending in an ellipsis if text was left."""
-    flat = _WHITESPACE.sub(" ", text).strip()  # no-break spaces stay: they bind words
-    # Lines break between words only; a single word longer than the column (a long guard
-    # source, a path) is the one thing split, as it could not be shown whole anyway.
-    lines = textwrap.wrap(flat, max(width, 1), break_on_hyphens=False) or [""]
+    lines = _first_lines(text, max(width, 1)) or [""]
     if len(lines) > MAX_WRAPPED_LINES:
         lines = lines[:MAX_WRAPPED_LINES]
         lines[-1] = _ending(lines[-1], width)
     return [line.replace(NO_BREAK_SPACE, " ") for line in lines]
+
+
+def _first_lines(text: str, width: int) -> list[str]:
+    """``text`` on one line wrapped; where that makes more than MAX_WRAPPED_LINES + 1
+    lines, at least that many, the first MAX_WRAPPED_LINES of them the same: only the start
+    of a long text is read (a 50 MB cell costs what a short one does).
+
+    Lines break between words only; a single word longer than the column (a long guard
+    source, a path) is the one thing split, as it could not be shown whole anyway."""
+    # A line holds at most width characters and the space after it (more where runs of
+    # white space, or no-break spaces at its ends, are dropped): this much text usually
+    # makes enough lines, and twice as much is tried until it does.
+    size = (MAX_WRAPPED_LINES + 3) * (width + 1)
+    while True:
+        whole = size >= len(text)
+        # no-break spaces stay: they bind words
+        flat = _WHITESPACE.sub(" ", text if whole else text[:size]).strip()
+        lines = textwrap.wrap(flat, width, break_on_hyphens=False)
+        # Two lines past those shown: the word cut at ``size`` cannot change them.
+        if whole or len(lines) > MAX_WRAPPED_LINES + 1:
+            return lines
+        size *= 2
 
 
 def _ending(line: str, width: int) -> str:
@@ -147,14 +166,31 @@ def _flexible(column: Column) -> bool:
 
 def _shrink(widths: list[int], flexible: list[int], excess: int, *, floor: int) -> int:
     """Take up to ``excess`` characters from the widest of ``flexible`` first, none below
-    ``floor``; returns how many were taken."""
-    taken = 0
-    while taken < excess:
-        widest = max(flexible, key=lambda index: widths[index])
-        if widths[widest] <= floor:
+    ``floor``; returns how many were taken.
+
+    Computed, not taken one at a time (a 50 MB cell would be 50 million passes): the
+    widest columns come down to one level, and what is left to take comes one character
+    each off the first columns at that level, as taking from the widest would leave them.
+    """
+    wider = sorted((widths[index] for index in flexible if widths[index] > floor), reverse=True)
+    taken = min(excess, sum(wider) - floor * len(wider))
+    if taken <= 0:
+        return 0
+    level, total = floor, 0
+    for count, width in enumerate(wider, start=1):
+        # The lowest level the widest ``count`` columns can share without taking more
+        # than ``taken``; the answer where that is above the next column's width.
+        total += width
+        level = -(-(total - taken) // count)
+        if level > (wider[count] if count < len(wider) else floor):
             break
-        widths[widest] -= 1
-        taken += 1
+    level = max(level, floor)
+    left = taken - sum(max(widths[index] - level, 0) for index in flexible)
+    for index in flexible:
+        widths[index] = min(widths[index], level)
+        if left and widths[index] == level:
+            widths[index] -= 1
+            left -= 1
     return taken
 
 

@@ -21,7 +21,7 @@ from otel_dynamo.report.render.table import (
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
+from otel_dynamo.report.summary.guard_reasons import guard_text
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import (
     CompileFacts,
@@ -322,10 +322,10 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
                 *([_calls(row)] if with_calls else []),
-                plain_reason(row["reason"]) or NO_REASON,
+                row["reason_plain"] or NO_REASON,
             ]
         )
-        if row["reason"] and plain_reason(row["reason"]) != row["reason"]:
+        if row["reason"] and row["reason_plain"] != row["reason"]:
             table.append([*blank, Cell(f"guard: {guard_text(row['reason'])}", "dim")])
     lines = format_table(columns, table, width=view.width, color=view.color)
     if len(rows) > view.limit > 0:
