@@ -340,9 +340,14 @@ class JobResult:
 
 
 def run_program(
-    script: Path, *args: str, env: Mapping[str, str], timeout: float = 60.0
+    script: Path,
+    *args: str,
+    env: Mapping[str, str],
+    timeout: float = 60.0,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> JobResult:
-    """Run a Python program to completion; wall time from spawn to exit."""
+    """Run a Python program to completion; wall time from spawn to exit. ``preexec_fn``
+    runs in the child before the program starts (a resource limit)."""
     started = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, str(script), *args],
@@ -351,6 +356,7 @@ def run_program(
         text=True,
         timeout=timeout,
         check=False,
+        preexec_fn=preexec_fn,
     )
     wall = time.perf_counter() - started
     return JobResult(completed.returncode, completed.stdout, completed.stderr, wall)

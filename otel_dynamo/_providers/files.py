@@ -5,7 +5,9 @@ Names are ``<signal>-<host>-<pid>-<start>-<token>.jsonl`` (start as UTC
 write into one shared directory, and nobody can plant something at a name before us.
 Each file is created new, owner-only, never through a link and never a FIFO or device
 (``O_CREAT|O_EXCL|O_NOFOLLOW|O_NONBLOCK``), when the first export needs it — on an
-exporter's thread, never on the compile or run thread.
+exporter's thread, never on the compile or run thread. A file whose first write puts no
+byte down (disk full, file size limit) is removed again at once, so a full filesystem
+leaves no empty telemetry files behind.
 """
 
 from __future__ import annotations
@@ -93,29 +95,60 @@ class LineFile:
     The file is created (``create_private_file``) at the first write, on the exporter's
     thread. Each write goes down with ``os.write`` until every byte is written; if one
     fails part-way (disk full), the next write starts with a newline, so a torn line
-    stays one bad line instead of swallowing the next record.
+    stays one bad line instead of swallowing the next record. If a write fails before
+    any byte of the file is down, the file we just created is closed and removed (only
+    while the name still points at it) and the error raised: the next write creates it
+    again, so telemetry that fits later is kept, and a process that never gets a byte
+    down leaves no file at all. An empty text creates nothing.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._descriptor: int | None = None
+        self._empty = True
+        """No byte is down in the file we hold (or none is held)."""
         self._torn = False
         self._lock = threading.Lock()
         self.closed = False
 
     def write(self, text: str) -> int:
         data = text.encode("utf-8")
+        if not data:
+            return 0
         with self._lock:
             if self._descriptor is None:
                 self._descriptor = create_private_file(self.path)
+                self._empty = True
             if self._torn:
                 data = b"\n" + data
             self._torn = True  # until the last byte is down
             view = memoryview(data)
-            while view:
-                view = view[os.write(self._descriptor, view) :]
+            try:
+                while view:
+                    view = view[os.write(self._descriptor, view) :]
+                    self._empty = False
+            except OSError:
+                if self._empty:
+                    self._remove_empty_file()
+                raise
             self._torn = False
         return len(text)
+
+    def _remove_empty_file(self) -> None:
+        """Close and unlink the file we created and put nothing in (lock held), unless
+        something else has taken its name meanwhile."""
+        descriptor, self._descriptor, self._torn = self._descriptor, None, False
+        if descriptor is None:
+            return
+        try:
+            ours = os.fstat(descriptor)
+            there = os.lstat(self.path)
+            if (ours.st_dev, ours.st_ino) == (there.st_dev, there.st_ino):
+                os.unlink(self.path)
+        except OSError:
+            pass
+        finally:
+            os.close(descriptor)
 
     def flush(self) -> None:
         """Nothing is buffered here."""

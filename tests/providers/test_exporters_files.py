@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
+import resource
 import socket
 
 import pytest
@@ -207,3 +209,47 @@ def test_exit_flushes_files_without_an_explicit_shutdown(tmp_path):
     spans = json_spans(one_file(tmp_path, "traces"))
     assert len(spans) == result.summary()["spans"] == 31
     assert {span["traceId"] for span in spans} == {result.summary()["trace_id"]}
+
+
+def _no_byte_fits() -> None:
+    """In the child: every write to a regular file fails with EFBIG ("File too large"),
+    while open() still creates files, as on a full filesystem (Python ignores SIGXFSZ)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def test_full_filesystem_leaves_no_file_and_one_warning(tmp_path):
+    """Output on a filesystem where no byte fits: the job prints the same summary
+    (3 steps, 31 spans) and exits 0, the output directory holds no file at all (no
+    0-byte telemetry file), and stderr is exactly one otel_dynamo warning naming the
+    directory and the reason, "File too large"."""
+    args = ("--steps", "3", "--step-seconds", "0.01")
+    roomy, full = tmp_path / "roomy", tmp_path / "full"
+    environ = {"PYTHONDONTWRITEBYTECODE": "1"}
+    plain = run_program(
+        TELEMETRY_JOB, *args, env=child_environ(OTEL_DYNAMO_OUTPUT_DIR=str(roomy), **environ)
+    )
+    starved = run_program(
+        TELEMETRY_JOB,
+        *args,
+        env=child_environ(OTEL_DYNAMO_OUTPUT_DIR=str(full), **environ),
+        preexec_fn=_no_byte_fits,
+    )
+    assert (plain.returncode, plain.stderr) == (0, "")
+    assert len(list(roomy.iterdir())) == 3
+    assert starved.returncode == 0
+    summary = starved.summary()
+    assert re.fullmatch(r"[0-9a-f]{32}", summary.pop("trace_id"))
+    plain_summary = plain.summary()
+    del plain_summary["trace_id"]
+    assert summary == plain_summary == {"steps": 3, "spans": 31}
+    assert list(full.iterdir()) == []
+    (warning,) = starved.stderr_lines()
+    signals = r"(?:traces|logs|metrics)"
+    assert re.fullmatch(
+        rf"otel_dynamo: could not export {signals} to {re.escape(str(full))}: "
+        rf"Failed to write \w+ batch to stream: OSError: \[Errno {errno.EFBIG}\] File too "
+        rf"large\. The job continues; {signals}, {signals} and {signals} sent there are "
+        r"dropped while it fails \(further export problems are logged at DEBUG on the "
+        r"'otel_dynamo' logger\)",
+        warning,
+    ), warning

@@ -76,6 +76,55 @@ def test_torn_line_is_ended_before_the_next_record(tmp_path, monkeypatch):
     assert (tmp_path / "t.jsonl").read_text() == '{"fir\n{"second": 2}\n'
 
 
+def test_first_write_that_puts_nothing_down_leaves_no_file(tmp_path, monkeypatch):
+    """Disk full at the first write: the file just created is removed and the error
+    raised; a later write that fits creates it again with only that line."""
+    stream = files.LineFile(tmp_path / "t.jsonl")
+    real_write, calls = os.write, []
+
+    def fail_first(descriptor, data):
+        calls.append(len(data))
+        if len(calls) == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(descriptor, data)
+
+    monkeypatch.setattr(os, "write", fail_first)
+    with pytest.raises(OSError) as raised:
+        stream.write('{"first": 1}\n')
+    assert raised.value.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []
+    stream.write('{"second": 2}\n')
+    stream.close()
+    assert (tmp_path / "t.jsonl").read_text() == '{"second": 2}\n'
+
+
+def test_empty_text_creates_no_file(tmp_path):
+    """Nothing to write: no file."""
+    stream = files.LineFile(tmp_path / "t.jsonl")
+    assert stream.write("") == 0
+    stream.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_took_the_name_meanwhile_is_not_removed(tmp_path, monkeypatch):
+    """Our empty file renamed away and another planted at its name before the failed
+    write: the planted file stays as it was; ours (renamed) is left alone too."""
+    path = tmp_path / "t.jsonl"
+    stream = files.LineFile(path)
+
+    def swap_then_fail(descriptor, data):
+        path.rename(tmp_path / "moved")
+        path.write_text("planted\n")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", swap_then_fail)
+    with pytest.raises(OSError):
+        stream.write("{}\n")
+    monkeypatch.undo()
+    assert path.read_text() == "planted\n"
+    assert (tmp_path / "moved").read_text() == ""
+
+
 def test_files_are_opened_off_the_main_thread(tmp_path, monkeypatch):
     """Spans and metrics recorded on the main thread (where compiles run, and where the
     providers are built): each file is created by an export thread."""
