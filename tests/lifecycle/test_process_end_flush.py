@@ -62,6 +62,12 @@ def test_dataloader_workers_that_start_compiling_write_all_three_signals(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=False,
+    reason="known gap, issue 32 left open: about 1 run in 3 to 13, a worker SIGTERMed by the "
+    "pool's terminate writes only its metrics (its traces and logs are lost) or lacks its "
+    "variant_calls event, with no warning; the cause is not found yet",
+)
 def test_pool_workers_terminated_by_their_with_block_keep_their_compiles(tmp_path):
     """A spawn Pool's workers get SIGTERM from ``terminate`` while they may be flushing at
     exit: each worker that ran tasks still has one traces and one logs file, with its one
