@@ -17,12 +17,17 @@ Redact = Callable[[str], str]
 
 
 def _value(value: Any, redact: Redact) -> Any:
+    """``value`` with its strings redacted: the same object when none changed (the
+    redaction returns a string it leaves alone as it is)."""
     if isinstance(value, str):
         return redact(value)
-    if isinstance(value, (list, tuple)) and any(isinstance(item, str) for item in value):
-        return type(value)(_value(item, redact) for item in value)
+    if isinstance(value, (list, tuple)):
+        items = [_value(item, redact) for item in value]
+        changed = any(new is not old for new, old in zip(items, value, strict=True))
+        return type(value)(items) if changed else value
     if isinstance(value, Mapping):
-        return {key: _value(item, redact) for key, item in value.items()}
+        found = _attributes(value, redact)
+        return value if found is None else found
     return value
 
 
@@ -31,7 +36,8 @@ def _attributes(attributes: Mapping[str, Any] | None, redact: Redact) -> dict[st
     if not attributes:
         return None
     found = {key: _value(value, redact) for key, value in attributes.items()}
-    return None if found == dict(attributes) else found
+    changed = any(found[key] is not value for key, value in attributes.items())
+    return found if changed else None
 
 
 def redacted_spans(spans: Sequence[ReadableSpan], redact: Redact) -> Sequence[ReadableSpan]:
