@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -402,9 +403,34 @@ class Phoenix:
             return False
 
 
+PHOENIX_START_TRIES = 3
+"""Starts of phoenix, each on new ports: a port found free on 127.0.0.1 may be taken on
+[::], where phoenix binds its gRPC server, by the time it binds (it then exits at once)."""
+
+
 @contextlib.contextmanager
 def phoenix_server(working_dir: Path) -> Iterator[Phoenix]:
     """``phoenix serve`` on loopback and unusual ports, until /healthz answers."""
+    for attempt in range(1, PHOENIX_START_TRIES + 1):
+        phoenix, log = _start_phoenix(working_dir)
+        started = wait_until(partial(_up_or_gone, phoenix), timeout=PHOENIX_START_SECONDS)
+        if started and phoenix.healthy():
+            break
+        exited = phoenix.process.poll() is not None  # a port taken: try new ones
+        _stop_phoenix(phoenix, log)
+        if not exited or attempt == PHOENIX_START_TRIES:
+            raise RuntimeError(f"phoenix did not start; see {working_dir / 'phoenix.log'}")
+    try:
+        yield phoenix
+    finally:
+        _stop_phoenix(phoenix, log)
+
+
+def _up_or_gone(phoenix: Phoenix) -> bool:
+    return phoenix.healthy() or phoenix.process.poll() is not None
+
+
+def _start_phoenix(working_dir: Path) -> tuple[Phoenix, Any]:
     http_port, grpc_port = free_port(), free_port()
     env = without_otel(os.environ) | {
         "PHOENIX_HOST": "127.0.0.1",
@@ -416,19 +442,14 @@ def phoenix_server(working_dir: Path) -> Iterator[Phoenix]:
     log = (working_dir / "phoenix.log").open("wb")
     command = [str(phoenix_python()), "-m", "phoenix.server.main", "serve"]
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    phoenix = Phoenix(http_port, grpc_port, process)
+    return Phoenix(http_port, grpc_port, process), log
+
+
+def _stop_phoenix(phoenix: Phoenix, log: Any) -> None:
+    phoenix.process.terminate()
     try:
-        started = wait_until(
-            lambda: phoenix.healthy() or process.poll() is not None, timeout=PHOENIX_START_SECONDS
-        )
-        if not (started and phoenix.healthy()):
-            raise RuntimeError(f"phoenix did not start; see {working_dir / 'phoenix.log'}")
-        yield phoenix
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        phoenix.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        phoenix.process.kill()
+        phoenix.process.wait()
+    log.close()
