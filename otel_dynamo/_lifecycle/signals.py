@@ -16,6 +16,13 @@ Two paths lead here, whichever comes first: the Python handler on the main threa
 watcher thread woken by the C-level handler (``signal_wakeup``) for a main thread stuck in
 C code (a collective): that one flushes, waits ``MAIN_THREAD_GRACE_S`` for the main thread,
 and if it never came, ends the process by the signal itself.
+
+A signal that reaches the main thread's handler while that thread runs our own final flush
+(:func:`held_during`: the at-exit flush, a worker's flush before ``os._exit``) is held
+until that flush ends, then acted on as above. Flushing again from inside the handler
+would wait on the flush in progress, which may need a lock the interrupted thread holds
+(the shutdown thread it was starting waits on that thread's own start event): the wait
+would run out the budget and the signal would end the process with nothing exported.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import signal
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -56,6 +63,10 @@ _flushes: list[weakref.WeakMethod[Flush]] = []
 _flushing: dict[int, threading.Event] = {}
 """Per signal: a flush begun (set when done), until the main thread's handler takes it."""
 _watcher: signal_wakeup.Watcher | None = None
+_holding = 0
+"""How deep the main thread is in :func:`held_during` blocks (set on the main thread only)."""
+_held: list[int] = []
+"""Signals that reached the main thread's handler inside such a block, in order."""
 
 
 def on_interrupt(callback: Interrupted) -> None:
@@ -144,9 +155,33 @@ def _after_fork_in_child() -> None:
             _start_watcher(with_sentinel=False)  # none per forked worker: a pipe
 
 
+@contextlib.contextmanager
+def held_during() -> Iterator[None]:
+    """On the main thread, a flushed signal whose handler would run inside this block (a
+    flush of ours that exports everything) is acted on once the block has ended instead;
+    on any other thread, nothing changes (handlers run on the main thread only)."""
+    global _holding
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if not _holding:
+            held = list(dict.fromkeys(_held))
+            _held.clear()
+            for signum in held:
+                _handle(signum, None)
+
+
 def _handle(signum: int, frame: FrameType | None) -> None:
-    previous = _previous.get(signum, signal.SIG_DFL)
     dispositions.rearm(signum)  # a duplicate signal during the flush is caught again
+    if _holding:
+        _held.append(signum)
+        return
+    previous = _previous.get(signum, signal.SIG_DFL)
     _flush_once(signum)
     with _lock:
         _flushing.pop(signum, None)
@@ -232,6 +267,7 @@ def reset() -> None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(signum, previous)
         _previous.clear()
+        _held.clear()
         _flushes.clear()
         _flushing.clear()
         if _watcher is not None:

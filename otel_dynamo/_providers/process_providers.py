@@ -9,7 +9,9 @@ Shutdown happens once, in a daemon thread of its own. Every call, the first incl
 waits for that one to end, up to its deadline (and its own ``timeout_s``): a second call
 (a SIGTERM handler or finalizer arriving while the at-exit flush exports) never returns
 before what is being exported is out, so the signal re-raised after it loses nothing. A
-``force_flush`` during shutdown waits for the shutdown the same way.
+``force_flush`` during shutdown waits for the shutdown the same way. A signal whose
+handler would run on the main thread inside a shutdown called there is acted on after it
+(``signals.held_during``).
 """
 
 from __future__ import annotations
@@ -137,6 +139,10 @@ class ProcessProviders:
         (from a signal handler, a finalizer, another thread) waits for the one in progress
         until that one's deadline, at most ``timeout_s``, and returns whether it finished.
         """
+        with signals.held_during():
+            return self._shutdown(timeout_s)
+
+    def _shutdown(self, timeout_s: float | None) -> bool:
         budget = self.shutdown_timeout_s if timeout_s is None else max(0.0, timeout_s)
         with self._lock:
             done = self._shutdown_done
