@@ -5,6 +5,7 @@ the access to rework (docs/architecture.md, "Private OpenTelemetry names")."""
 
 from __future__ import annotations
 
+import ast
 import logging
 import threading
 import time
@@ -394,3 +395,43 @@ def test_suppress_instrumentation_sets_the_first_key():
     with suppress_instrumentation():
         assert context.get_value(keys[0]) is True
     assert not context.get_value(keys[0])
+
+
+# --- Nothing else reaches in
+
+PACKAGE_DIR = Path(sdk_private.__file__).parents[1]
+PUBLIC_UNDERSCORED = frozenset({"_logs"})
+"""The logs signal's API and SDK live under ``_logs``: the only way to them, not a detail."""
+
+
+def _private_opentelemetry_imports(path: Path) -> list[str]:
+    """``module:name`` of each private OpenTelemetry module or name ``path`` imports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("opentelemetry"):
+            parts = [*str(node.module).split("."), *(alias.name for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            parts = [
+                p
+                for a in node.names
+                if a.name.startswith("opentelemetry")
+                for p in a.name.split(".")
+            ]
+        else:
+            continue
+        if any(p.startswith("_") and p not in PUBLIC_UNDERSCORED for p in parts):
+            found.append(f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}")
+    return found
+
+
+def test_only_sdk_private_imports_private_opentelemetry_names():
+    """No module of otel_dynamo but sdk_private imports a private OpenTelemetry module or name."""
+    modules = sorted(PACKAGE_DIR.rglob("*.py"))
+    assert len(modules) > 100  # the package itself, not an empty folder
+    found = [
+        place
+        for path in modules
+        if path.name != "sdk_private.py"
+        for place in _private_opentelemetry_imports(path)
+    ]
+    assert found == []
