@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
 python3 -m ruff check otel_dynamo tests bench examples grafana collector-config .ci docs
+python3 -m ruff format --check otel_dynamo tests bench
 lint-imports
 python3 -m mypy --strict otel_dynamo
 # shellcheck source=.ci/test_workers.sh

@@ -1,7 +1,13 @@
 """Write docs/names.md from otel_dynamo/names.py: every constant, its value and its
-docstring, grouped as ``__all__`` groups them. ``--check`` fails if the file differs.
+docstring, grouped as ``__all__`` groups them; and rewrite names.py's ``__all__`` to list
+exactly its name constants. ``--check`` fails if either differs.
 
     python docs/generate_names.py [--check]
+
+``__all__`` stays a literal (mypy and ``from otel_dynamo.names import *`` read it as
+written); its names are computed: every module-level constant whose value is a string (the
+names otel_dynamo emits; the tuples and dicts built from them are helpers, not names). A
+new constant joins the group of the constant defined just before it; a removed one leaves.
 """
 
 from __future__ import annotations
@@ -53,6 +59,42 @@ def _groups(source: str) -> dict[str, list[str]]:
     return groups
 
 
+def name_constants(source: str) -> list[str]:
+    """Every module-level constant of names.py whose value is a string, in order."""
+    found = []
+    for node in ast.parse(source).body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name) and not target.id.startswith("_"):
+                found.append(target.id)
+    return found
+
+
+def render_all(source: str) -> str:
+    """names.py with ``__all__`` listing exactly :func:`name_constants`, in its groups."""
+    groups = _groups(source)
+    listed = {name: group for group, members in groups.items() for name in members}
+    defined = name_constants(source)
+    kept = {
+        group: [name for name in members if name in defined] for group, members in groups.items()
+    }
+    previous_group = next(iter(groups))
+    for name in defined:
+        if name in listed:
+            previous_group = listed[name]
+        else:
+            kept[previous_group].append(name)
+    lines = source.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("__all__"))
+    end = next(i for i in range(start, len(lines)) if lines[i].strip() == "]")
+    body = [lines[start]]
+    for group, members in kept.items():
+        body.append(f"    # {group}\n")
+        body.extend(f'    "{name}",\n' for name in members)
+    return "".join([*lines[:start], *body, *lines[end:]])
+
+
 def _documented(source: str) -> dict[str, tuple[str, str]]:
     """Constant -> (value, docstring on one line)."""
     found = {}
@@ -88,12 +130,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/names.md differs")
     args = parser.parse_args()
-    text = render(NAMES.read_text(encoding="utf-8"))
+    source = NAMES.read_text(encoding="utf-8")
+    names_source = render_all(source)
+    text = render(names_source)
     if args.check:
-        if OUTPUT.read_text(encoding="utf-8") != text:
-            print(f"{OUTPUT} is stale: run python docs/generate_names.py", file=sys.stderr)
-            return 1
-        return 0
+        stale = [
+            path
+            for path, wanted in ((NAMES, names_source), (OUTPUT, text))
+            if path.read_text(encoding="utf-8") != wanted
+        ]
+        for path in stale:
+            print(f"{path} is stale: run python docs/generate_names.py", file=sys.stderr)
+        return 1 if stale else 0
+    NAMES.write_text(names_source, encoding="utf-8")
     OUTPUT.write_text(text, encoding="utf-8")
     return 0
 

@@ -7,6 +7,8 @@ each one is documented and that nothing downstream uses a name that is not here.
 
 from __future__ import annotations
 
+# Kept by docs/generate_names.py: every string constant below, in its group; a new one
+# joins the group of the constant defined before it.
 __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     # span names
     "SPAN_FRAME",

@@ -42,7 +42,8 @@ def test_every_name_is_documented_in_the_readme():
 
 
 def test_the_names_document_is_generated_from_names_py():
-    """docs/names.md is exactly what docs/generate_names.py makes of names.py."""
+    """docs/names.md, and names.py's ``__all__``, are exactly what docs/generate_names.py
+    makes of names.py."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "docs" / "generate_names.py"), "--check"],
         capture_output=True,
@@ -50,3 +51,22 @@ def test_the_names_document_is_generated_from_names_py():
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def _runtime_name_constants() -> set[str]:
+    """The module's public names whose value is a string, as Python sees them."""
+    return {n for n, v in vars(names).items() if not n.startswith("_") and isinstance(v, str)}
+
+
+def test_all_lists_every_name_constant_exactly_once():
+    """names.__all__ (a literal docs/generate_names.py keeps) lists each string constant of
+    the module once, and nothing else."""
+    assert len(names.__all__) == len(set(names.__all__))
+    assert set(names.__all__) == _runtime_name_constants()
+
+
+def test_star_import_gives_the_name_constants():
+    """``from otel_dynamo.names import *`` binds exactly the name constants."""
+    namespace: dict[str, object] = {}
+    exec("from otel_dynamo.names import *", namespace)
+    assert set(namespace) - {"__builtins__"} == _runtime_name_constants()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
@@ -19,6 +18,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from otel_dynamo._config.otel_env import BatchOptions
+from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.export_health import RecordSink, quiet
 
 DEFAULT_SHUTDOWN_MILLIS = 500.0
@@ -42,10 +42,10 @@ class _Bounded:
     """What both processors add to their SDK base: construction from BatchOptions, bounded
     shutdown and flush, quiet queue.
 
-    Mixed in before the SDK class, whose ``_batch_processor`` it shuts down directly.
+    Mixed in before the SDK class, whose worker it shuts down directly
+    (:func:`sdk_private.shutdown_batch_worker`).
     """
 
-    _batch_processor: Any
     _flush_thread_name = "otel_dynamo-flush"
 
     def __init__(
@@ -69,7 +69,7 @@ class _Bounded:
     def shutdown(self, timeout_millis: float | None = None) -> None:
         millis = self._shutdown_millis if timeout_millis is None else timeout_millis
         with quiet(self._on_sdk_record):
-            self._batch_processor.shutdown(timeout_millis=millis)
+            sdk_private.shutdown_batch_worker(self, timeout_millis=millis)
 
     def force_flush(self, timeout_millis: int | None = None) -> bool:
         """Flush within ``timeout_millis`` (None: the SDK's default of 30 s), never longer."""

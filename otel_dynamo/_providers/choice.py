@@ -31,6 +31,7 @@ from otel_dynamo._config.otel_env import (
     join_signals,
 )
 from otel_dynamo._config.settings import Settings
+from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.process_providers import ProcessProviders
 
 _log = logging.getLogger(__name__)
@@ -55,16 +56,12 @@ ProviderLookup = Callable[[], Providers]
 
 def _placeholder_classes() -> tuple[type, ...]:
     """The API's stand-ins for "not set up": proxies (before a global is set) and no-ops."""
-    from opentelemetry._logs._internal import ProxyLoggerProvider
-    from opentelemetry.metrics._internal import _ProxyMeterProvider
-
     return (
         trace.ProxyTracerProvider,
         trace.NoOpTracerProvider,
-        _ProxyMeterProvider,
         metrics.NoOpMeterProvider,
-        ProxyLoggerProvider,
         _logs.NoOpLoggerProvider,
+        *sdk_private.api_placeholder_provider_types(),
     )
 
 
@@ -157,8 +154,7 @@ def job_resource(job: Mapping[str, Any]) -> Resource | None:
         provider = job.get(signal)
         resource = getattr(provider, "resource", None)  # SDK TracerProvider, LoggerProvider
         if resource is None and provider is not None:
-            config = getattr(provider, "_sdk_config", None)  # private: SDK MeterProvider
-            resource = getattr(config, "resource", None)
+            resource = sdk_private.meter_provider_resource(provider)
         if isinstance(resource, Resource):
             return resource
     return None

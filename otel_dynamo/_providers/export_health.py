@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 
 from otel_dynamo._config.redaction import REDACT_SHAPES
+from otel_dynamo._providers import sdk_private
 
 LOGGER_NAME = "otel_dynamo"
 QUIET_LOGGER_PREFIXES = ("opentelemetry", "urllib3", "grpc")
@@ -79,7 +80,9 @@ class ExportHealth:
 
         def sink(record: logging.LogRecord) -> None:
             message = record.getMessage()
-            if record.levelno >= logging.WARNING and message.startswith("Queue full"):
+            if record.levelno >= logging.WARNING and message.startswith(
+                sdk_private.EXPORT_QUEUE_FULL_PREFIX
+            ):
                 self.dropped(signal, "the export queue is full (exporter too slow or down)")
             else:
                 _log.debug("%s (from %s)", self.redact(message), record.name)

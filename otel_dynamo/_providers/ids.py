@@ -16,6 +16,8 @@ import weakref
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import INVALID_SPAN_ID, INVALID_TRACE_ID
 
+from otel_dynamo._providers import sdk_private
+
 SEED_BYTES = 32
 """Bytes of OS randomness each generator is seeded with."""
 
@@ -67,8 +69,7 @@ def isolate_ids(tracer_provider: object) -> bool:
         return False
     generator = IsolatedRandomIdGenerator()
     tracer_provider.id_generator = generator  # type: ignore[attr-defined]  # an SDK provider (checked)
-    tracers = getattr(tracer_provider, "_tracers", {})
-    for tracer in list(tracers.values()):
+    for tracer in sdk_private.handed_out_tracers(tracer_provider):
         if type(getattr(tracer, "id_generator", None)) is RandomIdGenerator:
             tracer.id_generator = generator
     return True

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 import time
 import weakref
@@ -29,6 +28,7 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult,
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.export_health import (
     ExportHealth,
     install_quiet_filter,
@@ -39,12 +39,6 @@ from otel_dynamo._providers.files import disarm_inherited_stream
 from otel_dynamo._providers.redacting import redacted_logs, redacted_spans
 
 NO_REASON = "the exporter reported a failure"
-_RETRY_NOTE = re.compile(r",? retrying in [0-9.]+s\.?")
-_GENERIC_REASONS = (
-    "due to timeout, max retries or shutdown",
-    "Shutdown in progress",
-    "Exporter already shutdown",
-)
 
 _safe_exports: weakref.WeakSet[SafeExport] = weakref.WeakSet()
 
@@ -112,7 +106,7 @@ class SafeExport:
     def _ready_inner(self) -> Any:
         inner = self.inner()
         if self._closing:  # built after close(), or hurried again for the time left now
-            _hurry(inner, self._close_deadline - time.monotonic())
+            sdk_private.hurry_otlp_exporter(inner, self._close_deadline - time.monotonic())
         return inner
 
     def close(self, remaining_s: float) -> None:
@@ -120,7 +114,7 @@ class SafeExport:
         self._close_deadline = time.monotonic() + remaining_s
         self._closing = True
         if self._inner is not None:
-            _hurry(self._inner, remaining_s)
+            sdk_private.hurry_otlp_exporter(self._inner, remaining_s)
 
     def shutdown(self) -> None:
         inner = self._inner
@@ -140,28 +134,9 @@ class SafeExport:
 
 def _disarm(exporter: Any) -> None:
     """A file exporter's inherited buffer must not be flushed into the parent's file."""
-    file_exporter = getattr(exporter, "_exporter", None)
-    if file_exporter is not None and getattr(file_exporter, "_owns_stream", False):
-        disarm_inherited_stream(file_exporter._stream)
-
-
-def _hurry(exporter: Any, remaining_s: float) -> None:
-    """Make an OTLP exporter give up quickly: cap its per-export deadline and end retries.
-
-    gRPC exporters keep ``_timeout`` and a ``_shutdown_in_progress`` event (which cuts a
-    retry backoff short); HTTP exporters keep both on their ``_client``
-    (``_shutdown_event``). Other exporters have neither and are left as they are.
-    """
-    for holder in (exporter, getattr(exporter, "_client", None)):
-        if holder is None:
-            continue
-        current = getattr(holder, "_timeout", None)
-        if isinstance(current, (int, float)) and not isinstance(current, bool):
-            holder._timeout = max(0.0, min(float(current), remaining_s))
-        for name in ("_shutdown_in_progress", "_shutdown_event"):
-            event = getattr(holder, name, None)
-            if isinstance(event, threading.Event):
-                event.set()
+    stream = sdk_private.owned_file_stream(exporter)
+    if stream is not None:
+        disarm_inherited_stream(stream)
 
 
 def failure_reason(messages: Sequence[str]) -> str:
@@ -173,9 +148,10 @@ def failure_reason(messages: Sequence[str]) -> str:
     if not messages:
         return NO_REASON
     last = messages[-1]
-    generic = any(phrase in last for phrase in _GENERIC_REASONS)
+    generic = any(phrase in last for phrase in sdk_private.GENERIC_EXPORT_FAILURES)
     reason = messages[0] if generic else last
-    return _RETRY_NOTE.sub("", reason).removeprefix("Transient error ").rstrip(".")
+    without_retry = sdk_private.RETRY_NOTE.sub("", reason)
+    return without_retry.removeprefix(sdk_private.TRANSIENT_ERROR_PREFIX).rstrip(".")
 
 
 def _after_fork_in_child() -> None:
@@ -261,11 +237,8 @@ class SafeMetricExporter(MetricExporter):
     """Takes temporality and aggregation preferences from the real exporter (built now)."""
 
     def __init__(self, safe_export: SafeExport) -> None:
-        inner = safe_export.inner()
-        super().__init__(
-            preferred_temporality=inner._preferred_temporality,
-            preferred_aggregation=inner._preferred_aggregation,
-        )
+        temporality, aggregation = sdk_private.exporter_preferences(safe_export.inner())
+        super().__init__(preferred_temporality=temporality, preferred_aggregation=aggregation)
         self.safe_export = safe_export
 
     def export(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,6 +62,7 @@ from otel_dynamo._config.settings import (
     ConfigProblem,
     Settings,
 )
+from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
 from otel_dynamo._providers.export_health import ExportHealth
 from otel_dynamo._providers.exporters import entry_point_class, local_factory, otlp_factory
@@ -389,7 +389,7 @@ def _refresh_pid_after_fork(*providers: Any) -> None:
     Registered after the providers exist, so it runs after their own at-fork hooks
     (which renew the locks ``_update_resource`` takes).
     """
-    refs = [weakref.ref(p) for p in providers if hasattr(p, "_update_resource")]
+    refs = [weakref.ref(p) for p in providers if sdk_private.updates_resource(p)]
 
     def update_in_child() -> None:
         child = Resource({PROCESS_PID: os.getpid()})
@@ -397,15 +397,12 @@ def _refresh_pid_after_fork(*providers: Any) -> None:
             provider = ref()
             try:
                 if provider is not None:
-                    provider._update_resource(child)
+                    sdk_private.update_provider_resource(provider, child)
             except Exception:  # private SDK API: without it the child keeps the parent's pid
                 pass
 
     if refs:
         os.register_at_fork(after_in_child=update_in_child)
-
-
-_LOCK_TYPES = {type(threading.Lock()): threading.Lock, type(threading.RLock()): threading.RLock}
 
 
 def _renew_metric_locks_after_fork(provider: MeterProvider, readers: list[MetricReader]) -> None:
@@ -423,27 +420,10 @@ def _renew_metric_locks_after_fork(provider: MeterProvider, readers: list[Metric
     def renew_in_child() -> None:
         try:
             holders: list[object] = [reader() for reader in reader_refs]
-            holders.extend(_measurement_lock_holders(provider_ref()))
+            holders.extend(sdk_private.metric_lock_holders(provider_ref()))
             for holder in holders:
-                for name in ("_lock", "_export_lock"):
-                    lock = getattr(holder, name, None)
-                    make = _LOCK_TYPES.get(type(lock))
-                    if make is not None:
-                        setattr(holder, name, make())
+                sdk_private.renew_locks(holder)
         except Exception:  # private SDK API: without it the child keeps the parent's locks
             pass
 
     os.register_at_fork(after_in_child=renew_in_child)
-
-
-def _measurement_lock_holders(provider: MeterProvider | None) -> list[object]:
-    """The SDK's measurement consumer, reader storages, view matches and aggregations."""
-    consumer = getattr(provider, "_measurement_consumer", None)
-    holders: list[object] = [consumer]
-    for storage in list(getattr(consumer, "_reader_storages", {}).values()):
-        holders.append(storage)
-        for matches in list(getattr(storage, "_instrument_view_instrument_matches", {}).values()):
-            for match in matches:
-                holders.append(match)
-                holders.extend(list(getattr(match, "_attributes_aggregation", {}).values()))
-    return holders

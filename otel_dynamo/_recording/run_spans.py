@@ -30,6 +30,7 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, TraceFlags, T
 from opentelemetry.trace.status import Status, StatusCode
 
 from otel_dynamo import names
+from otel_dynamo._providers import sdk_private
 from otel_dynamo._recording.boundary import SafeTracer, report_internal_error
 
 _UNSET_STATUS = Status(StatusCode.UNSET)
@@ -84,7 +85,9 @@ class LeanRunSpans:
 
     def __init__(self, tracer: sdk_trace.Tracer, *, fallback: RunSpans) -> None:
         self._tracer = tracer
-        self._limits = tracer._span_limits
+        self._limits = sdk_private.tracer_span_limits(tracer)
+        self._is_enabled = sdk_private.tracer_enabled_check(tracer)
+        self._start_span_metrics = sdk_private.tracer_span_metrics_starter(tracer)
         self._fallback = fallback
         # Keyed by the parent's kind (none, or remote and sampled flags): the only thing
         # the SDK's static and parent-based samplers decide on.
@@ -95,7 +98,7 @@ class LeanRunSpans:
         self._fixed_fields = {
             "_kind": SpanKind.INTERNAL,
             "_instrumentation_info": tracer.instrumentation_info,
-            "_instrumentation_scope": tracer._instrumentation_scope,
+            "_instrumentation_scope": sdk_private.tracer_scope(tracer),
             "_start_time": None,
             "_end_time": None,
             "_status": _UNSET_STATUS,
@@ -139,13 +142,12 @@ class LeanRunSpans:
         return self._fallback.start(parts, index)
 
     def _start_lean(self, parts: RunSpanParts, index: int) -> Span:
-        tracer = self._tracer
         current = trace.get_current_span().get_span_context()
-        if not tracer._is_enabled():
+        if not self._is_enabled():
             return trace.NonRecordingSpan(current)
         parent = current if current.is_valid else None
         context, decision = self._sampled_context(parent, parts)
-        record_end_metrics = tracer._tracer_metrics.start_span(parent, decision)
+        record_end_metrics = self._start_span_metrics(parent, decision)
         if not decision.is_recording():  # type: ignore[no-untyped-call]  # untyped in the SDK
             return trace.NonRecordingSpan(context)
         span = self._build(parts, index, context, parent)
@@ -216,9 +218,11 @@ class LeanRunSpans:
         )
         attributes.dropped = parts.dropped_attributes
         if parts.room_for_index:
-            attributes._dict = {**parts.attributes, names.ATTR_RUN_INDEX: index}
+            sdk_private.fill_bounded_attributes(
+                attributes, {**parts.attributes, names.ATTR_RUN_INDEX: index}
+            )
         else:  # full: the index displaces the oldest attribute, as the SDK does
-            attributes._dict.update(parts.attributes)
+            sdk_private.fill_bounded_attributes(attributes, parts.attributes)
             attributes[names.ATTR_RUN_INDEX] = index
         return attributes
 
@@ -256,10 +260,7 @@ def _sdk_tracer(tracer: trace.Tracer) -> TypeGuard[sdk_trace.Tracer]:
     """The SDK's own tracer and samplers, with the fields the lean path reads."""
     if type(tracer) is not sdk_trace.Tracer or not _sdk_sampler(tracer.sampler):
         return False
-    for field in ("_span_limits", "_instrumentation_scope", "_tracer_metrics", "_is_enabled"):
-        if not hasattr(tracer, field):
-            return False
-    return isinstance(vars(BoundedAttributes()).get("_dict"), dict)
+    return sdk_private.tracer_fields_present(tracer)
 
 
 def _sampler_tree(sampler: sampling.Sampler) -> list[sampling.Sampler]:
@@ -285,7 +286,7 @@ def _sdk_span_fields(tracer: sdk_trace.Tracer) -> set[str]:
         name="probe",
         context=_PROBE_CONTEXT,
         resource=tracer.resource,
-        limits=tracer._span_limits,
-        instrumentation_scope=tracer._instrumentation_scope,
+        limits=sdk_private.tracer_span_limits(tracer),
+        instrumentation_scope=sdk_private.tracer_scope(tracer),
     )
     return set(vars(probe))

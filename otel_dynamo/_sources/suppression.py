@@ -17,13 +17,11 @@ from __future__ import annotations
 
 from opentelemetry import context
 
+from otel_dynamo._providers import sdk_private
+
 __all__ = ["suppressed"]
 
-_KEYS = tuple(
-    key
-    for key in (getattr(context, "_SUPPRESS_INSTRUMENTATION_KEY", None), "suppress_instrumentation")
-    if key is not None
-)
+_KEYS = sdk_private.suppress_instrumentation_keys()
 
 
 def suppressed() -> bool:

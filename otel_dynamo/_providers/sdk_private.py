@@ -1,0 +1,271 @@
+"""Every use of OpenTelemetry's private names, in one place.
+
+The SDK and its exporters offer no public way to do a few things otel_dynamo needs (stop an
+exporter's retries at exit, follow a fork, start spans cheaply, read what the SDK logs about
+a failed export). Each such access is one small function here, saying what it reads or
+writes and why no public API does it; tests/providers/test_sdk_private.py holds a canary
+for each that fails when the installed SDK changes it. docs/architecture.md lists the
+upstream changes that would make each one unnecessary.
+
+Every function tolerates an object without the private name (a custom exporter or provider,
+another SDK version): it returns None, an empty result, or does nothing. Imports of the
+SDK's private modules happen inside the functions: this module loads with every traced job.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+__all__ = [
+    "EXPORT_QUEUE_FULL_PREFIX",
+    "GENERIC_EXPORT_FAILURES",
+    "RETRY_NOTE",
+    "TRANSIENT_ERROR_PREFIX",
+    "api_placeholder_provider_types",
+    "exporter_preferences",
+    "fill_bounded_attributes",
+    "handed_out_tracers",
+    "hurry_otlp_exporter",
+    "meter_provider_resource",
+    "metric_lock_holders",
+    "owned_file_stream",
+    "renew_locks",
+    "shutdown_batch_worker",
+    "suppress_instrumentation_keys",
+    "tracer_enabled_check",
+    "tracer_fields_present",
+    "tracer_scope",
+    "tracer_span_limits",
+    "tracer_span_metrics_starter",
+    "update_provider_resource",
+    "updates_resource",
+]
+
+# --- The SDK's log messages about exports (opentelemetry.exporter.otlp.*, sdk BatchProcessor)
+
+RETRY_NOTE = re.compile(r",? retrying in [0-9.]+s\.?")
+"""The OTLP exporters' ", retrying in 1.23s." in a transient-error warning: dropped from a
+reason, which is about what failed, not what the exporter did next."""
+
+TRANSIENT_ERROR_PREFIX = "Transient error "
+"""How the OTLP exporters open a retryable failure's warning."""
+
+GENERIC_EXPORT_FAILURES = (
+    "due to timeout, max retries or shutdown",
+    "Shutdown in progress",
+    "Exporter already shutdown",
+)
+"""Phrases of the OTLP exporters' final warnings that say nothing about the cause."""
+
+EXPORT_QUEUE_FULL_PREFIX = "Queue full"
+"""How the SDK's batch processor opens its warning when it drops a span or record."""
+
+# --- Exporters
+
+
+def owned_file_stream(exporter: object) -> IO[str] | None:
+    """The file a JSON-file exporter opened itself (``exporter._exporter._stream`` when its
+    ``_owns_stream``), else None.
+
+    Read after a fork, to disarm the buffer the child inherited so it is never flushed into
+    the parent's file. The exporter offers no public way to reach its stream, nor a fork hook.
+    """
+    file_exporter = getattr(exporter, "_exporter", None)
+    if file_exporter is None or getattr(file_exporter, "_owns_stream", False) is not True:
+        return None
+    stream: IO[str] | None = getattr(file_exporter, "_stream", None)
+    return stream
+
+
+_OTLP_SHUTDOWN_EVENTS = ("_shutdown_in_progress", "_shutdown_event")
+
+
+def hurry_otlp_exporter(exporter: object, remaining_s: float) -> None:
+    """Cap an OTLP exporter's per-export deadline at ``remaining_s`` and end its retries.
+
+    Writes ``_timeout`` and sets the ``_shutdown_in_progress`` event (gRPC exporters) or the
+    same two on their ``_client`` (HTTP: ``_shutdown_event``), which cuts a retry backoff
+    short. Used at exit, when the job must end within its shutdown budget: the exporters'
+    ``shutdown`` waits for a running export (up to its full timeout with retries), and no
+    public API shortens an export already under way. Other exporters are left as they are.
+    """
+    holders: tuple[Any, ...] = (exporter, getattr(exporter, "_client", None))
+    for holder in holders:
+        if holder is None:
+            continue
+        current = getattr(holder, "_timeout", None)
+        if isinstance(current, (int, float)) and not isinstance(current, bool):
+            holder._timeout = max(0.0, min(float(current), remaining_s))
+        for name in _OTLP_SHUTDOWN_EVENTS:
+            event = getattr(holder, name, None)
+            if isinstance(event, threading.Event):
+                event.set()
+
+
+def exporter_preferences(exporter: object) -> tuple[Any, Any]:
+    """A metric exporter's ``_preferred_temporality`` and ``_preferred_aggregation``.
+
+    A wrapper exporter must hand the reader the preferences of the exporter it wraps; the
+    SDK's MetricExporter keeps them only under these private names (the reader reads them
+    there too).
+    """
+    return exporter._preferred_temporality, exporter._preferred_aggregation  # type: ignore[attr-defined]
+
+
+# --- Batch processors
+
+
+def shutdown_batch_worker(processor: object, *, timeout_millis: float) -> None:
+    """Shut down a batch processor's worker (``processor._batch_processor``) within
+    ``timeout_millis``.
+
+    The public ``BatchSpanProcessor.shutdown`` takes no timeout and waits for the export
+    in flight for as long as it takes; the worker's own ``shutdown`` takes one.
+    """
+    processor._batch_processor.shutdown(timeout_millis=timeout_millis)  # type: ignore[attr-defined]
+
+
+# --- Providers
+
+
+def updates_resource(provider: object) -> bool:
+    """Whether an SDK provider has ``_update_resource`` (see :func:`update_provider_resource`)."""
+    return callable(getattr(provider, "_update_resource", None))
+
+
+def update_provider_resource(provider: object, resource: object) -> None:
+    """Merge ``resource`` into an SDK provider's Resource (``provider._update_resource``).
+
+    Used in a forked child so ``process.pid`` names the child. Providers take their Resource
+    once, at construction; no public API changes it.
+    """
+    provider._update_resource(resource)  # type: ignore[attr-defined]
+
+
+def meter_provider_resource(provider: object) -> object | None:
+    """An SDK MeterProvider's Resource (``provider._sdk_config.resource``), else None.
+
+    TracerProvider and LoggerProvider have a public ``resource``; MeterProvider has not.
+    """
+    return getattr(getattr(provider, "_sdk_config", None), "resource", None)
+
+
+def handed_out_tracers(tracer_provider: object) -> list[Any]:
+    """The tracers an SDK TracerProvider has handed out (``_tracers``), to switch their id
+    generator along with the provider's: a tracer copies it when made, and the provider
+    keeps no public list of them."""
+    tracers = getattr(tracer_provider, "_tracers", None)
+    return list(tracers.values()) if isinstance(tracers, Mapping) else []
+
+
+def api_placeholder_provider_types() -> tuple[type, ...]:
+    """The API's proxy classes that stand for "no provider set yet": the meter proxy
+    (``opentelemetry.metrics._internal._ProxyMeterProvider``) and the logger proxy
+    (``opentelemetry._logs._internal.ProxyLoggerProvider``). The API exports the tracer
+    proxy only; without these a proxy would be taken for a user's own provider."""
+    from opentelemetry._logs._internal import ProxyLoggerProvider
+    from opentelemetry.metrics._internal import _ProxyMeterProvider
+
+    return (_ProxyMeterProvider, ProxyLoggerProvider)
+
+
+_LOCK_ATTRIBUTES = ("_lock", "_export_lock")
+_LOCK_TYPES: dict[type, Callable[[], object]] = {
+    type(threading.Lock()): threading.Lock,
+    type(threading.RLock()): threading.RLock,
+}
+
+
+def metric_lock_holders(provider: object) -> list[object]:
+    """The SDK MeterProvider's measurement consumer, reader storages, view matches and
+    aggregations (``_measurement_consumer._reader_storages[...]
+    ._instrument_view_instrument_matches[...]._attributes_aggregation``).
+
+    Each holds a lock a fork can leave locked in the child (see :func:`renew_locks`); the
+    SDK renews none of them after a fork and names none of them publicly.
+    """
+    consumer = getattr(provider, "_measurement_consumer", None)
+    holders: list[object] = [consumer]
+    for storage in list(getattr(consumer, "_reader_storages", {}).values()):
+        holders.append(storage)
+        for matches in list(getattr(storage, "_instrument_view_instrument_matches", {}).values()):
+            for match in matches:
+                holders.append(match)
+                holders.extend(list(getattr(match, "_attributes_aggregation", {}).values()))
+    return holders
+
+
+def renew_locks(holder: object) -> None:
+    """Give ``holder`` new ``_lock`` and ``_export_lock`` (a metric reader, or one of
+    :func:`metric_lock_holders`), of the type each had; anything else is left alone.
+
+    Run in a forked child: a lock another thread of the parent held at the fork stays held
+    for ever there. The SDK renews its providers' locks after a fork, not these.
+    """
+    for name in _LOCK_ATTRIBUTES:
+        make = _LOCK_TYPES.get(type(getattr(holder, name, None)))
+        if make is not None:
+            setattr(holder, name, make())
+
+
+# --- Tracers and spans (the lean run-span path, otel_dynamo/_recording/run_spans.py)
+
+_LEAN_TRACER_FIELDS = ("_span_limits", "_instrumentation_scope", "_tracer_metrics", "_is_enabled")
+
+
+def tracer_fields_present(tracer: object) -> bool:
+    """Whether an SDK Tracer has the private fields the lean run-span path reads, and
+    BoundedAttributes keeps its values in a ``_dict`` dict (see the functions below)."""
+    from opentelemetry.attributes import BoundedAttributes
+
+    if not all(hasattr(tracer, field) for field in _LEAN_TRACER_FIELDS):
+        return False
+    return isinstance(vars(BoundedAttributes()).get("_dict"), dict)
+
+
+def tracer_span_limits(tracer: object) -> Any:
+    """An SDK Tracer's SpanLimits (``_span_limits``): a span built without ``start_span``
+    needs them, and the Tracer has no public accessor."""
+    return tracer._span_limits  # type: ignore[attr-defined]
+
+
+def tracer_scope(tracer: object) -> Any:
+    """An SDK Tracer's InstrumentationScope (``_instrumentation_scope``; the public
+    ``instrumentation_info`` is the deprecated older type)."""
+    return tracer._instrumentation_scope  # type: ignore[attr-defined]
+
+
+def tracer_enabled_check(tracer: object) -> Callable[[], bool]:
+    """An SDK Tracer's ``_is_enabled``: whether its provider is shut down or disabled.
+    ``start_span`` asks it first; no public method answers it."""
+    check: Callable[[], bool] = tracer._is_enabled  # type: ignore[attr-defined]
+    return check
+
+
+def tracer_span_metrics_starter(tracer: object) -> Callable[..., Any]:
+    """An SDK Tracer's ``_tracer_metrics.start_span(parent, decision)``, which counts a
+    started span and returns what counts its end (a span's ``_record_end_metrics``).
+    The SDK's self-metrics have no public entry."""
+    start: Callable[..., Any] = tracer._tracer_metrics.start_span  # type: ignore[attr-defined]
+    return start
+
+
+def fill_bounded_attributes(attributes: object, values: Mapping[str, Any]) -> None:
+    """Put already-checked ``values`` into a BoundedAttributes at once (its ``_dict``):
+    the public ``__setitem__`` checks and copies each value again, per span."""
+    attributes._dict.update(values)  # type: ignore[attr-defined]
+
+
+def suppress_instrumentation_keys() -> tuple[str, ...]:
+    """The context keys that ask instrumentations to stay quiet: the API's
+    ``opentelemetry.context._SUPPRESS_INSTRUMENTATION_KEY`` where this version has it, and
+    the plain string older instrumentations set. The public check
+    (``opentelemetry.instrumentation.utils.is_instrumentation_enabled``) costs its imports
+    (wrapt, the propagators: about 30 ms at start)."""
+    from opentelemetry import context
+
+    key = getattr(context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
+    return tuple(each for each in (key, "suppress_instrumentation") if isinstance(each, str))

@@ -1,0 +1,437 @@
+"""Canaries for otel_dynamo/_providers/sdk_private.py: each private name or log phrase of
+the installed OpenTelemetry SDK that otel_dynamo relies on is still there, of the type
+expected, and still does what it is used for. A failure here after an SDK upgrade names
+the access to rework (docs/architecture.md, "Private OpenTelemetry names")."""
+
+from __future__ import annotations
+
+import ast
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from opentelemetry import context, metrics
+from opentelemetry._logs import LoggerProvider as ApiLoggerProvider
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+    OTLPSpanExporter as GrpcSpanExporter,
+)
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+    OTLPSpanExporter as HttpSpanExporter,
+)
+from opentelemetry.instrumentation.utils import suppress_instrumentation
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.metrics import Counter, MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    ConsoleMetricExporter,
+    InMemoryMetricReader,
+)
+from opentelemetry.sdk.metrics.view import LastValueAggregation
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+from otel_dynamo._providers import sdk_private
+from otel_dynamo._providers.safe_exporters import failure_reason
+
+CLOSED_ENDPOINT = "127.0.0.1:1"
+"""Nothing listens on port 1: an export there fails at once with a retryable error."""
+
+HURRY_AFTER_S = 0.3
+"""How long the failing export runs before it is hurried (it is in its retry backoff)."""
+
+HURRIED_EXPORT_LIMIT_S = 5.0
+"""A hurried export ends well before the exporter's first backoff (1 s) plus its timeout."""
+
+CANARY_ATTRIBUTE = "otel_dynamo.canary"
+
+
+@dataclass(frozen=True)
+class FailedExport:
+    messages: list[str]
+    seconds: float
+
+
+class _Messages(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            self.messages.append(record.getMessage())
+
+
+def _hurried_failed_export(exporter: SpanExporter) -> FailedExport:
+    """Export one span to a closed port, hurry the exporter while it waits to retry, and
+    collect what the exporters logged (``opentelemetry.exporter``)."""
+    provider = TracerProvider()
+    with provider.get_tracer("canary").start_as_current_span("s") as span:
+        pass
+    handler = _Messages()
+    logger = logging.getLogger("opentelemetry.exporter")
+    logger.addHandler(handler)
+    timer = threading.Timer(HURRY_AFTER_S, sdk_private.hurry_otlp_exporter, (exporter, 0.1))
+    started = time.monotonic()
+    timer.start()
+    try:
+        result = exporter.export([span])  # type: ignore[list-item]
+    finally:
+        timer.join()
+        logger.removeHandler(handler)
+        exporter.shutdown()
+    assert result is SpanExportResult.FAILURE
+    return FailedExport(handler.messages, time.monotonic() - started)
+
+
+@pytest.fixture(scope="module")
+def grpc_failure() -> FailedExport:
+    return _hurried_failed_export(GrpcSpanExporter(endpoint=CLOSED_ENDPOINT, insecure=True))
+
+
+@pytest.fixture(scope="module")
+def http_failure() -> FailedExport:
+    return _hurried_failed_export(HttpSpanExporter(endpoint=f"http://{CLOSED_ENDPOINT}/v1/traces"))
+
+
+@pytest.fixture
+def sdk_tracer_provider() -> Iterator[TracerProvider]:
+    provider = TracerProvider()
+    yield provider
+    provider.shutdown()
+
+
+# --- Exporters
+
+
+def test_file_exporter_stream_is_found_when_it_owns_it(tmp_path: Path):
+    """A JSON-file exporter given a path exposes the file it opened, open, at that path."""
+    path = tmp_path / "spans.jsonl"
+    exporter = FileSpanExporter(path)
+    try:
+        stream = sdk_private.owned_file_stream(exporter)
+        assert stream is not None
+        assert not stream.closed
+        assert Path(stream.name) == path
+    finally:
+        exporter.shutdown()
+
+
+def test_file_exporter_stream_is_not_taken_when_given(tmp_path: Path):
+    """A JSON-file exporter writing to a stream it was given has none of its own to disarm."""
+    with (tmp_path / "given.jsonl").open("w") as given:
+        assert sdk_private.owned_file_stream(FileSpanExporter(stream=given)) is None
+
+
+def test_otlp_exporters_keep_a_float_timeout_and_a_shutdown_event():
+    """gRPC exporters keep ``_timeout`` and ``_shutdown_in_progress``; HTTP exporters keep
+    ``_timeout`` and ``_shutdown_event`` on their ``_client``."""
+    grpc = GrpcSpanExporter(endpoint=CLOSED_ENDPOINT, insecure=True)
+    http = HttpSpanExporter(endpoint=f"http://{CLOSED_ENDPOINT}/v1/traces")
+    try:
+        assert type(grpc._timeout) is float
+        assert type(grpc._shutdown_in_progress) is threading.Event
+        assert type(http._client._timeout) is float  # type: ignore[attr-defined]
+        assert type(http._client._shutdown_event) is threading.Event  # type: ignore[attr-defined]
+    finally:
+        grpc.shutdown()
+        http.shutdown()
+
+
+def test_hurry_caps_the_timeout_and_sets_the_shutdown_events():
+    """Hurrying lowers each exporter's timeout to what remains and sets its event."""
+    grpc = GrpcSpanExporter(endpoint=CLOSED_ENDPOINT, insecure=True, timeout=10)
+    http = HttpSpanExporter(endpoint=f"http://{CLOSED_ENDPOINT}/v1/traces", timeout=10)
+    try:
+        for exporter in (grpc, http):
+            sdk_private.hurry_otlp_exporter(exporter, 0.5)
+        assert grpc._timeout == 0.5
+        assert grpc._shutdown_in_progress.is_set()
+        assert http._client._timeout == 0.5  # type: ignore[attr-defined]
+        assert http._client._shutdown_event.is_set()  # type: ignore[attr-defined]
+    finally:
+        grpc.shutdown()
+        http.shutdown()
+
+
+def test_hurry_ends_a_grpc_export_waiting_to_retry(grpc_failure: FailedExport):
+    """A gRPC export in its retry backoff gives up once hurried, well before its timeout."""
+    assert grpc_failure.seconds < HURRIED_EXPORT_LIMIT_S
+
+
+def test_hurry_ends_an_http_export_waiting_to_retry(http_failure: FailedExport):
+    """An HTTP export in its retry backoff gives up once hurried, well before its timeout."""
+    assert http_failure.seconds < HURRIED_EXPORT_LIMIT_S
+
+
+def test_metric_exporter_preferences_are_the_temporality_and_aggregation_maps():
+    """A metric exporter's preferences are the maps it was built with, keyed by instrument."""
+    last_value = LastValueAggregation()
+    exporter = ConsoleMetricExporter(
+        preferred_temporality={Counter: AggregationTemporality.DELTA},
+        preferred_aggregation={Counter: last_value},
+    )
+    temporality, aggregation = sdk_private.exporter_preferences(exporter)
+    assert type(temporality) is dict
+    assert temporality[Counter] is AggregationTemporality.DELTA
+    assert aggregation == {Counter: last_value}
+
+
+# --- The SDK's log messages
+
+
+@pytest.mark.parametrize("failure", ["grpc_failure", "http_failure"])
+def test_transient_error_message_matches_the_patterns(failure: str, request: pytest.FixtureRequest):
+    """The first warning of a failed OTLP export opens with the transient-error prefix and
+    carries a retry note the pattern removes."""
+    first = request.getfixturevalue(failure).messages[0]
+    assert first.startswith(sdk_private.TRANSIENT_ERROR_PREFIX)
+    assert sdk_private.RETRY_NOTE.search(first) is not None
+
+
+@pytest.mark.parametrize("failure", ["grpc_failure", "http_failure"])
+def test_hurried_export_ends_with_a_generic_message(failure: str, request: pytest.FixtureRequest):
+    """The last warning of a hurried export is one the generic phrases recognise."""
+    last = request.getfixturevalue(failure).messages[-1]
+    assert any(phrase in last for phrase in sdk_private.GENERIC_EXPORT_FAILURES)
+
+
+@pytest.mark.parametrize("failure", ["grpc_failure", "http_failure"])
+def test_failure_reason_of_real_messages_is_the_cause(failure: str, request: pytest.FixtureRequest):
+    """From the real messages, the reason is the first one without prefix or retry note."""
+    reason = failure_reason(request.getfixturevalue(failure).messages)
+    assert not reason.startswith(sdk_private.TRANSIENT_ERROR_PREFIX)
+    assert "retrying in" not in reason
+    assert reason
+
+
+class _Blocked(SpanExporter):
+    """Holds the batch worker in its first export until released."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def export(self, spans: object) -> SpanExportResult:
+        self.release.wait(5)
+        return SpanExportResult.SUCCESS
+
+
+def test_queue_full_message_matches_the_prefix(sdk_tracer_provider: TracerProvider):
+    """The batch processor's warning when its queue is full opens with the prefix."""
+    exporter = _Blocked()
+    processor = BatchSpanProcessor(exporter, max_queue_size=1, max_export_batch_size=1)
+    sdk_tracer_provider.add_span_processor(processor)
+    handler = _Messages()
+    logger = logging.getLogger("opentelemetry.sdk")
+    logger.addHandler(handler)
+    try:
+        for _ in range(5):
+            sdk_tracer_provider.get_tracer("canary").start_span("s").end()
+    finally:
+        logger.removeHandler(handler)
+        exporter.release.set()
+    assert any(m.startswith(sdk_private.EXPORT_QUEUE_FULL_PREFIX) for m in handler.messages)
+
+
+# --- Batch processors
+
+
+def test_batch_worker_shuts_down_within_its_timeout():
+    """The batch processor's worker takes a timeout and ends its thread at shutdown,
+    without waiting for the export in flight."""
+    exporter = _Blocked()
+    processor = BatchSpanProcessor(exporter, schedule_delay_millis=1)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    provider.get_tracer("canary").start_span("s").end()
+    started = time.monotonic()
+    try:
+        sdk_private.shutdown_batch_worker(processor, timeout_millis=200)
+        assert time.monotonic() - started < 2.0
+    finally:
+        exporter.release.set()
+
+
+# --- Providers
+
+
+@pytest.mark.parametrize("make", [TracerProvider, LoggerProvider, MeterProvider])
+def test_providers_merge_an_updated_resource(make: type):
+    """Every SDK provider merges a resource given later into its own."""
+    provider = make(resource=Resource({"service.name": "canary"}))
+    try:
+        assert sdk_private.updates_resource(provider)
+        sdk_private.update_provider_resource(provider, Resource({CANARY_ATTRIBUTE: 7}))
+        resource = getattr(provider, "resource", None) or sdk_private.meter_provider_resource(
+            provider
+        )
+        assert isinstance(resource, Resource)
+        assert resource.attributes[CANARY_ATTRIBUTE] == 7
+        assert resource.attributes["service.name"] == "canary"
+    finally:
+        provider.shutdown()
+
+
+def test_meter_provider_resource_is_the_one_given():
+    """An SDK MeterProvider's resource is found, the very one it was built with."""
+    resource = Resource({"service.name": "canary"})
+    provider = MeterProvider(resource=resource)
+    try:
+        assert sdk_private.meter_provider_resource(provider) is resource
+    finally:
+        provider.shutdown()
+
+
+def test_handed_out_tracers_include_each_tracer(sdk_tracer_provider: TracerProvider):
+    """The tracers a provider handed out are listed (the same objects)."""
+    tracer = sdk_tracer_provider.get_tracer("canary")
+    assert any(each is tracer for each in sdk_private.handed_out_tracers(sdk_tracer_provider))
+
+
+def test_api_placeholders_are_the_meter_and_logger_proxies():
+    """The API's private proxies are a MeterProvider and a LoggerProvider of the API."""
+    meter_proxy, logger_proxy = sdk_private.api_placeholder_provider_types()
+    assert issubclass(meter_proxy, metrics.MeterProvider)
+    assert issubclass(logger_proxy, ApiLoggerProvider)
+    assert "Proxy" in meter_proxy.__name__
+    assert "Proxy" in logger_proxy.__name__
+
+
+def test_metric_lock_holders_reach_the_aggregations():
+    """After a measurement, the holders include the consumer, a storage and aggregations,
+    and the ones with a ``_lock`` hold a real lock that renew_locks replaces."""
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    try:
+        provider.get_meter("canary").create_counter("c").add(1, {"k": "v"})
+        reader.get_metrics_data()
+        holders = sdk_private.metric_lock_holders(provider)
+        locked = [each for each in holders if hasattr(each, "_lock")]
+        assert len(locked) >= 3  # consumer, storage, view match or aggregation
+        for holder in locked:
+            before = holder._lock  # type: ignore[attr-defined]
+            before.acquire()
+            sdk_private.renew_locks(holder)
+            after = holder._lock  # type: ignore[attr-defined]
+            assert after is not before
+            assert type(after) is type(before)
+            before.release()
+    finally:
+        provider.shutdown()
+
+
+def test_metric_reader_keeps_an_export_lock():
+    """A metric reader keeps a ``_lock`` or an ``_export_lock`` that renew_locks renews."""
+    reader = InMemoryMetricReader()
+    lock_names = [name for name in ("_lock", "_export_lock") if hasattr(reader, name)]
+    assert lock_names
+    before = [getattr(reader, name) for name in lock_names]
+    sdk_private.renew_locks(reader)
+    assert all(getattr(reader, n) is not b for n, b in zip(lock_names, before, strict=True))
+
+
+# --- Tracers and spans
+
+
+def test_sdk_tracer_has_the_lean_span_fields(sdk_tracer_provider: TracerProvider):
+    """An SDK Tracer has every field the lean run-span path reads."""
+    assert sdk_private.tracer_fields_present(sdk_tracer_provider.get_tracer("canary"))
+
+
+def test_tracer_limits_and_scope_have_their_types(sdk_tracer_provider: TracerProvider):
+    """A tracer's limits are SpanLimits and its scope the InstrumentationScope it was named."""
+    tracer = sdk_tracer_provider.get_tracer("canary", "1.0")
+    assert type(sdk_private.tracer_span_limits(tracer)) is SpanLimits
+    scope = sdk_private.tracer_scope(tracer)
+    assert type(scope) is InstrumentationScope
+    assert (scope.name, scope.version) == ("canary", "1.0")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_tracer_enabled_check_agrees_with_start_span(enabled: bool):
+    """The enabled check answers what ``start_span`` decides on: True and a recording span
+    for a tracer enabled; False and a non-recording one for a tracer the SDK disabled."""
+    from opentelemetry.sdk.trace import _disable_tracer_configurator
+
+    configurator = None if enabled else _disable_tracer_configurator
+    provider = TracerProvider(_tracer_configurator=configurator)
+    try:
+        tracer = provider.get_tracer("canary")
+        assert sdk_private.tracer_enabled_check(tracer)() is enabled
+        assert tracer.start_span("s").is_recording() is enabled
+    finally:
+        provider.shutdown()
+
+
+def test_span_metrics_starter_returns_the_end_recorder(sdk_tracer_provider: TracerProvider):
+    """Starting span metrics returns a callable that records the span's end."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+
+    tracer = sdk_tracer_provider.get_tracer("canary")
+    decision = ALWAYS_ON.should_sample(None, 1, "s").decision
+    record_end = sdk_private.tracer_span_metrics_starter(tracer)(None, decision)
+    assert callable(record_end)
+
+
+def test_bounded_attributes_take_values_filled_at_once():
+    """Values filled into BoundedAttributes read back as given, in order."""
+    attributes = BoundedAttributes(10, None, immutable=False)
+    sdk_private.fill_bounded_attributes(attributes, {"a": 1, "b": "two"})
+    assert list(attributes.items()) == [("a", 1), ("b", "two")]
+
+
+def test_suppress_instrumentation_sets_the_first_key():
+    """``suppress_instrumentation()`` sets the API's private key, which is found."""
+    keys = sdk_private.suppress_instrumentation_keys()
+    assert keys[-1] == "suppress_instrumentation"
+    assert len(keys) == 2
+    with suppress_instrumentation():
+        assert context.get_value(keys[0]) is True
+    assert not context.get_value(keys[0])
+
+
+# --- Nothing else reaches in
+
+PACKAGE_DIR = Path(sdk_private.__file__).parents[1]
+PUBLIC_UNDERSCORED = frozenset({"_logs"})
+"""The logs signal's API and SDK live under ``_logs``: the only way to them, not a detail."""
+
+
+def _private_opentelemetry_imports(path: Path) -> list[str]:
+    """``module:name`` of each private OpenTelemetry module or name ``path`` imports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("opentelemetry"):
+            parts = [*str(node.module).split("."), *(alias.name for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            parts = [
+                p
+                for a in node.names
+                if a.name.startswith("opentelemetry")
+                for p in a.name.split(".")
+            ]
+        else:
+            continue
+        if any(p.startswith("_") and p not in PUBLIC_UNDERSCORED for p in parts):
+            found.append(f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}")
+    return found
+
+
+def test_only_sdk_private_imports_private_opentelemetry_names():
+    """No module of otel_dynamo but sdk_private imports a private OpenTelemetry module or name."""
+    modules = sorted(PACKAGE_DIR.rglob("*.py"))
+    assert len(modules) > 100  # the package itself, not an empty folder
+    found = [
+        place
+        for path in modules
+        if path.name != "sdk_private.py"
+        for place in _private_opentelemetry_imports(path)
+    ]
+    assert found == []
