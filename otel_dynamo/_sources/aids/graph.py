@@ -1,0 +1,72 @@
+"""What every debugging aid is, and what it knows of the graph it aids."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from opentelemetry.trace import Span
+
+from otel_dynamo._config.settings import Settings
+from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.run_state import RunState
+
+if TYPE_CHECKING:
+    from torch.fx import GraphModule
+
+A = TypeVar("A")
+
+
+@dataclasses.dataclass(frozen=True)
+class AidedGraph:
+    """One graph handed to the traced backend, and where it is recorded."""
+
+    recorder: Recorder
+    compile_id: str
+    backend: str
+    graph_index: int
+    span: Span
+    """The graph span."""
+    attributes: Mapping[str, Any]
+    """The graph span's attributes (fault events take their fields from them)."""
+    gm: GraphModule
+    """The graph the inner backend compiles (an aid may rewrite it before it does)."""
+    example_inputs: Sequence[Any]
+
+
+class GraphAid(Protocol):
+    """One debugging aid on one graph."""
+
+    @property
+    def records_first_run(self) -> bool:
+        """The aid acts on the first run: record it whatever the run-span policy."""
+        ...
+
+    def before_compile(self) -> None:
+        """Act just before the inner backend compiles; what it raises is the compile's."""
+        ...
+
+    def compile_failed(self) -> None:
+        """The compile (the inner backend, or an aid before it) raised; never raises."""
+        ...
+
+    def wrap_compiled(self, compiled: Callable[..., Any], state: RunState) -> Callable[..., Any]:
+        """``compiled``, or a callable that runs it with this aid's work around it."""
+        ...
+
+
+class AidKind(Protocol):
+    """A kind of aid (its class): whether it needs the graph as Dynamo made it, and how
+    it is built for one graph, given that copy and the aids built before it."""
+
+    def wants_original(self, settings: Settings) -> bool: ...
+
+    def __call__(
+        self, graph: AidedGraph, original: GraphModule | None, earlier: Sequence[GraphAid]
+    ) -> GraphAid: ...
+
+
+def earlier_aid(earlier: Sequence[GraphAid], kind: type[A]) -> A | None:
+    """The aid of ``kind`` among those built before, if there is one."""
+    return next((aid for aid in earlier if isinstance(aid, kind)), None)
