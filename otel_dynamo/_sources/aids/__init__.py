@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING
 from otel_dynamo._recording.boundary import safely
 from otel_dynamo._sources.aids.accuracy import AccuracyCheck
 from otel_dynamo._sources.aids.faults import FaultInjection
-from otel_dynamo._sources.aids.graph import AidedGraph, AidKind, GraphAid
+from otel_dynamo._sources.aids.graph import (
+    INSTRUMENTATION_ERROR,
+    AidedGraph,
+    AidKind,
+    GraphAid,
+)
 from otel_dynamo._sources.aids.repro import ReproScripts
 
 if TYPE_CHECKING:
@@ -40,8 +45,6 @@ __all__ = ["AIDS", "AidedGraph", "GraphAid", "aids_for"]
 
 AIDS: tuple[AidKind, ...] = (FaultInjection, ReproScripts, AccuracyCheck)
 """The aids, innermost first (the module docstring says why in this order)."""
-
-INSTRUMENTATION_ERROR = "instrumentation error"
 
 
 def aids_for(graph: AidedGraph) -> tuple[GraphAid, ...]:

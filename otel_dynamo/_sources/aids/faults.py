@@ -11,7 +11,7 @@ from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import faults
-from otel_dynamo._sources.aids.graph import AidedGraph, GraphAid
+from otel_dynamo._sources.aids.graph import INSTRUMENTATION_ERROR, AidedGraph, GraphAid
 
 if TYPE_CHECKING:
     from torch.fx import GraphModule
@@ -28,7 +28,7 @@ class FaultInjection:
         self.fired: tuple[FaultSpec, ...] = ()
         """The faults due on this graph, those raising at compile time last."""
         if graph.recorder.settings.fault:
-            self.fired = tuple(safely("instrumentation error", self._due) or ())
+            self.fired = tuple(safely(INSTRUMENTATION_ERROR, self._due) or ())
 
     @staticmethod
     def wants_original(settings: Settings) -> bool:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from torch.fx import GraphModule
 
 A = TypeVar("A")
+INSTRUMENTATION_ERROR = "instrumentation error"
+"""What an aid's own failure is logged as (once; the job goes on without that piece)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import faults, repro
 from otel_dynamo._sources.aids.faults import FaultInjection
-from otel_dynamo._sources.aids.graph import AidedGraph, GraphAid, earlier_aid
+from otel_dynamo._sources.aids.graph import INSTRUMENTATION_ERROR, AidedGraph, GraphAid, earlier_aid
 
 if TYPE_CHECKING:
     from torch.fx import GraphModule
@@ -89,7 +89,7 @@ class ReproScripts:
         settings = self.graph.recorder.settings
         if not settings.repro_dir or stage not in settings.repro_on or self.original is None:
             return
-        safely("instrumentation error", lambda: self._write(stage, args, span, check_accuracy))
+        safely(INSTRUMENTATION_ERROR, lambda: self._write(stage, args, span, check_accuracy))
 
     def _write(self, stage: str, args: Any, span: Span | None, check_accuracy: bool) -> None:
         graph = self.graph
