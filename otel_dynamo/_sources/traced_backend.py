@@ -6,8 +6,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.trace import Span
-
 from otel_dynamo import names
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._sources import (
@@ -185,13 +183,11 @@ class TracedBackend:
                 token = aot.activate(graph)
                 try:
                     with cudagraphs.watching(asked=asked) as watch:
-                        applied = (
-                            graph.safely(
-                                lambda: self._aids_for(graph, span, attributes, gm, example_inputs)
-                            )
-                            or ()
+                        compiling = aids.Compiling(
+                            gm=gm, example_inputs=example_inputs, span=span, attributes=attributes
                         )
-                        compiled = self._compile(applied, gm, example_inputs, **kwargs)
+                        applied = graph.safely(lambda: self._aids_for(graph, compiling)) or ()
+                        compiled = self._compile(applied, compiling, **kwargs)
                 finally:
                     aot.deactivate(token)
                 if watch is not None and graph.cudagraph_requested:
@@ -232,40 +228,31 @@ class TracedBackend:
         }
 
     def _aids_for(
-        self,
-        graph: GraphCompile,
-        span: Span,
-        attributes: dict[str, Any],
-        gm: Any,
-        example_inputs: Any,
+        self, graph: GraphCompile, compiling: aids.Compiling
     ) -> tuple[aids.GraphAid, ...]:
         """The debugging aids of this graph (see ``aids.AIDS``), built in their order."""
         aided = aids.AidedGraph(
             recorder=graph.recorder,
             compile_id=graph.compile_id,
             backend=self.backend,
-            graph_index=int(attributes.get(names.ATTR_GRAPH_INDEX, 0)),
-            span=span,
-            attributes=attributes,
-            gm=gm,
-            example_inputs=example_inputs,
+            graph_index=int(compiling.attributes.get(names.ATTR_GRAPH_INDEX, 0)),
         )
-        applied = aids.aids_for(aided)
+        applied = aids.aids_for(aided, compiling)
         graph.records_first_run = any(aid.records_first_run for aid in applied)
         return applied
 
     def _compile(
-        self, applied: tuple[aids.GraphAid, ...], gm: Any, example_inputs: Any, **kwargs: Any
+        self, applied: tuple[aids.GraphAid, ...], compiling: aids.Compiling, **kwargs: Any
     ) -> Any:
         """Let the aids act (inject the faults due), then delegate."""
         try:
             for aid in applied:
-                aid.before_compile()
-            return self._delegate(gm, example_inputs, **kwargs)
+                aid.before_compile(compiling)
+            return self._delegate(compiling.gm, compiling.example_inputs, **kwargs)
         except Exception as exc:
             if not is_control_flow(exc):
                 for aid in applied:
-                    aid.compile_failed()
+                    aid.compile_failed(compiling)
             raise
 
     def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:

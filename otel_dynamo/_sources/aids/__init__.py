@@ -34,6 +34,7 @@ from otel_dynamo._sources.aids.graph import (
     INSTRUMENTATION_ERROR,
     AidedGraph,
     AidKind,
+    Compiling,
     GraphAid,
 )
 from otel_dynamo._sources.aids.repro import ReproScripts
@@ -41,21 +42,22 @@ from otel_dynamo._sources.aids.repro import ReproScripts
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-__all__ = ["AIDS", "AidedGraph", "GraphAid", "aids_for"]
+__all__ = ["AIDS", "AidedGraph", "Compiling", "GraphAid", "aids_for"]
 
 AIDS: tuple[AidKind, ...] = (FaultInjection, ReproScripts, AccuracyCheck)
 """The aids, innermost first (the module docstring says why in this order)."""
 
 
-def aids_for(graph: AidedGraph) -> tuple[GraphAid, ...]:
+def aids_for(graph: AidedGraph, compiling: Compiling) -> tuple[GraphAid, ...]:
     """The aids for ``graph``, in ``AIDS`` order; one that fails to build is left out."""
     settings = graph.recorder.settings
     original: GraphModule | None = None
     if any(kind.wants_original(settings) for kind in AIDS):
-        original = safely(INSTRUMENTATION_ERROR, functools.partial(copy.deepcopy, graph.gm))
+        original = safely(INSTRUMENTATION_ERROR, functools.partial(copy.deepcopy, compiling.gm))
     built: list[GraphAid] = []
     for kind in AIDS:
-        aid = safely(INSTRUMENTATION_ERROR, functools.partial(kind, graph, original, tuple(built)))
+        build = functools.partial(kind, graph, compiling, original, tuple(built))
+        aid = safely(INSTRUMENTATION_ERROR, build)
         if aid is not None:
             built.append(aid)
     return tuple(built)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from otel_dynamo._config.settings import ACCURACY_BACKWARD, ACCURACY_OFF, Settings
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import accuracy
-from otel_dynamo._sources.aids.graph import AidedGraph, GraphAid, earlier_aid
+from otel_dynamo._sources.aids.graph import AidedGraph, Compiling, GraphAid, earlier_aid
 from otel_dynamo._sources.aids.repro import STAGE_ACCURACY, ReproScripts
 
 if TYPE_CHECKING:
@@ -20,7 +20,11 @@ class AccuracyCheck:
     """The check of one graph's first run; a failed one gets an ``accuracy`` repro script."""
 
     def __init__(
-        self, graph: AidedGraph, original: GraphModule | None, earlier: Sequence[GraphAid]
+        self,
+        graph: AidedGraph,
+        compiling: Compiling,
+        original: GraphModule | None,
+        earlier: Sequence[GraphAid],
     ) -> None:
         self.graph = graph
         self.original = original
@@ -36,10 +40,10 @@ class AccuracyCheck:
     def records_first_run(self) -> bool:
         return self.original is not None and self.mode != ACCURACY_OFF
 
-    def before_compile(self) -> None:
+    def before_compile(self, compiling: Compiling) -> None:
         pass
 
-    def compile_failed(self) -> None:
+    def compile_failed(self, compiling: Compiling) -> None:
         pass
 
     def wrap_compiled(self, compiled: Callable[..., Any], state: RunState) -> Callable[..., Any]:

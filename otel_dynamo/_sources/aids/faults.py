@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,7 @@ from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import faults
-from otel_dynamo._sources.aids.graph import INSTRUMENTATION_ERROR, AidedGraph, GraphAid
+from otel_dynamo._sources.aids.graph import INSTRUMENTATION_ERROR, AidedGraph, Compiling, GraphAid
 
 if TYPE_CHECKING:
     from torch.fx import GraphModule
@@ -22,13 +23,18 @@ class FaultInjection:
     before it compiles, raised around its runs for ``runtime`` ones."""
 
     def __init__(
-        self, graph: AidedGraph, original: GraphModule | None, earlier: Sequence[GraphAid]
+        self,
+        graph: AidedGraph,
+        compiling: Compiling,
+        original: GraphModule | None,
+        earlier: Sequence[GraphAid],
     ) -> None:
         self.graph = graph
         self.fired: tuple[FaultSpec, ...] = ()
         """The faults due on this graph, those raising at compile time last."""
         if graph.recorder.settings.fault:
-            self.fired = tuple(safely(INSTRUMENTATION_ERROR, self._due) or ())
+            due = functools.partial(self._due, compiling)
+            self.fired = tuple(safely(INSTRUMENTATION_ERROR, due) or ())
 
     @staticmethod
     def wants_original(settings: Settings) -> bool:
@@ -38,24 +44,24 @@ class FaultInjection:
     def records_first_run(self) -> bool:
         return any(fault.kind == KIND_RUNTIME for fault in self.fired)
 
-    def _due(self) -> list[FaultSpec]:
+    def _due(self, compiling: Compiling) -> list[FaultSpec]:
         graph = self.graph
         return faults.due(
             graph.recorder.settings.fault,
-            graph.gm,
-            graph.example_inputs,
+            compiling.gm,
+            compiling.example_inputs,
             compile_id=graph.compile_id,
             graph_index=graph.graph_index,
         )
 
-    def before_compile(self) -> None:
-        graph = self.graph
+    def before_compile(self, compiling: Compiling) -> None:
         for fault in self.fired:
             if fault.kind != KIND_RUNTIME:
-                faults.record(graph.recorder, fault, graph.span, dict(graph.attributes))
-        faults.inject_at_compile(self.fired, graph.gm, graph.example_inputs)
+                fields = dict(compiling.attributes)
+                faults.record(self.graph.recorder, fault, compiling.span, fields)
+        faults.inject_at_compile(self.fired, compiling.gm, compiling.example_inputs)
 
-    def compile_failed(self) -> None:
+    def compile_failed(self, compiling: Compiling) -> None:
         pass
 
     def wrap_compiled(self, compiled: Callable[..., Any], state: RunState) -> Callable[..., Any]:

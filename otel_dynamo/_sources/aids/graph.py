@@ -22,19 +22,26 @@ INSTRUMENTATION_ERROR = "instrumentation error"
 
 @dataclasses.dataclass(frozen=True)
 class AidedGraph:
-    """One graph handed to the traced backend, and where it is recorded."""
+    """Which graph an aid aids, and where it is recorded: kept as long as the aid."""
 
     recorder: Recorder
     compile_id: str
     backend: str
     graph_index: int
-    span: Span
-    """The graph span."""
-    attributes: Mapping[str, Any]
-    """The graph span's attributes (fault events take their fields from them)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Compiling:
+    """What the traced backend was handed for the graph, and its graph span: for the
+    compile only, never kept by an aid (its inputs would live as long as the compiled
+    graph)."""
+
     gm: GraphModule
     """The graph the inner backend compiles (an aid may rewrite it before it does)."""
     example_inputs: Sequence[Any]
+    span: Span
+    attributes: Mapping[str, Any]
+    """The graph span's attributes (fault events take their fields from them)."""
 
 
 class GraphAid(Protocol):
@@ -45,11 +52,11 @@ class GraphAid(Protocol):
         """The aid acts on the first run: record it whatever the run-span policy."""
         ...
 
-    def before_compile(self) -> None:
+    def before_compile(self, compiling: Compiling) -> None:
         """Act just before the inner backend compiles; what it raises is the compile's."""
         ...
 
-    def compile_failed(self) -> None:
+    def compile_failed(self, compiling: Compiling) -> None:
         """The compile (the inner backend, or an aid before it) raised; never raises."""
         ...
 
@@ -65,7 +72,11 @@ class AidKind(Protocol):
     def wants_original(self, settings: Settings) -> bool: ...
 
     def __call__(
-        self, graph: AidedGraph, original: GraphModule | None, earlier: Sequence[GraphAid]
+        self,
+        graph: AidedGraph,
+        compiling: Compiling,
+        original: GraphModule | None,
+        earlier: Sequence[GraphAid],
     ) -> GraphAid: ...
 
 

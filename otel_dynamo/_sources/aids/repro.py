@@ -21,7 +21,13 @@ from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import faults, repro
 from otel_dynamo._sources.aids.faults import FaultInjection
-from otel_dynamo._sources.aids.graph import INSTRUMENTATION_ERROR, AidedGraph, GraphAid, earlier_aid
+from otel_dynamo._sources.aids.graph import (
+    INSTRUMENTATION_ERROR,
+    AidedGraph,
+    Compiling,
+    GraphAid,
+    earlier_aid,
+)
 
 if TYPE_CHECKING:
     from torch.fx import GraphModule
@@ -42,7 +48,11 @@ class ReproScripts:
     """Repro scripts of one graph's failures, from the graph as Dynamo made it."""
 
     def __init__(
-        self, graph: AidedGraph, original: GraphModule | None, earlier: Sequence[GraphAid]
+        self,
+        graph: AidedGraph,
+        compiling: Compiling,
+        original: GraphModule | None,
+        earlier: Sequence[GraphAid],
     ) -> None:
         self.graph = graph
         self.original = original
@@ -57,11 +67,11 @@ class ReproScripts:
     def records_first_run(self) -> bool:
         return False
 
-    def before_compile(self) -> None:
+    def before_compile(self, compiling: Compiling) -> None:
         pass
 
-    def compile_failed(self) -> None:
-        self.write(STAGE_COMPILE, self.graph.example_inputs, self.graph.span)
+    def compile_failed(self, compiling: Compiling) -> None:
+        self.write(STAGE_COMPILE, compiling.example_inputs, compiling.span)
 
     def wrap_compiled(self, compiled: Callable[..., Any], state: RunState) -> Callable[..., Any]:
         """``compiled``, writing a repro script for its first failing run."""
