@@ -16,7 +16,7 @@ from otel_dynamo._config.fault_spec import (
     KIND_RUNTIME,
     FaultSpec,
 )
-from otel_dynamo._config.settings import Settings
+from otel_dynamo._config.settings import REPRO_CHOICES, Settings
 from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import faults, repro
@@ -32,9 +32,8 @@ from otel_dynamo._sources.aids.graph import (
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-STAGE_COMPILE = "compile"
-STAGE_RUN = "run"
-STAGE_ACCURACY = "accuracy"
+STAGE_COMPILE, STAGE_RUN, STAGE_ACCURACY = REPRO_CHOICES
+"""The failures a script is written for (``OTEL_DYNAMO_REPRO_ON`` picks among them)."""
 
 REPRO_FAULT_KINDS = {
     STAGE_COMPILE: (KIND_COMPILE, KIND_NON_LEAF_COMPILE),
