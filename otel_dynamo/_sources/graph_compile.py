@@ -1,42 +1,23 @@
-"""One backend call on one graph: the state AOT hooks, run wrappers, faults, accuracy
-checks and repro scripts of that graph report to."""
+"""One backend call on one graph: the state its AOT hooks and run wrappers report to."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo import names
-from otel_dynamo._config.fault_spec import (
-    KIND_ACCURACY,
-    KIND_COMPILE,
-    KIND_NON_LEAF_COMPILE,
-    KIND_RUNTIME,
-    FaultSpec,
-)
-from otel_dynamo._config.settings import ACCURACY_OFF
 from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.device_time import DeviceClock
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
-from otel_dynamo._sources import cudagraphs, repro
+from otel_dynamo._sources import cudagraphs
 from otel_dynamo._sources.runs import RunRecorder
 
-if TYPE_CHECKING:
-    from torch.fx import GraphModule
-
 T = TypeVar("T")
-
-REPRO_FAULT_KINDS = {
-    "compile": (KIND_COMPILE, KIND_NON_LEAF_COMPILE),
-    "run": (KIND_RUNTIME,),
-    "accuracy": (KIND_ACCURACY,),
-}
-"""Which injected faults a repro script of a failure at each stage re-injects."""
 
 
 def is_control_flow(exc: BaseException) -> bool:
@@ -65,10 +46,9 @@ class GraphCompile:
         self.link: SpanContext | None = None  # the graph span's, for links from run spans
         self.run_kind: str | None = None
         self.graph_name: str | None = None
-        self.faults: list[FaultSpec] = []
-        self.original: GraphModule | None = None
-        """The graph as Dynamo made it, kept only for accuracy checks and repro scripts."""
-        self.graph_index: int = 0
+        self.records_first_run = False
+        """A debugging aid acts on the first run (a fault, a check): record it whatever
+        the run-span policy."""
         self.device_clock: DeviceClock | None = None
         """Times the graph's recorded runs on its device (None on the CPU)."""
         self.cudagraph_requested = False
@@ -89,37 +69,6 @@ class GraphCompile:
     def inner_compiled(self, kind: str, graph_name: str | None) -> None:
         if kind != names.RUN_KIND_BACKWARD:
             self.run_kind, self.graph_name = kind, graph_name
-
-    def write_repro(
-        self, stage: str, args: Any, span: Span | None, *, check_accuracy: bool = False
-    ) -> None:
-        """A repro script for a failure at ``stage``, if configured; its path on ``span``."""
-        settings = self.recorder.settings
-        if not settings.repro_dir or stage not in settings.repro_on or self.original is None:
-            return
-        self.safely(lambda: self._write_repro(stage, args, span, check_accuracy))
-
-    def _write_repro(self, stage: str, args: Any, span: Span | None, check_accuracy: bool) -> None:
-        reinjected = [f for f in self.faults if f.kind in REPRO_FAULT_KINDS[stage]]
-        text = repro.repro_text(
-            self.original,
-            args,
-            backend=self.backend,
-            faults=reinjected,
-            check_accuracy=check_accuracy,
-        )
-        stem = repro.stem(stage, self.compile_id, self.graph_index)
-        path = repro.write_script(str(self.recorder.settings.repro_dir), stem, text)
-        if span is not None:
-            span.set_attribute(names.ATTR_REPRO_PATH, path)
-        fields = {
-            names.ATTR_REPRO_PATH: path,
-            names.ATTR_STAGE: stage,
-            names.ATTR_COMPILE_ID: self.compile_id,
-            names.ATTR_BACKEND: self.backend,
-            names.ATTR_GRAPH_INDEX: self.graph_index,
-        }
-        self.recorder.log_events.repro_written(span, **fields)
 
     def cudagraph_decided(
         self, span: Span | None, kind: str, watch: cudagraphs.Watch, compiled: Any
@@ -165,7 +114,6 @@ class GraphCompile:
             device_clock=self.device_clock,
         )
         self.recorder.metrics.track_run(state)
-        checked = self.original is not None and self.recorder.settings.accuracy != ACCURACY_OFF
-        if checked or any(fault.kind == KIND_RUNTIME for fault in self.faults):
-            state.next_recorded = 1  # the first run carries the check / the fault: record it
+        if self.records_first_run:
+            state.next_recorded = 1
         return state

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.trace import Span
-
 from otel_dynamo import names
-from otel_dynamo._config.fault_spec import KIND_RUNTIME, FaultSpec
-from otel_dynamo._config.settings import ACCURACY_BACKWARD, ACCURACY_OFF
 from otel_dynamo._recording.recorder import Recorder
-from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import (
-    accuracy,
+    aids,
     aot,
     cudagraphs,
     device_clock,
@@ -189,9 +183,11 @@ class TracedBackend:
                 token = aot.activate(graph)
                 try:
                     with cudagraphs.watching(asked=asked) as watch:
-                        compiled = self._compile(
-                            graph, span, attributes, gm, example_inputs, **kwargs
+                        compiling = aids.Compiling(
+                            gm=gm, example_inputs=example_inputs, span=span, attributes=attributes
                         )
+                        applied = graph.safely(lambda: self._aids_for(graph, compiling)) or ()
+                        compiled = self._compile(applied, compiling, **kwargs)
                 finally:
                     aot.deactivate(token)
                 if watch is not None and graph.cudagraph_requested:
@@ -205,7 +201,10 @@ class TracedBackend:
             raise
         graph.safely(lambda: self._settle(recorder, compile_id, discarded=False))
         graph.safely(lambda: recorder.log_events.graph_compiled(attributes, span))
-        return graph.safely(lambda: self._wrap_runs(graph, compiled, example_inputs)) or compiled
+        return (
+            graph.safely(lambda: self._wrap_runs(graph, applied, compiled, example_inputs))
+            or compiled
+        )
 
     def _settle(self, recorder: Recorder, compile_id: str | None, *, discarded: bool) -> None:
         """Count the graph, or, when a Dynamo restart threw it away, uncount it."""
@@ -228,45 +227,33 @@ class TracedBackend:
             **(limits.break_attributes(graph_break) if graph_break else {}),
         }
 
+    def _aids_for(
+        self, graph: GraphCompile, compiling: aids.Compiling
+    ) -> tuple[aids.GraphAid, ...]:
+        """The debugging aids of this graph (see ``aids.AIDS``), built in their order."""
+        aided = aids.AidedGraph(
+            recorder=graph.recorder,
+            compile_id=graph.compile_id,
+            backend=self.backend,
+            graph_index=int(compiling.attributes.get(names.ATTR_GRAPH_INDEX, 0)),
+        )
+        applied = aids.aids_for(aided, compiling)
+        graph.records_first_run = any(aid.records_first_run for aid in applied)
+        return applied
+
     def _compile(
-        self,
-        graph: GraphCompile,
-        span: Span,
-        attributes: dict[str, Any],
-        gm: Any,
-        example_inputs: Any,
-        **kwargs: Any,
+        self, applied: tuple[aids.GraphAid, ...], compiling: aids.Compiling, **kwargs: Any
     ) -> Any:
-        """Inject the faults due on this graph (none unless configured), then delegate."""
-        if graph.recorder.settings.fault:
-            graph.faults = (
-                graph.safely(lambda: self._faults_due(graph, attributes, gm, example_inputs)) or []
-            )
-        settings = graph.recorder.settings
-        graph.graph_index = attributes.get(names.ATTR_GRAPH_INDEX, 0)
-        if settings.accuracy != ACCURACY_OFF or settings.repro_dir:
-            graph.original = graph.safely(lambda: copy.deepcopy(gm))
-        for fault in graph.faults:
-            if fault.kind != KIND_RUNTIME:
-                faults.record(graph.recorder, fault, span, dict(attributes))
+        """Let the aids act (inject the faults due), then delegate."""
         try:
-            faults.inject_at_compile(graph.faults, gm, example_inputs)
-            return self._delegate(gm, example_inputs, **kwargs)
+            for aid in applied:
+                aid.before_compile(compiling)
+            return self._delegate(compiling.gm, compiling.example_inputs, **kwargs)
         except Exception as exc:
             if not is_control_flow(exc):
-                graph.write_repro("compile", example_inputs, span)
+                for aid in applied:
+                    aid.compile_failed(compiling)
             raise
-
-    def _faults_due(
-        self, graph: GraphCompile, attributes: dict[str, Any], gm: Any, example_inputs: Any
-    ) -> list[FaultSpec]:
-        return faults.due(
-            graph.recorder.settings.fault,
-            gm,
-            example_inputs,
-            compile_id=graph.compile_id,
-            graph_index=int(attributes.get(names.ATTR_GRAPH_INDEX, 0)),
-        )
 
     def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         callee = self._callee(kwargs)
@@ -295,45 +282,20 @@ class TracedBackend:
             )
         return self._inductor_wrappers[key]
 
-    def _wrap_runs(self, graph: GraphCompile, compiled: Any, example_inputs: Any) -> Any:
+    def _wrap_runs(
+        self,
+        graph: GraphCompile,
+        applied: tuple[aids.GraphAid, ...],
+        compiled: Any,
+        example_inputs: Any,
+    ) -> Any:
+        """``compiled`` in each aid's wrapper, in their order, then in the run recording."""
         kind = graph.run_kind or _runtime_kind(example_inputs)
         state = graph.run_state(kind, graph.graph_name)
         compiled = realized(compiled)
-        for fault in graph.faults:
-            if fault.kind == KIND_RUNTIME:
-                compiled = faults.runtime_faulty(compiled, fault, state, graph.recorder)
-        if graph.original is not None and graph.recorder.settings.repro_dir:
-            compiled = _repro_on_failure(compiled, graph, state)
-        accuracy_mode = graph.recorder.settings.accuracy
-        if graph.original is not None and accuracy_mode != ACCURACY_OFF:
-            compiled = accuracy.checked_first_run(
-                compiled,
-                graph.original,
-                state,
-                graph.recorder,
-                backward=accuracy_mode == ACCURACY_BACKWARD,
-                on_failure=lambda inputs, _verdict: graph.write_repro(
-                    "accuracy", inputs, state.current_span, check_accuracy=True
-                ),
-            )
+        for aid in applied:
+            compiled = aid.wrap_compiled(compiled, state)
         return wrap_unboxed_run(compiled, state, graph.run_recorder())
-
-
-def _repro_on_failure(compiled: Callable[..., Any], graph: GraphCompile, state: RunState) -> Any:
-    """``compiled``, writing a repro script for its first failing run."""
-    written = False
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        nonlocal written
-        try:
-            return compiled(*args, **kwargs)
-        except Exception:
-            if not written:
-                written = True
-                graph.write_repro("run", args, state.current_span)
-            raise
-
-    return faults.like(run, compiled)
 
 
 def realized(compiled: Any) -> Any:
