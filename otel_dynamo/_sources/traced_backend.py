@@ -13,10 +13,10 @@ from otel_dynamo._sources import (
     aot,
     cudagraphs,
     device_clock,
-    faults,
     graph_facts,
     taps,
 )
+from otel_dynamo._sources.aids import faults
 from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import (

@@ -12,7 +12,7 @@ from _telemetry_support import Signals, TwoLayer, train_step
 from otel_dynamo import names
 from otel_dynamo._config.fault_spec import FaultSpec, FaultSpecError, parse_faults
 from otel_dynamo._config.settings import ConfigError, load_settings
-from otel_dynamo._sources import faults
+from otel_dynamo._sources.aids import faults
 
 
 @pytest.fixture

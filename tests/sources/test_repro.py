@@ -16,7 +16,7 @@ from _spans import one
 from _telemetry_support import Signals, TwoLayer, train_step
 
 from otel_dynamo import names
-from otel_dynamo._sources import repro
+from otel_dynamo._sources.aids import repro
 
 ROOT = Path(__file__).resolve().parents[2]
 
