@@ -202,9 +202,10 @@ def test_emit_never_raises_and_warns_once(caplog):
 def test_nothing_configured_is_disabled_and_does_nothing(monkeypatch):
     """log=off and no provider: disabled, and emit never reaches the pipeline."""
     events = EventLogger()
-    monkeypatch.setattr(events, "_bound", None)  # any use would raise AttributeError
+    reached: list[tuple] = []
+    monkeypatch.setattr(events, "_record", lambda *args: reached.append(args))
     events.emit("x.event", n=1)
-    assert events.enabled is False
+    assert (events.enabled, reached) == (False, [])
 
 
 def test_noop_logger_provider_counts_as_nothing_configured():
@@ -235,14 +236,14 @@ def test_forked_child_does_not_rewrite_the_parents_buffered_line(tmp_path):
     path = tmp_path / "events.jsonl"
     events = EventLogger(log=str(path))
     events.emit("parent.event")
-    events._writer._file.write("PARENT-UNFLUSHED")  # as if the fork interrupted a write
+    events._lines._file.write("PARENT-UNFLUSHED")  # as if the fork interrupted a write
     pid = os.fork()
     if pid == 0:
         events.emit("child.event")
         os._exit(0)
     os.waitpid(pid, 0)
     written = path.read_text()
-    events._writer._file.truncate()  # the parent's own buffer is not part of the test
+    events._lines._file.truncate()  # the parent's own buffer is not part of the test
     assert [json.loads(line)["event"] for line in written.splitlines()] == [
         "parent.event",
         "child.event",
@@ -257,8 +258,8 @@ def _record_fields(records) -> list[tuple]:
 
 
 def test_log_records_are_the_same_with_and_without_json_lines(tmp_path, logger_provider, records):
-    """With no JSON lines (the default, structlog not used) the log records carry exactly
-    what the structlog pipeline gives them: bound fields, call fields, level filtering."""
+    """With no JSON lines (the default, structlog not imported) the log records carry
+    exactly what they carry with lines on: bound fields, call fields, level filtering."""
     for log in ("off", str(tmp_path / "events.jsonl")):
         events = EventLogger(logger_provider=logger_provider, log=log, level="info")
         bound = events.bind(rank=3)
