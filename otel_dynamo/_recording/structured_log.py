@@ -132,8 +132,9 @@ def exception_fields(exc: BaseException) -> dict[str, str]:
     }
 
 
-_NOT_ATTRIBUTES = frozenset({KEY_TRACE_ID, KEY_SPAN_ID})
-"""Carried by the record itself (its trace context), not as attributes."""
+_NOT_ATTRIBUTES = frozenset({KEY_EVENT, KEY_LEVEL, KEY_TIMESTAMP, KEY_TRACE_ID, KEY_SPAN_ID})
+"""Carried by the record itself (event name, severity, time, trace context): a field of
+one of these names is never also an attribute."""
 
 
 def log_attributes(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -235,6 +236,8 @@ class JsonLines:
     def _reopen_in_child(self) -> None:
         if self._path is not None:
             disarm_inherited_stream(self._file)
+            # Kept referenced: were disarming to fail, collecting it would flush the
+            # parent's buffer from this process.
             self._inherited.append(self._file)
         self._file, self._pid = self._open(), os.getpid()
         self._logger = self._wrap(self._file)
