@@ -1,13 +1,14 @@
-"""Structured log events: JSON lines (stderr or a file) and OpenTelemetry log records.
+"""Structured log events: OpenTelemetry log records and JSON lines (stderr or a file).
 
-One pipeline of small structlog processors ``(logger, method, event_dict) ->
-event_dict``: level, timestamp, trace context of the current span, exception
-attributes, export as an OpenTelemetry log record (same trace context, event name in
-``event_name`` and ``body``, fields as attributes), then JSON rendering. Nothing is
-configured globally: the user's own structlog setup is untouched. With
-``OTEL_DYNAMO_LOG=off`` (the default) no line is rendered and the same processors run
-without structlog itself, which is then never imported: importing it pulls in ``rich``
-and ``pygments`` where they are installed, about 50 ms of every traced job's start.
+:meth:`EventLogger.emit` builds each event once: the level filter, the bound context and
+the call's fields, the current span's trace context, exception attributes, length caps.
+It exports the event as an OpenTelemetry log record (event name in ``event_name`` and
+``body``, fields as attributes) and, when ``OTEL_DYNAMO_LOG`` names a target, hands it to
+structlog, which renders the JSON line: its filtering bound logger, its ``add_log_level``
+and ``JSONRenderer`` processors, its ``WriteLogger``. structlog is imported only then:
+importing it pulls in ``rich`` and ``pygments`` where they are installed, about 50 ms of
+every traced job's start, and the default (``OTEL_DYNAMO_LOG=off``) renders no line.
+Nothing is configured globally: the user's own structlog setup is untouched.
 
 :meth:`EventLogger.emit` never raises; with no log target and no logger provider it
 returns at once.
@@ -18,12 +19,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from opentelemetry import trace
 from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, SeverityNumber
@@ -46,6 +46,9 @@ from otel_dynamo._providers.files import disarm_inherited_stream
 from otel_dynamo._recording.boundary import class_name
 from otel_dynamo.version import __version__
 
+if TYPE_CHECKING:
+    from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
+
 LOG_OFF = "off"
 LOG_STDERR = "stderr"
 KEY_EVENT = "event"
@@ -53,10 +56,8 @@ KEY_LEVEL = "level"
 KEY_TIMESTAMP = "timestamp"
 KEY_TRACE_ID = "trace_id"
 KEY_SPAN_ID = "span_id"
-_KEY_TIME_NS = "_otel_dynamo_time_ns"
-_KEY_EXC = "_otel_dynamo_exc"
+DEFAULT_EVENT_LEVEL = "info"
 _FIRST_KEYS = (KEY_TIMESTAMP, KEY_LEVEL, KEY_EVENT)
-_NOT_ATTRIBUTES = frozenset({KEY_EVENT, KEY_LEVEL, KEY_TIMESTAMP, KEY_TRACE_ID, KEY_SPAN_ID})
 
 _SEVERITY = {
     "debug": (SeverityNumber.DEBUG, "DEBUG"),
@@ -65,43 +66,19 @@ _SEVERITY = {
     "error": (SeverityNumber.ERROR, "ERROR"),
 }
 _LEVEL_NUMBERS = {level: getattr(logging, level.upper()) for level in LOG_LEVELS}
-_METHOD_LEVELS = {"warn": "warning", "exception": "error", "critical": "error", "msg": "info"}
 
 _log = logging.getLogger(__name__)
 
 
-# --- processors ------------------------------------------------------------------------
+# --- what an event carries -------------------------------------------------------------
 
 
-def add_level(_logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-    event_dict[KEY_LEVEL] = _METHOD_LEVELS.get(method, method)
-    return event_dict
-
-
-def add_timestamp(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-    now_ns = time.time_ns()
-    seconds, nanos = divmod(now_ns, 1_000_000_000)
-    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=nanos // 1000)
-    event_dict[KEY_TIMESTAMP] = moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
-    event_dict[_KEY_TIME_NS] = now_ns
-    return event_dict
-
-
-def add_trace_context(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def add_trace_context(fields: dict[str, Any]) -> None:
     """trace_id / span_id of the current span, as 32 / 16 lowercase hex characters."""
     context = trace.get_current_span().get_span_context()
     if context.is_valid:
-        event_dict[KEY_TRACE_ID] = format_trace_id(context.trace_id)
-        event_dict[KEY_SPAN_ID] = format_span_id(context.span_id)
-    return event_dict
-
-
-def add_exception(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-    """exception.type / .message / .stacktrace (semantic conventions) from ``exc``."""
-    exc = event_dict.pop(_KEY_EXC, None)
-    if isinstance(exc, BaseException):
-        event_dict.update(exception_fields(exc))
-    return event_dict
+        fields[KEY_TRACE_ID] = format_trace_id(context.trace_id)
+        fields[KEY_SPAN_ID] = format_span_id(context.span_id)
 
 
 MAX_STACKTRACE_LENGTH = 16_384
@@ -116,25 +93,25 @@ class CapLengths:
     a stack trace at most ``MAX_STACKTRACE_LENGTH``. A graph's text has its own cap, put
     on by the recorder with its length before the cap (``Limits.graph_text_attributes``)."""
 
-    def __init__(self, max_length: int, max_items: int) -> None:
-        self._max_length = max_length
+    def __init__(self, *, max_length: int, max_items: int) -> None:
+        self.max_length = max_length
         self._max_items = max_items
 
-    def __call__(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-        for key, value in event_dict.items():
+    def apply(self, fields: dict[str, Any]) -> None:
+        for key, value in fields.items():
             if key == exception_attributes.EXCEPTION_STACKTRACE and isinstance(value, str):
-                event_dict[key] = _head_and_tail(value, MAX_STACKTRACE_LENGTH)
+                fields[key] = _head_and_tail(value, MAX_STACKTRACE_LENGTH)
             elif key == names.ATTR_GRAPH_TEXT:
                 continue
             elif isinstance(value, str):
-                event_dict[key] = _head(value, self._max_length)
+                fields[key] = head(value, self.max_length)
             elif isinstance(value, list | tuple):
-                items = [_head(v, self._max_length) if isinstance(v, str) else v for v in value]
-                event_dict[key] = items[: self._max_items]
-        return event_dict
+                items = [head(v, self.max_length) if isinstance(v, str) else v for v in value]
+                fields[key] = items[: self._max_items]
 
 
-def _head(text: str, limit: int) -> str:
+def head(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters with the last one an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1] + _ELLIPSIS
 
 
@@ -146,6 +123,7 @@ def _head_and_tail(text: str, limit: int) -> str:
 
 
 def exception_fields(exc: BaseException) -> dict[str, str]:
+    """exception.type / .message / .stacktrace (semantic conventions) of ``exc``."""
     stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
         exception_attributes.EXCEPTION_TYPE: class_name(exc),
@@ -154,31 +132,15 @@ def exception_fields(exc: BaseException) -> dict[str, str]:
     }
 
 
-class EmitAsLogRecord:
-    """Emit the event as an OpenTelemetry log record in the caller's context."""
-
-    def __init__(self, logger: Logger | None) -> None:
-        self._logger = logger
-
-    def __call__(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-        time_ns = event_dict.pop(_KEY_TIME_NS, None)
-        if self._logger is not None:
-            severity, text = _SEVERITY.get(event_dict.get(KEY_LEVEL, ""), _SEVERITY["info"])
-            self._logger.emit(
-                timestamp=time_ns,
-                severity_number=severity,
-                severity_text=text,
-                body=event_dict.get(KEY_EVENT),
-                event_name=event_dict.get(KEY_EVENT),
-                attributes=log_attributes(event_dict),
-            )
-        return event_dict
+_NOT_ATTRIBUTES = frozenset({KEY_EVENT, KEY_LEVEL, KEY_TIMESTAMP, KEY_TRACE_ID, KEY_SPAN_ID})
+"""Carried by the record itself (event name, severity, time, trace context): a field of
+one of these names is never also an attribute."""
 
 
-def log_attributes(event_dict: Mapping[str, Any]) -> dict[str, Any]:
+def log_attributes(fields: Mapping[str, Any]) -> dict[str, Any]:
     """The event's fields as OpenTelemetry attribute values (others become strings)."""
     attributes = {}
-    for key, value in event_dict.items():
+    for key, value in fields.items():
         if key not in _NOT_ATTRIBUTES and value is not None:
             attributes[key] = _attribute_value(value)
     return attributes
@@ -195,74 +157,101 @@ def _attribute_value(value: Any) -> Any:
     return str(value)
 
 
-def order_keys(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+# --- JSON lines, through structlog -----------------------------------------------------
+
+
+def iso_timestamp(time_ns: int) -> str:
+    """``time_ns`` as ISO 8601 UTC to the microsecond, ``Z``-suffixed.
+
+    structlog's ``TimeStamper`` reads its own clock; the line must carry the instant its
+    log record carries, so the one ``time.time_ns()`` of the event is rendered here."""
+    seconds, nanos = divmod(time_ns, 1_000_000_000)
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=nanos // 1000)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def order_keys(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+    """structlog processor: timestamp, level and event first, then the fields in order."""
     first = {key: event_dict[key] for key in _FIRST_KEYS if key in event_dict}
     return {**first, **event_dict}
 
 
-# --- where JSON lines go ---------------------------------------------------------------
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is when the line is written (a redirect or a test's
+    capture made after the logger was built still gets it)."""
 
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
 
-class _Writer:
-    """The final structlog "logger": one line per event."""
-
-    def msg(self, message: str) -> None:
-        raise NotImplementedError
-
-    def debug(self, message: str) -> None:
-        self.msg(message)
-
-    info = warning = error = critical = exception = debug
-
-    def close(self) -> None:
-        pass
-
-
-class StderrWriter(_Writer):
-    """Writes to whatever ``sys.stderr`` is at the time of the event."""
-
-    def msg(self, message: str) -> None:
-        sys.stderr.write(message + "\n")
+    def flush(self) -> None:
         sys.stderr.flush()
 
 
-class FileWriter(_Writer):
-    """Appends lines to a file, one write per line; a forked child gets a fresh lock."""
+class JsonLines:
+    """Renders each event as one JSON line with structlog and writes it: to standard error,
+    or appended to a file. A forked child writes through a file object and lock of its
+    own, never the parent's buffer or a lock a parent thread held at the fork."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, *, path: str | None, min_level: int) -> None:
         self._path = path
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        self._lock = threading.Lock()
+        self._min_level = min_level
+        self._file = self._open()
         self._pid = os.getpid()
-        self._inherited: list[Any] = []
+        self._inherited: list[TextIO] = []
+        self._logger = self._wrap(self._file)
 
-    def msg(self, message: str) -> None:
+    def write(self, level: str, event: str, time_ns: int, fields: dict[str, Any]) -> None:
+        """One line: ``fields`` gain the timestamp (the dict is the caller's to give)."""
         if self._pid != os.getpid():
             self._reopen_in_child()
-        with self._lock:
-            self._file.write(message + "\n")
-            self._file.flush()
-
-    def _reopen_in_child(self) -> None:
-        """A forked child writes through its own file object, never the parent's buffer."""
-        disarm_inherited_stream(self._file)
-        self._inherited.append(self._file)
-        self._file = open(self._path, "a", encoding="utf-8")  # noqa: SIM115
-        self._lock, self._pid = threading.Lock(), os.getpid()
+        fields[KEY_TIMESTAMP] = iso_timestamp(time_ns)
+        getattr(self._logger, level)(event, **fields)
 
     def close(self) -> None:
-        self._file.close()
+        if self._path is not None:
+            self._file.close()
+
+    def _open(self) -> TextIO:
+        if self._path is None:
+            # WriteLogger takes a text stream; this one only forwards write and flush.
+            return cast(TextIO, _CurrentStderr())
+        return open(self._path, "a", encoding="utf-8")
+
+    def _wrap(self, file: TextIO) -> FilteringBoundLogger:
+        import structlog
+
+        logger: FilteringBoundLogger = structlog.wrap_logger(
+            structlog.WriteLogger(file),
+            processors=[
+                structlog.processors.add_log_level,
+                order_keys,
+                structlog.processors.JSONRenderer(),
+            ],
+            wrapper_class=structlog.make_filtering_bound_logger(self._min_level),
+            context_class=dict,
+            cache_logger_on_first_use=False,
+        ).bind()  # the bound logger itself: each call through the lazy proxy would rebuild it
+        return logger
+
+    def _reopen_in_child(self) -> None:
+        if self._path is not None:
+            disarm_inherited_stream(self._file)
+            # Kept referenced: were disarming to fail, collecting it would flush the
+            # parent's buffer from this process.
+            self._inherited.append(self._file)
+        self._file, self._pid = self._open(), os.getpid()
+        self._logger = self._wrap(self._file)
 
 
-def open_writer(target: str) -> tuple[_Writer | None, ConfigProblem | None]:
-    """The writer for OTEL_DYNAMO_LOG's value: off, stderr or a file path."""
+def open_lines(target: str, *, min_level: int) -> tuple[JsonLines | None, ConfigProblem | None]:
+    """The JSON lines for OTEL_DYNAMO_LOG's value: off, stderr or a file path."""
     value = target.strip()
     if value.lower() == LOG_OFF:
         return None, None
     if value.lower() == LOG_STDERR:
-        return StderrWriter(), None
+        return JsonLines(path=None, min_level=min_level), None
     try:
-        return FileWriter(value), None
+        return JsonLines(path=value, min_level=min_level), None
     except OSError as error:
         consequence = f"structured log lines turned off ({error.strerror or error})"
         return None, ConfigProblem(
@@ -274,7 +263,7 @@ def open_writer(target: str) -> tuple[_Writer | None, ConfigProblem | None]:
 
 
 class EventLogger:
-    """Emits otel_dynamo's structured events to JSON lines and OpenTelemetry logs."""
+    """Emits otel_dynamo's structured events to OpenTelemetry logs and JSON lines."""
 
     def __init__(
         self,
@@ -286,17 +275,14 @@ class EventLogger:
         max_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH,
         max_items: int = DEFAULT_MAX_LIST_LENGTH,
     ) -> None:
-        writer, problem = open_writer(log)
-        caps = CapLengths(max_length, max_items)
+        self._min_level = _LEVEL_NUMBERS.get(level, logging.INFO)
+        self._lines, problem = open_lines(log, min_level=self._min_level)
         self.problems: tuple[ConfigProblem, ...] = (problem,) if problem else ()
         warn_problems(self.problems)
-        otel_logger = _otel_logger(logger_provider)
-        self.enabled = writer is not None or otel_logger is not None
-        self._writer = writer
-        min_level = _LEVEL_NUMBERS.get(level, logging.INFO)
-        bound = _rendering(writer, otel_logger, min_level, caps) if writer else None
-        self._bound: Any = bound or DirectLogger(_processors(otel_logger, caps), min_level, {})
-        self._bound = self._bound.bind(**dict(context or {}))
+        self._otel_logger = _otel_logger(logger_provider)
+        self.enabled = self._lines is not None or self._otel_logger is not None
+        self._caps = CapLengths(max_length=max_length, max_items=max_items)
+        self._context = dict(context or {})
         self._errors = _ErrorReporter()
 
     @classmethod
@@ -316,27 +302,55 @@ class EventLogger:
         """A logger that adds ``fields`` (e.g. rank, compile id) to every event."""
         child = object.__new__(EventLogger)
         child.__dict__.update(self.__dict__)
-        child._bound = self._bound.bind(**fields)
+        child._context = {**self._context, **fields}
         return child
 
     def emit(
-        self, event: str, *, level: str = "info", exc: BaseException | None = None, **fields: Any
+        self,
+        event: str,
+        *,
+        level: str = DEFAULT_EVENT_LEVEL,
+        exc: BaseException | None = None,
+        **fields: Any,
     ) -> None:
         """Record one event; never raises (trouble is logged once on ``otel_dynamo``)."""
         if not self.enabled:
             return
+        if level not in _SEVERITY:
+            level = DEFAULT_EVENT_LEVEL
+        if _LEVEL_NUMBERS[level] < self._min_level:
+            return
         try:
-            method = getattr(self._bound, level if level in _SEVERITY else "info")
-            if exc is not None:
-                fields[_KEY_EXC] = exc
-            method(event, **fields)
+            self._record(event, level, exc, {**self._context, **fields})
         except Exception as error:
             self._errors.report(event, error)
 
+    def _record(
+        self, event: str, level: str, exc: BaseException | None, fields: dict[str, Any]
+    ) -> None:
+        time_ns = time.time_ns()
+        add_trace_context(fields)
+        if exc is not None:
+            fields.update(exception_fields(exc))
+        self._caps.apply(fields)
+        event = head(event, self._caps.max_length)
+        if self._otel_logger is not None:
+            severity, text = _SEVERITY[level]
+            self._otel_logger.emit(
+                timestamp=time_ns,
+                severity_number=severity,
+                severity_text=text,
+                body=event,
+                event_name=event,
+                attributes=log_attributes(fields),
+            )
+        if self._lines is not None:
+            self._lines.write(level, event, time_ns, fields)
+
     def close(self) -> None:
-        if self._writer is not None:
+        if self._lines is not None:
             try:
-                self._writer.close()
+                self._lines.close()
             except OSError as error:
                 self._errors.report("close", error)
 
@@ -345,65 +359,6 @@ def _otel_logger(provider: LoggerProvider | None) -> Logger | None:
     if provider is None or isinstance(provider, NoOpLoggerProvider):
         return None
     return provider.get_logger(names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL)
-
-
-def _processors(otel_logger: Logger | None, caps: CapLengths) -> list[Processor]:
-    emit = EmitAsLogRecord(otel_logger)
-    return [add_level, add_timestamp, add_trace_context, add_exception, caps, emit]
-
-
-def _rendering(
-    writer: _Writer, otel_logger: Logger | None, min_level: int, caps: CapLengths
-) -> Any:
-    """A structlog logger running the processors, then rendering a JSON line to ``writer``."""
-    import structlog
-
-    processors: list[Any] = [*_processors(otel_logger, caps), order_keys]
-    return structlog.wrap_logger(
-        writer,
-        processors=[*processors, structlog.processors.JSONRenderer()],
-        wrapper_class=structlog.make_filtering_bound_logger(min_level),
-        context_class=dict,
-        cache_logger_on_first_use=False,
-    )
-
-
-Processor = Callable[[Any, str, dict[str, Any]], Any]
-
-
-class DirectLogger:
-    """The processors run in order without structlog, as its filtering bound logger runs
-    them: context, then the call's fields, then ``event``; levels below ``min_level``
-    dropped. For when no JSON line is rendered."""
-
-    def __init__(
-        self, processors: list[Processor], min_level: int, context: dict[str, Any]
-    ) -> None:
-        self._processors = processors
-        self._min_level = min_level
-        self._context = context
-
-    def bind(self, **fields: Any) -> DirectLogger:
-        return DirectLogger(self._processors, self._min_level, {**self._context, **fields})
-
-    def _log(self, method: str, event: str, fields: dict[str, Any]) -> None:
-        if _LEVEL_NUMBERS[method] < self._min_level:
-            return
-        event_dict: Any = {**self._context, **fields, KEY_EVENT: event}
-        for processor in self._processors:
-            event_dict = processor(None, method, event_dict)
-
-    def debug(self, event: str, **fields: Any) -> None:
-        self._log("debug", event, fields)
-
-    def info(self, event: str, **fields: Any) -> None:
-        self._log("info", event, fields)
-
-    def warning(self, event: str, **fields: Any) -> None:
-        self._log("warning", event, fields)
-
-    def error(self, event: str, **fields: Any) -> None:
-        self._log("error", event, fields)
 
 
 class _ErrorReporter:

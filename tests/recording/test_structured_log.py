@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+from contextlib import redirect_stderr
+from io import StringIO
 
 import pytest
 import structlog
@@ -51,6 +56,15 @@ def test_stderr_target_writes_to_stderr(capsys):
     EventLogger(log="stderr").emit("x.event", n=1)
     captured = capsys.readouterr()
     assert (captured.out, json.loads(captured.err)["n"]) == ("", 1)
+
+
+def test_stderr_target_follows_a_later_redirect():
+    """log="stderr" writes to sys.stderr as it is at the event, not as it was when built."""
+    events = EventLogger(log="stderr")
+    redirected = StringIO()
+    with redirect_stderr(redirected):
+        events.emit("x.event", n=1)
+    assert json.loads(redirected.getvalue())["event"] == "x.event"
 
 
 def test_json_line_carries_the_current_span_ids(tmp_path, tracer):
@@ -202,9 +216,10 @@ def test_emit_never_raises_and_warns_once(caplog):
 def test_nothing_configured_is_disabled_and_does_nothing(monkeypatch):
     """log=off and no provider: disabled, and emit never reaches the pipeline."""
     events = EventLogger()
-    monkeypatch.setattr(events, "_bound", None)  # any use would raise AttributeError
+    reached: list[tuple] = []
+    monkeypatch.setattr(events, "_record", lambda *args: reached.append(args))
     events.emit("x.event", n=1)
-    assert events.enabled is False
+    assert (events.enabled, reached) == (False, [])
 
 
 def test_noop_logger_provider_counts_as_nothing_configured():
@@ -235,18 +250,71 @@ def test_forked_child_does_not_rewrite_the_parents_buffered_line(tmp_path):
     path = tmp_path / "events.jsonl"
     events = EventLogger(log=str(path))
     events.emit("parent.event")
-    events._writer._file.write("PARENT-UNFLUSHED")  # as if the fork interrupted a write
+    events._lines._file.write("PARENT-UNFLUSHED")  # as if the fork interrupted a write
     pid = os.fork()
     if pid == 0:
         events.emit("child.event")
         os._exit(0)
     os.waitpid(pid, 0)
     written = path.read_text()
-    events._writer._file.truncate()  # the parent's own buffer is not part of the test
+    events._lines._file.truncate()  # the parent's own buffer is not part of the test
     assert [json.loads(line)["event"] for line in written.splitlines()] == [
         "parent.event",
         "child.event",
     ]
+
+
+CHILD_EXIT_SECONDS = 10
+
+
+class _BlockingStream:
+    """A stderr whose write blocks until released: a thread is mid-line at the fork."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def write(self, text: str) -> int:
+        self.entered.set()
+        self.release.wait()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _exit_code_within(pid: int, seconds: float) -> int | None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None
+
+
+def test_forked_child_writes_while_a_parent_thread_was_mid_line(tmp_path):
+    """A fork while another thread is writing a line (holding the write lock): the child's
+    own line is written at once, it does not wait on a lock no thread of it will release."""
+    events = EventLogger(log="stderr")
+    blocking = _BlockingStream()
+    child_stderr = tmp_path / "child.txt"
+    with redirect_stderr(blocking):
+        writer = threading.Thread(target=events.emit, args=("parent.event",))
+        writer.start()
+        assert blocking.entered.wait(CHILD_EXIT_SECONDS)
+        pid = os.fork()
+        if pid == 0:
+            with open(child_stderr, "w") as stream:
+                sys.stderr = stream
+                events.emit("child.event")
+            os._exit(0)
+        blocking.release.set()
+        writer.join()
+    assert _exit_code_within(pid, CHILD_EXIT_SECONDS) == 0
+    assert json.loads(child_stderr.read_text())["event"] == "child.event"
 
 
 def _record_fields(records) -> list[tuple]:
@@ -257,8 +325,8 @@ def _record_fields(records) -> list[tuple]:
 
 
 def test_log_records_are_the_same_with_and_without_json_lines(tmp_path, logger_provider, records):
-    """With no JSON lines (the default, structlog not used) the log records carry exactly
-    what the structlog pipeline gives them: bound fields, call fields, level filtering."""
+    """With no JSON lines (the default, structlog not imported) the log records carry
+    exactly what they carry with lines on: bound fields, call fields, level filtering."""
     for log in ("off", str(tmp_path / "events.jsonl")):
         events = EventLogger(logger_provider=logger_provider, log=log, level="info")
         bound = events.bind(rank=3)
