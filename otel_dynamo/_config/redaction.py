@@ -4,8 +4,9 @@ Known values (OTLP header values, the endpoints' user-info and query values) and
 anything shaped like a secret in a URL (``user:password@host``, ``user@`` after ``//``,
 the values of a path's query string: ``/v1/metrics?api_key=***``) become ``***``. It
 runs on our own messages (configuration problems, export warnings), on library text we
-quote or relay (exporter errors, SDK log records), and at the exporters on every string
-of every span and log record, so exception messages recorded on spans are covered too.
+quote or relay (exporter errors, SDK log records), on every string of the structured log
+lines (``OTEL_DYNAMO_LOG``), and at the exporters on every string of every span and log
+record, so exception messages recorded on spans are covered too.
 """
 
 from __future__ import annotations

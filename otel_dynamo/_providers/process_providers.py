@@ -98,6 +98,11 @@ class ProcessProviders:
             disabled=disabled,
         )
 
+    def redact(self, text: str) -> str:
+        """``text`` with this process's secrets (OTLP header values, endpoint user-info and
+        query values) and secret-shaped URL parts as ``***``."""
+        return self._health.redact(text)
+
     def register_at_exit(self, *, flush_on_signal: bool = False) -> None:
         """Flush at exit, at the end of each multiprocessing child (a DataLoader worker),
         which leaves with ``os._exit``, and, with ``flush_on_signal``, on SIGTERM/SIGHUP,

@@ -18,6 +18,7 @@ from opentelemetry import trace
 
 from otel_dynamo import names
 from otel_dynamo._config.otel_env import SIGNAL_METRICS
+from otel_dynamo._config.redaction import REDACT_SHAPES
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._lifecycle import signals
 from otel_dynamo._lifecycle.flush_soon import FlushSoon
@@ -136,15 +137,18 @@ def sinks_for(settings: Settings, providers: Providers) -> Sinks:
 
 
 def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
+    own = own_providers_if_built(SIGNAL_METRICS)
     logger = EventLogger.from_settings(
-        settings, logger_provider=providers.logger_provider, **event_context(os.environ)
+        settings,
+        logger_provider=providers.logger_provider,
+        redact=own.redact if own is not None else REDACT_SHAPES,
+        **event_context(os.environ),
     )
     log_events = CompileLogEvents(
         logger,
         limits=Limits.from_settings(settings),
         watchdog=Watchdog.from_settings(settings, logger),
     )
-    own = own_providers_if_built(SIGNAL_METRICS)
     is_own = own is not None and providers.meter_provider is own.meter_provider
     # Not with a Prometheus reader: each flush queues a snapshot there until a scrape.
     pushes_only = own is not None and not own.pull_readers

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -32,6 +32,7 @@ from opentelemetry.trace import format_span_id, format_trace_id
 
 from otel_dynamo import names
 from otel_dynamo._config.problems import warn_problems
+from otel_dynamo._config.redaction import REDACT_SHAPES
 from otel_dynamo._config.settings import (
     DEFAULT_LOG,
     DEFAULT_LOG_LEVEL,
@@ -49,6 +50,8 @@ from otel_dynamo.version import __version__
 if TYPE_CHECKING:
     from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
+Redact = Callable[[str], str]
+"""Text in, the same text with secrets as ``***`` out (``_config.redaction``)."""
 LOG_OFF = "off"
 LOG_STDERR = "stderr"
 KEY_EVENT = "event"
@@ -192,9 +195,10 @@ class JsonLines:
     or appended to a file. A forked child writes through a file object and lock of its
     own, never the parent's buffer or a lock a parent thread held at the fork."""
 
-    def __init__(self, *, path: str | None, min_level: int) -> None:
+    def __init__(self, *, path: str | None, min_level: int, redact: Redact = REDACT_SHAPES) -> None:
         self._path = path
         self._min_level = min_level
+        self._redact = redact
         self._file = self._open()
         self._pid = os.getpid()
         self._inherited: list[TextIO] = []
@@ -225,6 +229,7 @@ class JsonLines:
             processors=[
                 structlog.processors.add_log_level,
                 order_keys,
+                self._redact_values,
                 structlog.processors.JSONRenderer(),
             ],
             wrapper_class=structlog.make_filtering_bound_logger(self._min_level),
@@ -232,6 +237,19 @@ class JsonLines:
             cache_logger_on_first_use=False,
         ).bind()  # the bound logger itself: each call through the lazy proxy would rebuild it
         return logger
+
+    def _redact_values(
+        self, _logger: WrappedLogger, _method: str, event_dict: EventDict
+    ) -> EventDict:
+        """Secrets out of every string of the line (an exception message quoting a URL
+        with a token): the one redaction, where the line leaves."""
+        redact = self._redact
+        for key, value in event_dict.items():
+            if isinstance(value, str):
+                event_dict[key] = redact(value)
+            elif isinstance(value, list):
+                event_dict[key] = [redact(v) if isinstance(v, str) else v for v in value]
+        return event_dict
 
     def _reopen_in_child(self) -> None:
         if self._path is not None:
@@ -243,15 +261,17 @@ class JsonLines:
         self._logger = self._wrap(self._file)
 
 
-def open_lines(target: str, *, min_level: int) -> tuple[JsonLines | None, ConfigProblem | None]:
+def open_lines(
+    target: str, *, min_level: int, redact: Redact = REDACT_SHAPES
+) -> tuple[JsonLines | None, ConfigProblem | None]:
     """The JSON lines for OTEL_DYNAMO_LOG's value: off, stderr or a file path."""
     value = target.strip()
     if value.lower() == LOG_OFF:
         return None, None
     if value.lower() == LOG_STDERR:
-        return JsonLines(path=None, min_level=min_level), None
+        return JsonLines(path=None, min_level=min_level, redact=redact), None
     try:
-        return JsonLines(path=value, min_level=min_level), None
+        return JsonLines(path=value, min_level=min_level, redact=redact), None
     except OSError as error:
         consequence = f"structured log lines turned off ({error.strerror or error})"
         return None, ConfigProblem(
@@ -274,9 +294,10 @@ class EventLogger:
         context: Mapping[str, Any] | None = None,
         max_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH,
         max_items: int = DEFAULT_MAX_LIST_LENGTH,
+        redact: Redact = REDACT_SHAPES,
     ) -> None:
         self._min_level = _LEVEL_NUMBERS.get(level, logging.INFO)
-        self._lines, problem = open_lines(log, min_level=self._min_level)
+        self._lines, problem = open_lines(log, min_level=self._min_level, redact=redact)
         self.problems: tuple[ConfigProblem, ...] = (problem,) if problem else ()
         warn_problems(self.problems)
         self._otel_logger = _otel_logger(logger_provider)
@@ -287,10 +308,16 @@ class EventLogger:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, logger_provider: LoggerProvider | None = None, **context: Any
+        cls,
+        settings: Settings,
+        *,
+        logger_provider: LoggerProvider | None = None,
+        redact: Redact = REDACT_SHAPES,
+        **context: Any,
     ) -> EventLogger:
         return cls(
             logger_provider=logger_provider,
+            redact=redact,
             log=settings.log,
             level=settings.log_level,
             context=context,

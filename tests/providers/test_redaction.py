@@ -109,6 +109,21 @@ def test_an_error_text_on_a_span_is_exported_without_its_secrets(tmp_path: Path)
     assert [secret for secret in SECRETS if secret in written] == []
 
 
+@pytest.mark.parametrize("target", ["stderr", "file"])
+def test_structured_log_lines_carry_the_error_text_without_its_secrets(
+    tmp_path: Path, target: str
+) -> None:
+    """OTEL_DYNAMO_LOG on (standard error, a file): the failed compile's JSON line quotes
+    the error text with the URL's password and query token as ***."""
+    lines_file = tmp_path / "lines.jsonl"
+    done = _run_job(
+        tmp_path, {"OTEL_DYNAMO_LOG": "stderr" if target == "stderr" else str(lines_file)}
+    )
+    lines = done.stderr if target == "stderr" else lines_file.read_text(encoding="utf-8")
+    assert "could not fetch http://***@models.internal/w?token=***" in lines
+    assert [secret for secret in SECRETS if secret in lines + done.stderr] == []
+
+
 def test_the_export_warning_quotes_no_secret_of_the_endpoint_or_headers(tmp_path: Path) -> None:
     """Metrics to a collector that is not there, its URL with a query token, headers with a
     token: the one warning names the endpoint with *** and quotes no secret, the job's own
