@@ -10,7 +10,7 @@ from opentelemetry import _logs, metrics, trace
 from otel_dynamo._config.options import apply_options
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
-from otel_dynamo._recording.recorder_factory import RecorderLookup
+from otel_dynamo._recording.recorder_lookup import RecorderLookup
 from otel_dynamo._sources.traced_backend import TracedBackend, backend_name
 
 
@@ -49,5 +49,5 @@ def backend_with(
 ) -> TracedBackend:
     """``backend`` traced; ``name`` is the backend's name in telemetry (default: its own)."""
     name = name or backend_name(backend)
-    source = RecorderLookup(providers=providers, settings=settings, backend=name)
-    return TracedBackend(backend, recorder_factory=source, name=name)
+    lookup = RecorderLookup(providers=providers, settings=settings, backend=name)
+    return TracedBackend(backend, recorder_lookup=lookup, name=name)

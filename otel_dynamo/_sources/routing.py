@@ -20,7 +20,8 @@ for it (``saved_compile_context``), so a traced compile leaves its route on that
 (``keep_route_for_lazy_backward``) and the lazy compile's events follow it there.
 
 Strict ``torch.export`` compiles with Dynamo's own backend: while an export call runs,
-frames that no traced backend owns belong to the export's recorder (``frames_owned_by``).
+frames compiled by no traced backend report to the export's recorder
+(``frames_reporting_to``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
 
-OWNER_ATTRIBUTE = "_otel_dynamo_frame_owner"
+RECORDER_LOOKUP_ATTRIBUTE = "_otel_dynamo_recorder_lookup"
 """Set on a traced backend: a callable returning the recorder its frames report to.
 Dynamo's debug wrapper copies a backend's ``__dict__`` (``functools.wraps``), so the
 attribute is found on the wrapper as well as on the backend."""
@@ -70,25 +71,26 @@ SAVED_ROUTE_ATTRIBUTE = "_otel_dynamo_route"
 """Set on Dynamo's ``CompileContext`` of a traced compile: its route, for a lazy backward."""
 
 
-Owner = Callable[[], StreamSink]
-"""Returns the recorder a compile reports to (asked once per compile)."""
+RecorderLookup = Callable[[], StreamSink]
+"""Returns the recorder a compile reports to (asked once per compile): what a traced
+backend sets (``_recording.recorder_lookup.RecorderLookup`` is one)."""
 
 
 class Route:
-    """One frame compile in progress: its owner, asked for the recorder on first use."""
+    """One frame compile in progress: its recorder lookup, asked on first use."""
 
-    __slots__ = ("_owner", "_sink", "code")
+    __slots__ = ("_lookup", "_sink", "code")
 
-    def __init__(self, owner: Owner | None, code: CodeLocation | None = None) -> None:
-        self._owner = owner
+    def __init__(self, lookup: RecorderLookup | None, code: CodeLocation | None = None) -> None:
+        self._lookup = lookup
         self._sink: StreamSink | None = None
         self.code = code
 
     def sink(self) -> StreamSink | None:
-        if self._sink is None and self._owner is not None:
-            owner, self._owner = self._owner, None
+        if self._sink is None and self._lookup is not None:
+            lookup, self._lookup = self._lookup, None
             try:
-                self._sink = owner()
+                self._sink = lookup()
             except Exception:  # the compile goes on unrecorded, never broken
                 report_internal_error("could not tell which recorder a frame compile reports to")
         return self._sink
@@ -97,8 +99,8 @@ class Route:
 _route: contextvars.ContextVar[Route | None] = contextvars.ContextVar(
     "otel_dynamo_route", default=None
 )
-_torch_export_owner: contextvars.ContextVar[Owner | None] = contextvars.ContextVar(
-    "otel_dynamo_torch_export_owner", default=None
+_torch_export_lookup: contextvars.ContextVar[RecorderLookup | None] = contextvars.ContextVar(
+    "otel_dynamo_torch_export_lookup", default=None
 )
 
 
@@ -112,8 +114,8 @@ def current_sink() -> StreamSink | None:
     route = _route.get() or _saved_route()
     if route is not None:
         return route.sink()
-    export_owner = _torch_export_owner.get()
-    return None if export_owner is None else export_owner()
+    export_lookup = _torch_export_lookup.get()
+    return None if export_lookup is None else export_lookup()
 
 
 def current_code() -> CodeLocation | None:
@@ -202,14 +204,15 @@ def keep_route_for_lazy_backward() -> None:
         setattr(context, SAVED_ROUTE_ATTRIBUTE, route)
 
 
-def owner_of(compiler: object) -> Owner | None:
-    """The owner a traced backend set, found down Dynamo's wrappers of ``compiler``."""
+def recorder_lookup_of(compiler: object) -> RecorderLookup | None:
+    """The recorder lookup a traced backend set, found down Dynamo's wrappers of
+    ``compiler``."""
     for _ in range(MAX_CHAIN):
         if compiler is None:
             return None
-        owner = getattr(compiler, OWNER_ATTRIBUTE, None)
-        if callable(owner):
-            return owner  # type: ignore[no-any-return]  # a traced backend set it: an Owner
+        lookup = getattr(compiler, RECORDER_LOOKUP_ATTRIBUTE, None)
+        if callable(lookup):
+            return lookup  # type: ignore[no-any-return]  # a traced backend set it
         compiler = next(
             (inner for name in WRAPPED_ATTRIBUTES if (inner := getattr(compiler, name, None))),
             None,
@@ -218,26 +221,28 @@ def owner_of(compiler: object) -> Owner | None:
 
 
 @contextlib.contextmanager
-def frames_owned_by(owner: Owner) -> Iterator[None]:
+def frames_reporting_to(lookup: RecorderLookup) -> Iterator[None]:
     """Frames Dynamo compiles with a backend no traced backend wraps, in this block and
-    on this thread, report to ``owner`` (strict torch.export)."""
-    token = _torch_export_owner.set(owner)
+    on this thread, report to ``lookup``'s recorder (strict torch.export)."""
+    token = _torch_export_lookup.set(lookup)
     try:
         yield
     finally:
-        _torch_export_owner.reset(token)
+        _torch_export_lookup.reset(token)
 
 
 def route_for(compiler: object, frame: object = None) -> Route:
-    """The route of a compile by ``compiler``: its traced owner, else an export's; nobody's
-    while instrumentation is suppressed."""
+    """The route of a compile by ``compiler``: its traced backend's recorder lookup, else
+    an export's; nobody's while instrumentation is suppressed."""
     try:
-        owner = None if suppressed() else owner_of(compiler) or _torch_export_owner.get()
-        code = code_of(frame) if owner is not None else None
+        lookup = (
+            None if suppressed() else recorder_lookup_of(compiler) or _torch_export_lookup.get()
+        )
+        code = code_of(frame) if lookup is not None else None
     except Exception:
         report_internal_error("could not tell which backend compiles a frame")
-        owner, code = None, None
-    return Route(owner, code)
+        lookup, code = None, None
+    return Route(lookup, code)
 
 
 class FrameCompilerTap:

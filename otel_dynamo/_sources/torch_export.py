@@ -27,7 +27,7 @@ from otel_dynamo._config.settings import Settings
 from otel_dynamo._providers.choice import ProviderLookup, Providers
 from otel_dynamo._recording.boundary import class_name
 from otel_dynamo._recording.limits import Limits
-from otel_dynamo._recording.recorder_factory import make_recorder, sinks_for
+from otel_dynamo._recording.recorder_lookup import make_recorder, sinks_for
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.torch_export_signals import TorchExportEvents, torch_export_metrics
 from otel_dynamo._sources import patching, routing, taps
@@ -137,7 +137,7 @@ class TorchExportRecorder:
         """Frames Dynamo compiles with its own backend here (strict export) report to this
         recorder, so their frame compile and phases become children of the export span."""
         _safely(taps.install)
-        with routing.frames_owned_by(lambda: self.runs):
+        with routing.frames_reporting_to(lambda: self.runs):
             yield
 
     def _succeeded(

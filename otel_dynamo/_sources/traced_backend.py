@@ -21,7 +21,7 @@ from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import (
     MAX_CHAIN,
-    OWNER_ATTRIBUTE,
+    RECORDER_LOOKUP_ATTRIBUTE,
     keep_route_for_lazy_backward,
 )
 from otel_dynamo._sources.runs import wrap_unboxed_run
@@ -114,7 +114,7 @@ class TracedBackend:
         self,
         backend: str | Callable[..., Any],
         *,
-        recorder_factory: Callable[[], Recorder],
+        recorder_lookup: Callable[[], Recorder],
         name: str | None = None,
     ) -> None:
         from torch._dynamo.backends.registry import lookup_backend
@@ -132,11 +132,11 @@ class TracedBackend:
             if hasattr(self.inner, attribute):
                 setattr(self, attribute, getattr(self.inner, attribute))
         # Dynamo's frame events of compiles by this backend report to this recorder.
-        setattr(self, OWNER_ATTRIBUTE, recorder_factory)
-        self._recorder_factory = recorder_factory
+        setattr(self, RECORDER_LOOKUP_ATTRIBUTE, recorder_lookup)
+        self._recorder_lookup = recorder_lookup
         self._inductor_wrappers: dict[str, Any] = {}
         taps.install()
-        faults.warn_active(recorder_factory().settings.fault)
+        faults.warn_active(recorder_lookup().settings.fault)
 
     def __repr__(self) -> str:
         return f"otel_dynamo.traced({self.backend!r})"
@@ -161,7 +161,7 @@ class TracedBackend:
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         if suppressed():  # suppress_instrumentation(): compiled as untraced, runs too
             return self.inner(gm, example_inputs, **kwargs)
-        recorder = self._recorder_factory()
+        recorder = self._recorder_lookup()
         compile_id = current_compile_id()
         graph = GraphCompile(recorder, compile_id=compile_id, backend=self.backend)
         attributes = (

@@ -8,7 +8,7 @@ from _spans import named, one
 
 import otel_dynamo
 from otel_dynamo import names
-from otel_dynamo._recording.recorder_factory import make_recorder
+from otel_dynamo._recording.recorder_lookup import make_recorder
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources.runs import RunProxy
 

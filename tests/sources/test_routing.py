@@ -281,14 +281,14 @@ def test_model_and_loss_compiled_separately_under_env_enablement(tmp_path: Path)
     assert {"forward", "loss_fn"} <= functions
 
 
-def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend():
+def test_the_recorder_lookup_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend():
     """Dynamo's debug wrapper, torch.compile's wrapper, functools.partial, torch 2.8's
     attribute name and DDP's optimizer are followed."""
     import functools
 
     from otel_dynamo._sources import routing
 
-    def owner() -> Any:
+    def lookup() -> Any:
         return None
 
     class Traced:
@@ -296,7 +296,7 @@ def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend(
             return gm
 
     traced = Traced()
-    setattr(traced, routing.OWNER_ATTRIBUTE, owner)
+    setattr(traced, routing.RECORDER_LOOKUP_ATTRIBUTE, lookup)
 
     class DebugWrapper:
         _torchdynamo_orig_backend = functools.partial(traced)
@@ -313,14 +313,14 @@ def test_owner_is_found_down_every_kind_of_wrapper_dynamo_puts_around_a_backend(
         def compile_fn(self, gm: Any, example_inputs: Any) -> Any:
             return gm
 
-    assert routing.owner_of(CompileWrapper()) is owner
-    assert routing.owner_of(OlderConvertFrame()) is owner
-    assert routing.owner_of(DDPOptimizer().compile_fn) is owner
-    assert routing.owner_of(lambda gm, inputs: gm) is None
-    assert routing.owner_of(None) is None
+    assert routing.recorder_lookup_of(CompileWrapper()) is lookup
+    assert routing.recorder_lookup_of(OlderConvertFrame()) is lookup
+    assert routing.recorder_lookup_of(DDPOptimizer().compile_fn) is lookup
+    assert routing.recorder_lookup_of(lambda gm, inputs: gm) is None
+    assert routing.recorder_lookup_of(None) is None
 
 
-def test_a_wrapper_chain_that_loops_ends_with_no_owner():
+def test_a_wrapper_chain_that_loops_ends_with_no_recorder_lookup():
     """A wrapper that wraps itself is followed a bounded number of steps, then given up."""
     from otel_dynamo._sources import routing
 
@@ -329,10 +329,12 @@ def test_a_wrapper_chain_that_loops_ends_with_no_owner():
 
     loop = Loop()
     loop._torchdynamo_orig_backend = loop  # type: ignore[attr-defined]
-    assert routing.owner_of(loop) is None
+    assert routing.recorder_lookup_of(loop) is None
 
 
-def test_a_failing_owner_leaves_the_compile_alone(provider, exporter, caplog, monkeypatch):
+def test_a_failing_recorder_lookup_leaves_the_compile_alone(
+    provider, exporter, caplog, monkeypatch
+):
     """If asking for a compile's recorder raises, the compile runs as untraced would for
     frames (no frame span) and the job sees only a warning."""
     from otel_dynamo._recording import boundary
@@ -345,7 +347,7 @@ def test_a_failing_owner_leaves_the_compile_alone(provider, exporter, caplog, mo
         raise RuntimeError("no recorder today")
 
     backend = otel_dynamo.traced("eager", tracer_provider=provider)
-    setattr(backend, routing.OWNER_ATTRIBUTE, broken)
+    setattr(backend, routing.RECORDER_LOOKUP_ATTRIBUTE, broken)
     compiled = torch.compile(sin_plus, backend=backend)
     x = torch.randn(4)
     assert torch.equal(compiled(x), sin_plus(x))
@@ -357,7 +359,7 @@ def test_a_failing_owner_leaves_the_compile_alone(provider, exporter, caplog, mo
 
 
 def test_a_torch_that_hides_the_frame_compiler_gets_one_warning(caplog):
-    """A ConvertFrameAssert with neither known backend attribute: no owner, one warning
+    """A ConvertFrameAssert with neither known backend attribute: no recorder lookup, one warning
     naming what is not recorded, however many frames compile."""
     from otel_dynamo._sources import routing
 
