@@ -3,7 +3,7 @@
 
 Our SIGTERM and SIGHUP handlers, where the action before them was the default, are made
 to reset to the default action as they are delivered (``SA_RESETHAND``): a second
-signal from the signal sentinel then ends a process whose main thread holds the GIL
+signal from the termination sentinel then ends a process whose main thread holds the GIL
 exactly as the first would have ended the plain job. As soon as Python runs again (our
 handler, or the watcher thread) the handler is put back (``rearm``), so a duplicate
 signal during the flush is caught again rather than ending the flush. Linux on x86-64

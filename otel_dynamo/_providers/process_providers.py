@@ -11,7 +11,7 @@ waits for that one to end, up to its deadline (and its own ``timeout_s``): a sec
 before what is being exported is out, so the signal re-raised after it loses nothing. A
 ``force_flush`` during shutdown waits for the shutdown the same way. A signal whose
 handler would run on the main thread inside a shutdown called there is acted on after it
-(``signals.held_during``).
+(``termination.held_during``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from opentelemetry import metrics, trace
 from opentelemetry._logs import LoggerProvider, NoOpLoggerProvider
 
 from otel_dynamo._config.settings import DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, ConfigProblem
-from otel_dynamo._lifecycle import exit_steps, signals
+from otel_dynamo._lifecycle import exit_steps, termination
 from otel_dynamo._providers.export_health import ExportHealth, quiet, record_collector
 from otel_dynamo._providers.safe_exporters import SafeExport
 
@@ -113,7 +113,7 @@ class ProcessProviders:
         before, in each child as it starts."""
         atexit.register(self._at_exit)
         if flush_on_signal:
-            signals.install(self._on_signal, budget_s=self.shutdown_timeout_s)
+            termination.install(self._on_signal, budget_s=self.shutdown_timeout_s)
         import multiprocessing
         import multiprocessing.util
 
@@ -144,7 +144,7 @@ class ProcessProviders:
         (from a signal handler, a finalizer, another thread) waits for the one in progress
         until that one's deadline, at most ``timeout_s``, and returns whether it finished.
         """
-        with signals.held_during():
+        with termination.held_during():
             return self._shutdown(timeout_s)
 
     def _shutdown(self, timeout_s: float | None) -> bool:

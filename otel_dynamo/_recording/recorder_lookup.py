@@ -20,7 +20,7 @@ from otel_dynamo import names
 from otel_dynamo._config.otel_env import SIGNAL_METRICS
 from otel_dynamo._config.redaction import REDACT_SHAPES
 from otel_dynamo._config.settings import Settings, load_settings
-from otel_dynamo._lifecycle import signals
+from otel_dynamo._lifecycle import termination
 from otel_dynamo._lifecycle.flush_soon import FlushSoon
 from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._providers.choice import ProviderLookup, Providers, own_providers_if_built
@@ -102,7 +102,7 @@ def _interrupt_all(signal_name: str) -> None:
         recorder.interrupt_open(signal_name)
 
 
-signals.on_interrupt(_interrupt_all)
+termination.on_interrupt(_interrupt_all)
 
 
 def make_recorder(

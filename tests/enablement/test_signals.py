@@ -271,7 +271,7 @@ def _sentinels_of(pid: int) -> list[int]:
         except OSError:
             continue
         program = next(
-            (i for i, arg in enumerate(argv) if arg.endswith(b"signal_sentinel.py")), None
+            (i for i, arg in enumerate(argv) if arg.endswith(b"termination_sentinel.py")), None
         )
         if program is not None and argv[program + 1 : program + 2] == [str(pid).encode()]:
             found.append(int(entry.name))

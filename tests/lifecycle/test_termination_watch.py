@@ -9,13 +9,18 @@ import threading
 
 import pytest
 
-from otel_dynamo._lifecycle import dispositions, signal_sentinel, signal_wakeup, signals
+from otel_dynamo._lifecycle import (
+    dispositions,
+    termination,
+    termination_sentinel,
+    termination_watch,
+)
 
 
 @pytest.fixture(autouse=True)
 def _no_wakeup_fd_held():
     """Providers set up in this process by earlier tests hold the wakeup fd: let it go."""
-    signals.reset()
+    termination.reset()
 
 
 @pytest.fixture
@@ -35,19 +40,19 @@ def test_a_caught_signal_wakes_the_watcher_with_its_number(sigusr1_caught):
         woken.append((signum, threading.current_thread().name))
         arrived.set()
 
-    watcher = signal_wakeup.Watcher(record)
+    watcher = termination_watch.Watcher(record)
     assert watcher.start() is True
     try:
         os.kill(os.getpid(), signal.SIGUSR1)
         assert arrived.wait(10)
     finally:
         watcher.stop()
-    assert woken == [(int(signal.SIGUSR1), "otel_dynamo-signal-watch")]
+    assert woken == [(int(signal.SIGUSR1), "otel_dynamo-termination-watch")]
 
 
 def test_stopping_gives_the_wakeup_fd_back():
     """After stop() no wakeup fd is set: the process is as it was."""
-    watcher = signal_wakeup.Watcher(lambda signum: None)
+    watcher = termination_watch.Watcher(lambda signum: None)
     assert watcher.start() is True
     watcher.stop()
     assert signal.set_wakeup_fd(-1) == -1
@@ -60,7 +65,7 @@ def test_a_wakeup_fd_held_by_someone_else_is_left_to_them():
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd)
     try:
-        assert signal_wakeup.Watcher(lambda signum: None).start() is False
+        assert termination_watch.Watcher(lambda signum: None).start() is False
         assert signal.set_wakeup_fd(-1) == write_fd
     finally:
         signal.set_wakeup_fd(-1)
@@ -90,9 +95,9 @@ class Recorded:
 def sentinel_watcher():
     """A started watcher with a sentinel guarding SIGUSR1 (acknowledged as not ours)."""
     recorded = Recorded()
-    watcher = signal_wakeup.Watcher(
+    watcher = termination_watch.Watcher(
         recorded.wake,
-        acknowledge=lambda signum: signal_sentinel.NOT_OURS,
+        acknowledge=lambda signum: termination_sentinel.NOT_OURS,
         sentinel_changed=recorded.sentinel_changed,
         sentinel_signals=[signal.SIGUSR1],
     )
@@ -117,12 +122,12 @@ def test_with_a_sentinel_a_caught_signal_is_relayed_to_the_watcher(
     _watcher, recorded = sentinel_watcher
     os.kill(os.getpid(), signal.SIGUSR1)
     assert recorded.arrived.wait(10)
-    assert recorded.woken == [(int(signal.SIGUSR1), "otel_dynamo-signal-watch")]
+    assert recorded.woken == [(int(signal.SIGUSR1), "otel_dynamo-termination-watch")]
 
 
 def test_stopping_the_watcher_ends_its_sentinel():
     """stop() ends the sentinel process and reaps it."""
-    watcher = signal_wakeup.Watcher(lambda signum: None, sentinel_signals=[signal.SIGUSR1])
+    watcher = termination_watch.Watcher(lambda signum: None, sentinel_signals=[signal.SIGUSR1])
     assert watcher.start() is True
     sentinel = watcher.sentinel
     assert sentinel is not None and sentinel.poll() is None
@@ -153,7 +158,7 @@ def test_a_handler_reset_on_delivery_leaves_the_default_action_after_one_signal(
         assert dispositions.reset_on_delivery(signal.SIGUSR2) is True
         os.kill(os.getpid(), signal.SIGUSR2)
         assert ran.wait(10)
-        assert signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+        assert termination_sentinel.default_action(os.getpid(), signal.SIGUSR2)
     finally:
         dispositions.forget(signal.SIGUSR2)
         signal.signal(signal.SIGUSR2, previous)
@@ -175,7 +180,7 @@ def test_a_rearmed_handler_catches_the_next_signal_too():
         assert dispositions.reset_on_delivery(signal.SIGUSR2) is True
         os.kill(os.getpid(), signal.SIGUSR2)
         assert once.wait(10)
-        assert not signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+        assert not termination_sentinel.default_action(os.getpid(), signal.SIGUSR2)
         os.kill(os.getpid(), signal.SIGUSR2)
         assert twice.wait(10)
     finally:
@@ -187,6 +192,6 @@ def test_a_handler_the_job_set_is_never_the_default_action():
     """While a Python handler is set for SIGUSR2, the sentinel would leave SIGUSR2 alone."""
     previous = signal.signal(signal.SIGUSR2, lambda signum, frame: None)
     try:
-        assert not signal_sentinel.default_action(os.getpid(), signal.SIGUSR2)
+        assert not termination_sentinel.default_action(os.getpid(), signal.SIGUSR2)
     finally:
         signal.signal(signal.SIGUSR2, previous)

@@ -1,8 +1,8 @@
-"""The signal sentinel: a small process beside a traced job that ends the job by SIGTERM
+"""The termination sentinel: a small process beside a traced job that ends the job by SIGTERM
 or SIGHUP when the job cannot end itself because its main thread holds the GIL in C code.
 
-Run as ``python -I -S signal_sentinel.py PARENT_PID FD ACK_WAIT_S SIGNUM...`` by the job's
-signal watcher (``signal_wakeup``); it imports the standard library only.
+Run as ``python -I -S termination_sentinel.py PARENT_PID FD ACK_WAIT_S SIGNUM...`` by the
+job's termination watch (``termination_watch``); it imports the standard library only.
 
 Why a process: Python's C-level signal handler runs whatever the main thread does, but
 everything after it (the Python handler, the watcher thread) needs the GIL. A main thread

@@ -13,7 +13,7 @@ again, so the process ends by that signal with the same status. An ignored signa
 alone, and so is one whose handler Python cannot see (``signal.getsignal`` gives None).
 
 Two paths lead here, whichever comes first: the Python handler on the main thread, and a
-watcher thread woken by the C-level handler (``signal_wakeup``) for a main thread stuck in
+watcher thread woken by the C-level handler (``termination_watch``) for a main thread stuck in
 C code (a collective): that one flushes, waits ``MAIN_THREAD_GRACE_S`` for the main thread,
 and if it never came, ends the process by the signal itself.
 
@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from otel_dynamo._lifecycle import dispositions, signal_sentinel, signal_wakeup
+from otel_dynamo._lifecycle import dispositions, termination_sentinel, termination_watch
 
 FLUSHED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
@@ -62,7 +62,7 @@ _flushes: list[weakref.WeakMethod[Flush]] = []
 """Weak: providers that are gone (shut down, dropped by a test) are not kept alive."""
 _flushing: dict[int, threading.Event] = {}
 """Per signal: a flush begun (set when done), until the main thread's handler takes it."""
-_watcher: signal_wakeup.Watcher | None = None
+_watcher: termination_watch.Watcher | None = None
 _holding = 0
 """How deep the main thread is in :func:`held_during` blocks (set on the main thread only)."""
 _held: list[int] = []
@@ -103,10 +103,10 @@ def _ends_by_default(signum: int) -> bool:
 
 
 def _start_watcher(*, with_sentinel: bool = True) -> None:
-    """The watcher and, where one can run, the signal sentinel, which ends a process whose
-    main thread holds the GIL (``signal_wakeup``, ``dispositions``)."""
+    """The watcher and, where one can run, the termination sentinel, which ends a process whose
+    main thread holds the GIL (``termination_watch``, ``dispositions``)."""
     global _watcher
-    watcher = signal_wakeup.Watcher(
+    watcher = termination_watch.Watcher(
         _woken,
         acknowledge=_acknowledge,
         sentinel_changed=_sentinel_changed,
@@ -135,9 +135,9 @@ def _acknowledge(signum: int) -> float:
     signal during the flush is caught again) and grant the flush and exit their time; a
     handler of the job's own is the job's to run."""
     if signal.getsignal(signum) is not _handle or not _ends_by_default(signum):
-        return signal_sentinel.NOT_OURS
+        return termination_sentinel.NOT_OURS
     dispositions.rearm(signum)
-    return _budget_s + MAIN_THREAD_GRACE_S + signal_wakeup.DEATH_WAIT_S
+    return _budget_s + MAIN_THREAD_GRACE_S + termination_watch.DEATH_WAIT_S
 
 
 def _after_fork_in_child() -> None:
@@ -205,7 +205,7 @@ def _woken(signum: int) -> None:
         stuck = _flushing.get(signum) is done
     if stuck:  # the main thread never ran the handler: end the process as the default would
         dispositions.forget(signum)
-        signal_wakeup.die_by(signum)
+        termination_watch.die_by(signum)
 
 
 def _flush_once(signum: int) -> threading.Event:
@@ -244,7 +244,7 @@ def _run_bounded(calls: list[Callable[[], None]]) -> None:
         for call in calls:
             _safely(call)
 
-    worker = threading.Thread(target=run_all, name="otel_dynamo-signal", daemon=True)
+    worker = threading.Thread(target=run_all, name="otel_dynamo-termination", daemon=True)
     worker.start()
     worker.join(_budget_s)
 

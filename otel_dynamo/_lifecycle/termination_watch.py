@@ -8,8 +8,8 @@ number to a channel at once, whatever the main thread is doing; a daemon thread 
 it can then act for it.
 
 Where a main thread holds the GIL in C code, no thread of ours can run at all; on Linux
-(x86-64, AArch64) the channel's other end is then held by the signal sentinel
-(``signal_sentinel``), a process that relays each signal to the thread and ends the job
+(x86-64, AArch64) the channel's other end is then held by the termination sentinel
+(``termination_sentinel``), a process that relays each signal to the thread and ends the job
 when the thread cannot answer. Should the sentinel not start or die, the thread reads the
 channel's other end itself, as with a pipe. Elsewhere, and in forked children (whose
 parent's sentinel is not theirs, and which would each start one), it is a pipe.
@@ -35,14 +35,14 @@ import threading
 import time
 from collections.abc import Callable, Collection
 
-from otel_dynamo._lifecycle import dispositions, signal_sentinel
+from otel_dynamo._lifecycle import dispositions, termination_sentinel
 
 _log = logging.getLogger(__name__)
 Woken = Callable[[int], None]
 """Called on the watcher thread with the number of each signal caught."""
 Acknowledge = Callable[[int], float]
 """Called on the watcher thread as the sentinel relays a signal: seconds the flush and
-exit may take (``signal_sentinel.NOT_OURS``: the handler is the job's own)."""
+exit may take (``termination_sentinel.NOT_OURS``: the handler is the job's own)."""
 SentinelChanged = Callable[[bool], None]
 """Called on the watcher thread: True once the sentinel runs, False once it is gone."""
 DEATH_WAIT_S = 1.0
@@ -62,7 +62,7 @@ def _nothing(_value: object) -> None:
 
 class Watcher:
     """Owns the wakeup channel, the thread that reads it and, where one can run, the
-    signal sentinel at the channel's other end."""
+    termination sentinel at the channel's other end."""
 
     def __init__(
         self,
@@ -105,7 +105,7 @@ class Watcher:
             self._close()
             return False
         self._thread = threading.Thread(
-            target=self._read, name="otel_dynamo-signal-watch", daemon=True
+            target=self._read, name="otel_dynamo-termination-watch", daemon=True
         )
         self._thread.start()
         return True
@@ -117,7 +117,7 @@ class Watcher:
                 self._open_with_sentinel()
                 return
             except Exception:  # no pair, no interpreter, no process left: a pipe, then
-                _log.debug("otel_dynamo: could not start the signal sentinel", exc_info=True)
+                _log.debug("otel_dynamo: could not start the termination sentinel", exc_info=True)
                 self._close()
         self._read_fd, self._write_fd = os.pipe()
         os.set_blocking(self._write_fd, False)  # set_wakeup_fd requires it
@@ -180,7 +180,7 @@ class Watcher:
             if not data:
                 return
             if self._sentinel is not None and reading == self._read_fd:
-                if data == signal_sentinel.READY:
+                if data == termination_sentinel.READY:
                     self._sentinel_changed(True)
                     continue
                 self._acknowledge(data)
@@ -192,7 +192,7 @@ class Watcher:
         readable.unregister(self._sentinel_fd)
         if self._sentinel is not None:
             self._sentinel.poll()  # reaped
-        _log.debug("otel_dynamo: the signal sentinel exited; watching without it")
+        _log.debug("otel_dynamo: the termination sentinel exited; watching without it")
         self._sentinel_changed(False)
         spare = self._spare
         if spare is None:
@@ -209,7 +209,7 @@ class Watcher:
         for signum in dict.fromkeys(data):
             try:
                 seconds = min(MAX_GRANTED_S, math.ceil(self._acknowledge_with(signum)))
-                os.write(self._write_fd, bytes([signal_sentinel.ACK, signum, seconds]))
+                os.write(self._write_fd, bytes([termination_sentinel.ACK, signum, seconds]))
             except Exception:  # the sentinel then acts as if the GIL were held
                 _log.debug("otel_dynamo: could not acknowledge a signal", exc_info=True)
 
@@ -241,7 +241,7 @@ def _sentinel_can_run() -> bool:
     return (
         dispositions.supported()
         and hasattr(os, "pidfd_open")
-        and os.path.isfile(signal_sentinel.__file__)
+        and os.path.isfile(termination_sentinel.__file__)
     )
 
 
@@ -252,10 +252,10 @@ def _start_sentinel(fd: int, signums: Collection[int]) -> subprocess.Popen[bytes
         sys.executable,
         "-I",  # no PYTHON* variables, no user site, no script directory
         "-S",  # no site: starts in milliseconds, loads nothing of the job's
-        signal_sentinel.__file__,
+        termination_sentinel.__file__,
         str(os.getpid()),
         str(fd),
-        str(signal_sentinel.ACK_WAIT_S),
+        str(termination_sentinel.ACK_WAIT_S),
         *(str(signum) for signum in signums),
     ]
     return subprocess.Popen(
