@@ -28,7 +28,7 @@ from otel_dynamo._recording.stream_events import (
 )
 
 
-class StreamSink(Protocol):
+class StreamRecorder(Protocol):
     """What the recorder offers Dynamo's event stream."""
 
     def frame_started(self, event: FrameStarted) -> None: ...

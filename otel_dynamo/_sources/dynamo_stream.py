@@ -25,7 +25,7 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._recording.boundary import class_name
-from otel_dynamo._recording.sinks import StreamSink
+from otel_dynamo._recording.sinks import StreamRecorder
 from otel_dynamo._recording.stream_events import (
     SKIPPED_FRAME_KIND,
     SKIPPED_FRAME_PREFIX,
@@ -271,21 +271,21 @@ def text_run_kind(kind: str) -> str | None:
 
 
 def _on_artifact(
-    sink: StreamSink, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
+    recorder: StreamRecorder, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
 ) -> None:
     name = str(metadata_fn().get("name"))
     if name.startswith(tuple(CACHE_ARTIFACTS)):
         lookup = cache_lookup(compile_id, name, kw["payload_fn"]())
         if lookup is not None:
-            sink.cache_lookup(lookup)
+            recorder.cache_lookup(lookup)
     elif name == "dynamo_graph_break_reason":
-        sink.graph_break(parse_graph_break(compile_id, str(kw["payload_fn"]())))
+        recorder.graph_break(parse_graph_break(compile_id, str(kw["payload_fn"]())))
     elif name == "recompile_reasons":
         reasons = parse_recompile_reasons(kw["payload_fn"]())
-        sink.recompile(RecompileReported(compile_id, reasons))
+        recorder.recompile(RecompileReported(compile_id, reasons))
 
 
-def _on_chromium(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
+def _on_chromium(recorder: StreamRecorder, compile_id: str, kw: dict[str, Any]) -> None:
     event = kw["payload_fn"]()
     if event.get("ph") not in ("B", "E") or event.get("name") == OUTER_PHASE:
         return
@@ -294,11 +294,11 @@ def _on_chromium(sink: StreamSink, compile_id: str, kw: dict[str, Any]) -> None:
     begin = event["ph"] == "B"
     if event.get("name") == LAZY_BACKWARD_PHASE:
         if begin:
-            sink.lazy_backward_started(LazyBackwardStarted(event_id, time_ns))
+            recorder.lazy_backward_started(LazyBackwardStarted(event_id, time_ns))
         else:
-            sink.lazy_backward_ended(LazyBackwardEnded(event_id, time_ns))
+            recorder.lazy_backward_ended(LazyBackwardEnded(event_id, time_ns))
         return
-    sink.phase(PhaseBoundary(event_id, str(event["name"]), begin, time_ns))
+    recorder.phase(PhaseBoundary(event_id, str(event["name"]), begin, time_ns))
 
 
 def interrupting_exception() -> BaseException | None:
@@ -332,7 +332,7 @@ def _torch_dir() -> str:
     return os.path.dirname(torch.__file__) + os.sep
 
 
-def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> None:
+def _on_metrics(recorder: StreamRecorder, compile_id: str, metadata_fn: MetadataFn) -> None:
     metrics = metadata_fn()
     event_id = str(metrics.get("compile_id") or compile_id)
     if not metrics.get("fail_type"):
@@ -345,7 +345,7 @@ def _on_metrics(sink: StreamSink, compile_id: str, metadata_fn: MetadataFn) -> N
             }
     else:
         metrics = {**metrics, "fail_type": qualified_fail_type(str(metrics["fail_type"]))}
-    sink.frame_ended(frame_ended(event_id, time.time_ns(), metrics))
+    recorder.frame_ended(frame_ended(event_id, time.time_ns(), metrics))
 
 
 def qualified_fail_type(fail_type: str) -> str:
@@ -368,25 +368,29 @@ def qualified_fail_type(fail_type: str) -> str:
 
 
 def _on_graph_text(
-    sink: StreamSink, name: str, compile_id: str, metadata_fn: MetadataFn, kw: dict[str, Any]
+    recorder: StreamRecorder,
+    name: str,
+    compile_id: str,
+    metadata_fn: MetadataFn,
+    kw: dict[str, Any],
 ) -> None:
     """A graph's text (built only when someone reads it: torch defers it to payload_fn)."""
-    wants_guards = name == "dynamo_cpp_guards_str" and sink.wants_guard_text()
-    wants_text = sink.wants_graph_text()
+    wants_guards = name == "dynamo_cpp_guards_str" and recorder.wants_guard_text()
+    wants_text = recorder.wants_graph_text()
     if not (wants_guards or wants_text):
         return
     text = kw["payload_fn"]()
     if not isinstance(text, str):  # torch's failure path may pass None
         return
     if wants_guards:
-        sink.guards(GuardsReported(compile_id, parse_guards(text)))
+        recorder.guards(GuardsReported(compile_id, parse_guards(text)))
     if wants_text:
         path = None
         if name == "inductor_output_code":  # "file_path" from torch 2.9; "filename" before
             metadata = metadata_fn()
             path = metadata.get("file_path") or metadata.get("filename")
         kind = GRAPH_TEXT_EVENTS[name]
-        sink.graph_text(
+        recorder.graph_text(
             GraphTextReported(
                 compile_id,
                 kind,
@@ -399,28 +403,28 @@ def _on_graph_text(
 
 
 def dispatch(
-    sink: StreamSink,
+    recorder: StreamRecorder,
     name: str,
     metadata_fn: MetadataFn,
     kw: dict[str, Any],
     code: CodeLocation | None = None,
 ) -> None:
-    """Turn one trace_structured call into an event for the sink (or ignore it); ``code``
+    """Turn one trace_structured call into an event for the recorder (or ignore it); ``code``
     is the function whose frame compile is in progress, if the frame tap knows it."""
     if name == "chromium_event":
-        _on_chromium(sink, current_compile_id() or "", kw)
+        _on_chromium(recorder, current_compile_id() or "", kw)
         return
     compile_id = current_compile_id()
     if compile_id is None and name != "compilation_metrics":
         return
     if name == "dynamo_start":
-        sink.frame_started(FrameStarted(compile_id or "", time.time_ns(), code))
+        recorder.frame_started(FrameStarted(compile_id or "", time.time_ns(), code))
     elif name == "artifact":
-        _on_artifact(sink, compile_id or "", metadata_fn, kw)
+        _on_artifact(recorder, compile_id or "", metadata_fn, kw)
     elif name == "compilation_metrics":
-        _on_metrics(sink, compile_id or "", metadata_fn)
+        _on_metrics(recorder, compile_id or "", metadata_fn)
     elif name in GRAPH_TEXT_EVENTS:
-        _on_graph_text(sink, name, compile_id or "", metadata_fn, kw)
+        _on_graph_text(recorder, name, compile_id or "", metadata_fn, kw)
 
 
 _WANTED = frozenset(
@@ -439,10 +443,10 @@ class StreamTap:
 
     def __init__(
         self,
-        get_sink: Callable[[], StreamSink | None],
+        get_recorder: Callable[[], StreamRecorder | None],
         get_code: Callable[[], CodeLocation | None] = lambda: None,
     ) -> None:
-        self._get_sink = get_sink
+        self._get_recorder = get_recorder
         self._get_code = get_code
         self._failed_once = False
 
@@ -485,12 +489,12 @@ class StreamTap:
         return trace_structured(*args, **kwargs)
 
     def _observe(self, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
-        sink = self._get_sink()
-        if sink is None:
+        recorder = self._get_recorder()
+        if recorder is None:
             return
         try:
             code = self._get_code() if name == "dynamo_start" else None
-            dispatch(sink, name, metadata_fn, kw, code)
+            dispatch(recorder, name, metadata_fn, kw, code)
         except Exception:  # telemetry must never break a compile
             if not self._failed_once:
                 self._failed_once = True

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from otel_dynamo._recording.boundary import report_internal_error
-from otel_dynamo._recording.sinks import StreamSink
+from otel_dynamo._recording.sinks import StreamRecorder
 from otel_dynamo._recording.stream_events import CodeLocation
 from otel_dynamo._sources import patching
 from otel_dynamo._sources.stack_room import call_with_room
@@ -71,7 +71,7 @@ SAVED_ROUTE_ATTRIBUTE = "_otel_dynamo_route"
 """Set on Dynamo's ``CompileContext`` of a traced compile: its route, for a lazy backward."""
 
 
-RecorderLookup = Callable[[], StreamSink]
+RecorderLookup = Callable[[], StreamRecorder]
 """Returns the recorder a compile reports to (asked once per compile): what a traced
 backend sets (``_recording.recorder_lookup.RecorderLookup`` is one)."""
 
@@ -79,21 +79,21 @@ backend sets (``_recording.recorder_lookup.RecorderLookup`` is one)."""
 class Route:
     """One frame compile in progress: its recorder lookup, asked on first use."""
 
-    __slots__ = ("_lookup", "_sink", "code")
+    __slots__ = ("_lookup", "_recorder", "code")
 
     def __init__(self, lookup: RecorderLookup | None, code: CodeLocation | None = None) -> None:
         self._lookup = lookup
-        self._sink: StreamSink | None = None
+        self._recorder: StreamRecorder | None = None
         self.code = code
 
-    def sink(self) -> StreamSink | None:
-        if self._sink is None and self._lookup is not None:
+    def recorder(self) -> StreamRecorder | None:
+        if self._recorder is None and self._lookup is not None:
             lookup, self._lookup = self._lookup, None
             try:
-                self._sink = lookup()
+                self._recorder = lookup()
             except Exception:  # the compile goes on unrecorded, never broken
                 report_internal_error("could not tell which recorder a frame compile reports to")
-        return self._sink
+        return self._recorder
 
 
 _route: contextvars.ContextVar[Route | None] = contextvars.ContextVar(
@@ -104,7 +104,7 @@ _torch_export_lookup: contextvars.ContextVar[RecorderLookup | None] = contextvar
 )
 
 
-def current_sink() -> StreamSink | None:
+def current_recorder() -> StreamRecorder | None:
     """The recorder of the frame compile in progress on this thread, if it is traced.
 
     Outside any frame compile, an export's recorder: strict export captures with
@@ -113,7 +113,7 @@ def current_sink() -> StreamSink | None:
     """
     route = _route.get() or _saved_route()
     if route is not None:
-        return route.sink()
+        return route.recorder()
     export_lookup = _torch_export_lookup.get()
     return None if export_lookup is None else export_lookup()
 

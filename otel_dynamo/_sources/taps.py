@@ -15,13 +15,13 @@ from collections.abc import Callable
 from otel_dynamo._sources import cudagraphs
 from otel_dynamo._sources.aot import AotTap
 from otel_dynamo._sources.dynamo_stream import StreamTap
-from otel_dynamo._sources.routing import FrameCompilerTap, current_code, current_sink
+from otel_dynamo._sources.routing import FrameCompilerTap, current_code, current_recorder
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _frames = FrameCompilerTap()
-_stream = StreamTap(current_sink, current_code)
+_stream = StreamTap(current_recorder, current_code)
 _aot = AotTap()
 
 _TAPS: tuple[tuple[str, Callable[[], None], str], ...] = (
