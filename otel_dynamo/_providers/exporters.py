@@ -5,19 +5,21 @@ Every option is passed explicitly from the parsed plan, so the exporters do not 
 back to reading ``os.environ`` for what we were given. Headers are the one option the
 OTLP exporters read from the environment even when given (HTTP merges
 ``OTEL_EXPORTER_OTLP_*HEADERS`` into what it is passed; gRPC reads it when passed none),
-and they parse it leniently, sending what we refused and logging the raw value: the
-exporters are built with those variables out of sight. Exporter modules are imported only
-for the kinds in use (an HTTP-only job never imports gRPC).
+and they parse it leniently, logging a malformed item's raw text. So an exporter is
+built with the SDK's log records of this thread set aside (the configuration problem
+already names the malformed items, values hidden), and then sends exactly the headers
+we parsed: what its own reading added is taken out again. ``os.environ`` is only read,
+never changed (another thread reading it meanwhile sees it whole). Exporter modules are
+imported only for the kinds in use (an HTTP-only job never imports gRPC).
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
+import logging
 import os
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,11 +36,14 @@ from otel_dynamo._config.otel_env import (
     OtlpTarget,
     otlp_variable,
 )
-from otel_dynamo._config.redaction import redacted_url
+from otel_dynamo._config.redaction import REDACT_SHAPES, redacted_url
 from otel_dynamo._providers import entry_points
+from otel_dynamo._providers.export_health import install_quiet_filter, quiet
 from otel_dynamo._providers.files import ProcessFiles
 
 Factory = Callable[[], Any]
+
+_log = logging.getLogger(__name__)
 
 _GRPC = {
     SIGNAL_TRACES: ("opentelemetry.exporter.otlp.proto.grpc.trace_exporter", "OTLPSpanExporter"),
@@ -89,7 +94,8 @@ def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
         build, cls = _json_http_exporter, _load(_JSON_HTTP[signal])
     else:
         build, cls = _http_exporter, _load(_HTTP[signal])
-    return partial(build, cls, target), f"{redacted_url(target.endpoint)} (OTLP {target.protocol})"
+    factory = partial(_built_quietly, partial(build, cls, target), signal, target)
+    return factory, f"{redacted_url(target.endpoint)} (OTLP {target.protocol})"
 
 
 def entry_point_class(signal: str, name: str) -> Any:
@@ -124,44 +130,63 @@ def local_factory(kind: str, signal: str, files: ProcessFiles) -> tuple[Factory,
     return entry_point_factory(signal, kind)
 
 
-HEADER_VARIABLES = tuple(
-    otlp_variable("HEADERS", signal)
-    for signal in (None, SIGNAL_TRACES, SIGNAL_METRICS, SIGNAL_LOGS)
-)
-_environ_lock = threading.Lock()
+HEADER_PARSER_LOGGER = "opentelemetry.util.re"
+"""Where the SDK logs a malformed header item, quoting it raw (it may be a secret)."""
 
 
-@contextlib.contextmanager
-def _header_variables_hidden() -> Iterator[None]:
-    """``os.environ`` without the OTLP header variables while an exporter is built (it
-    gets the headers we parsed, and only those)."""
-    with _environ_lock:
-        hidden = {name: os.environ.pop(name) for name in HEADER_VARIABLES if name in os.environ}
-        try:
-            yield
-        finally:
-            os.environ.update(hidden)
+def _built_quietly(build: Factory, signal: str, target: OtlpTarget) -> Any:
+    """``build()``, with the SDK's log records of this thread set aside meanwhile, then
+    made to send exactly ``target.headers``."""
+    install_quiet_filter()  # the exporter's modules, and so their loggers, exist by now
+    with quiet(_construction_record):
+        exporter = build()
+        _send_exactly(exporter, signal, target)
+    return exporter
 
 
-def _grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
-    with _header_variables_hidden():
-        return _build_grpc_exporter(cls, target)
+def _construction_record(record: logging.LogRecord) -> None:
+    """An SDK record logged while an exporter is built: the header parser's (raw items)
+    is dropped, any other goes to DEBUG, redacted by shape."""
+    if record.name != HEADER_PARSER_LOGGER:
+        _log.debug("%s (from %s)", REDACT_SHAPES(record.getMessage()), record.name)
 
 
-def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
-    with _header_variables_hidden():
-        return _build_http_exporter(cls, target)
+def _send_exactly(exporter: Any, signal: str, target: OtlpTarget) -> None:
+    """Take out of ``exporter`` the headers its own reading of ``os.environ`` added.
+
+    gRPC keeps its metadata in ``_headers`` (from the environment only when given none):
+    it gets ours. HTTP (protobuf and JSON) keeps its request headers on ``_client``:
+    its defaults, then the environment's, then ours; the keys only the environment gave
+    are removed. A new SDK that keeps them elsewhere fails the exporter tests, which
+    compare what a receiver gets with what was configured.
+    """
+    if target.protocol == PROTOCOL_GRPC:
+        exporter._headers = target.headers
+        return
+    ours = {key for key, _ in target.headers}
+    for key in _headers_read_by_the_sdk(signal).keys() - ours:
+        exporter._client._headers.pop(key, None)
+
+
+def _headers_read_by_the_sdk(signal: str) -> dict[str, str]:
+    """What an OTLP/HTTP exporter of ``signal`` reads from ``os.environ`` itself, parsed as
+    it parses it."""
+    from opentelemetry.util.re import parse_env_headers
+
+    raw = os.environ.get(otlp_variable("HEADERS", signal)) or os.environ.get(
+        otlp_variable("HEADERS"), ""
+    )
+    return dict(parse_env_headers(raw, liberal=True))
 
 
 def _json_http_exporter(cls: Any, target: OtlpTarget) -> Any:
     from opentelemetry.exporter.otlp.common.http import Compression
 
     compression = Compression.GZIP if target.compression == "gzip" else Compression.NONE
-    with _header_variables_hidden():
-        return cls(**_http_options(target), compression=compression)
+    return cls(**_http_options(target), compression=compression)
 
 
-def _build_grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
+def _grpc_exporter(cls: Any, target: OtlpTarget) -> Any:
     import grpc
 
     insecure = _grpc_insecure(target)
@@ -204,7 +229,7 @@ def _read(path: str | None) -> bytes | None:
         return file.read()
 
 
-def _build_http_exporter(cls: Any, target: OtlpTarget) -> Any:
+def _http_exporter(cls: Any, target: OtlpTarget) -> Any:
     from opentelemetry.exporter.otlp.proto.http import Compression
 
     compression = Compression.Gzip if target.compression == "gzip" else Compression.NoCompression

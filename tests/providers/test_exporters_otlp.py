@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import threading
 
 import pytest
 from _export_support import (
@@ -224,3 +226,65 @@ def test_large_log_records_are_sent_in_pieces_a_grpc_receiver_accepts(tmp_path):
         requests = len(sink.requests["logs"])
     assert sorted(proto_attributes(r.attributes)["i"] for r in records) == list(range(12))
     assert requests >= 4
+
+
+ALL_PROTOCOLS = ("grpc", "http/protobuf", "http/json")
+
+
+@pytest.mark.parametrize("protocol", ALL_PROTOCOLS)
+def test_another_thread_never_sees_the_header_variables_missing(protocol, monkeypatch):
+    """While exporters are built (again and again, every signal), a thread reading
+    os.environ all the time always finds the header variables, unchanged: building an
+    exporter reads the environment, never changes it."""
+    from otel_dynamo._config.otel_env import SIGNALS, OtlpTarget
+    from otel_dynamo._providers.exporters import otlp_factory
+
+    expected = {
+        "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20TOK,junk",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-tenant=ml",
+    }
+    for name, value in expected.items():
+        monkeypatch.setenv(name, value)
+    seen: list[dict[str, str | None]] = []
+    reads = 0
+    stop = threading.Event()
+
+    def read() -> None:
+        nonlocal reads
+        while not stop.is_set():
+            found = {name: os.environ.get(name) for name in expected}
+            reads += 1
+            if found != expected:
+                seen.append(found)
+
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the reader runs between any two steps of a build
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    target = OtlpTarget(protocol, "http://127.0.0.1:9", headers=(("x-tenant", "ours"),))
+    try:
+        for _ in range(20):
+            for signal in SIGNALS:
+                otlp_factory(signal, target)[0]().shutdown()
+    finally:
+        stop.set()
+        reader.join()
+        sys.setswitchinterval(switch_interval)
+    assert reads > 0
+    assert seen == []
+
+
+@pytest.mark.parametrize("protocol", ALL_PROTOCOLS)
+def test_a_malformed_header_item_is_never_logged_while_an_exporter_is_built(
+    protocol, monkeypatch, caplog, capfd
+):
+    """The SDK's exporters read the header variable themselves and log a malformed item
+    raw (here a token missing its key): that record is set aside, never printed."""
+    from otel_dynamo._config.otel_env import OtlpTarget
+    from otel_dynamo._providers.exporters import otlp_factory
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Bearer%20RAWTOKEN4242")
+    target = OtlpTarget(protocol, "http://127.0.0.1:9")
+    with caplog.at_level("DEBUG"):
+        otlp_factory("traces", target)[0]().shutdown()
+    assert "RAWTOKEN4242" not in caplog.text + "".join(capfd.readouterr())
