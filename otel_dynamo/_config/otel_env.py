@@ -16,11 +16,12 @@ import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from otel_dynamo._config import registered
 from otel_dynamo._config.redaction import redacted_url
+from otel_dynamo._config.sdk_variables import api_env, sdk_env
 from otel_dynamo._config.settings import ConfigProblem
 
 T = TypeVar("T")
@@ -48,13 +49,99 @@ BUILT_IN_EXPORTERS = frozenset({EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_CONSOLE, 
 JSON_HTTP_DISTRIBUTION = "opentelemetry-exporter-otlp-json-http"
 """What OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs (otel_dynamo's ``json-http`` extra)."""
 
-ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
-ENV_SAMPLER = "OTEL_TRACES_SAMPLER"
-ENV_SAMPLER_ARG = "OTEL_TRACES_SAMPLER_ARG"
-ENV_METRIC_EXPORT_INTERVAL = "OTEL_METRIC_EXPORT_INTERVAL"
-ENV_METRIC_EXPORT_TIMEOUT = "OTEL_METRIC_EXPORT_TIMEOUT"
-ENV_EXPORTER = {signal: f"OTEL_{signal.upper()}_EXPORTER" for signal in SIGNALS}
-BATCH_PREFIX = {SIGNAL_TRACES: "OTEL_BSP_", SIGNAL_LOGS: "OTEL_BLRP_"}
+ENV_EXPORTER = {
+    SIGNAL_TRACES: api_env.OTEL_TRACES_EXPORTER,
+    SIGNAL_LOGS: api_env.OTEL_LOGS_EXPORTER,
+    SIGNAL_METRICS: api_env.OTEL_METRICS_EXPORTER,
+}
+"""OTEL_<SIGNAL>_EXPORTER of each signal (the names are the SDK's constants, as all here)."""
+
+
+class OtlpVariables(NamedTuple):
+    """The OTEL_EXPORTER_OTLP_* variables of one signal, or the base ones of all."""
+
+    endpoint: str
+    protocol: str
+    headers: str
+    timeout: str
+    compression: str
+    certificate: str
+    client_key: str
+    client_certificate: str
+    insecure: str
+
+
+OTLP_BASE = OtlpVariables(
+    sdk_env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    sdk_env.OTEL_EXPORTER_OTLP_PROTOCOL,
+    sdk_env.OTEL_EXPORTER_OTLP_HEADERS,
+    sdk_env.OTEL_EXPORTER_OTLP_TIMEOUT,
+    sdk_env.OTEL_EXPORTER_OTLP_COMPRESSION,
+    sdk_env.OTEL_EXPORTER_OTLP_CERTIFICATE,
+    sdk_env.OTEL_EXPORTER_OTLP_CLIENT_KEY,
+    sdk_env.OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE,
+    sdk_env.OTEL_EXPORTER_OTLP_INSECURE,
+)
+OTLP_PER_SIGNAL = {
+    SIGNAL_TRACES: OtlpVariables(
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE,
+        sdk_env.OTEL_EXPORTER_OTLP_TRACES_INSECURE,
+    ),
+    SIGNAL_LOGS: OtlpVariables(
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_HEADERS,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_TIMEOUT,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_COMPRESSION,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE,
+        sdk_env.OTEL_EXPORTER_OTLP_LOGS_INSECURE,
+    ),
+    SIGNAL_METRICS: OtlpVariables(
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_HEADERS,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_TIMEOUT,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_COMPRESSION,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE,
+        sdk_env.OTEL_EXPORTER_OTLP_METRICS_INSECURE,
+    ),
+}
+
+
+class BatchVariables(NamedTuple):
+    """The batch processor variables of one signal (OTEL_BSP_* spans, OTEL_BLRP_* logs)."""
+
+    schedule_delay: str
+    max_queue_size: str
+    max_export_batch_size: str
+    export_timeout: str
+
+
+BATCH_VARIABLES = {
+    SIGNAL_TRACES: BatchVariables(
+        sdk_env.OTEL_BSP_SCHEDULE_DELAY,
+        sdk_env.OTEL_BSP_MAX_QUEUE_SIZE,
+        sdk_env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+        sdk_env.OTEL_BSP_EXPORT_TIMEOUT,
+    ),
+    SIGNAL_LOGS: BatchVariables(
+        sdk_env.OTEL_BLRP_SCHEDULE_DELAY,
+        sdk_env.OTEL_BLRP_MAX_QUEUE_SIZE,
+        sdk_env.OTEL_BLRP_MAX_EXPORT_BATCH_SIZE,
+        sdk_env.OTEL_BLRP_EXPORT_TIMEOUT,
+    ),
+}
 
 DEFAULT_PROTOCOL = PROTOCOL_GRPC  # what the Python SDK uses for "otlp"
 DEFAULT_GRPC_ENDPOINT = "http://localhost:4317"
@@ -81,7 +168,6 @@ ACCEPTED_ENDPOINT = (
 )
 ACCEPTED_INSECURE = "true or false (the SDK reads only true)"
 ACCEPTED_HEADERS = "comma-separated key=value pairs (values URL-encoded)"
-ENV_RESOURCE_ATTRIBUTES = "OTEL_RESOURCE_ATTRIBUTES"
 ACCEPTED_RESOURCE_ATTRIBUTES = ACCEPTED_HEADERS
 MAX_MILLISECONDS = 86_400_000.0
 """Longest interval or timeout accepted (one day): ``inf`` and ``nan`` are not durations."""
@@ -94,12 +180,10 @@ ACCEPTED_SAMPLERS = (
     "points"
 )
 SAMPLER_GROUP = "opentelemetry_traces_sampler"
-ENV_ID_GENERATOR = "OTEL_PYTHON_ID_GENERATOR"
 ID_GENERATOR_GROUP = "opentelemetry_id_generator"
 DEFAULT_ID_GENERATOR = "random"
 """The SDK's default; otel_dynamo's ``random`` draws from a source of its own (ids.py)."""
 ACCEPTED_ID_GENERATOR = "random, or any name in the SDK's opentelemetry_id_generator entry points"
-ENV_CONFIG_FILE = "OTEL_CONFIG_FILE"
 ACCEPTED_CONFIG_FILE = (
     "unset: otel_dynamo's own providers follow the OTEL_* variables; a file-configured SDK's "
     "global providers are used when the application sets them up"
@@ -189,23 +273,25 @@ class OtelEnv:
     id_generator: str = DEFAULT_ID_GENERATOR
 
 
-def otlp_variable(suffix: str, signal: str | None = None) -> str:
-    """OTEL_EXPORTER_OTLP_<SUFFIX>, or the per-signal OTEL_EXPORTER_OTLP_<SIGNAL>_<SUFFIX>."""
-    middle = f"{signal.upper()}_" if signal else ""
-    return f"OTEL_EXPORTER_OTLP_{middle}{suffix}"
+def otlp_variables(field: str, signal: str) -> tuple[str, str]:
+    """The per-signal OTLP variable named by ``field`` (an :class:`OtlpVariables` field),
+    then the base one: the first set wins."""
+    return getattr(OTLP_PER_SIGNAL[signal], field), getattr(OTLP_BASE, field)
 
 
 def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
     """Parse every standard OTEL_* variable we honour; problems are collected, not raised."""
     reader = _Reader(os.environ if environ is None else environ)
     disabled = reader.parsed(
-        ENV_SDK_DISABLED, _sdk_disabled, False, "true or false", "SDK stays on"
+        sdk_env.OTEL_SDK_DISABLED, _sdk_disabled, False, "true or false", "SDK stays on"
     )
     plans = {signal: _signal_plan(reader, signal) for signal in SIGNALS}
     sampler = _sampler(reader)
-    batch = {signal: _batch_options(reader, prefix) for signal, prefix in BATCH_PREFIX.items()}
-    interval = reader.positive(ENV_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS)
-    timeout = reader.positive(ENV_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS)
+    batch = {signal: _batch_options(reader, names) for signal, names in BATCH_VARIABLES.items()}
+    interval = reader.positive(
+        sdk_env.OTEL_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS
+    )
+    timeout = reader.positive(sdk_env.OTEL_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS)
     _check_resource_attributes(reader)
     _check_config_file(reader)
     id_generator = _id_generator(reader)
@@ -240,10 +326,10 @@ def malformed_resource_items(raw: str) -> list[str]:
 
 
 def _check_resource_attributes(reader: _Reader) -> None:
-    raw = reader.raw(ENV_RESOURCE_ATTRIBUTES)
+    raw = reader.raw(sdk_env.OTEL_RESOURCE_ATTRIBUTES)
     if raw and malformed_resource_items(raw):
         reader.problem(
-            ENV_RESOURCE_ATTRIBUTES,
+            sdk_env.OTEL_RESOURCE_ATTRIBUTES,
             raw,
             ACCEPTED_RESOURCE_ATTRIBUTES,
             "its malformed items are ignored",
@@ -268,7 +354,7 @@ def _exporters(reader: _Reader, signal: str) -> tuple[tuple[str, ...], str | Non
     variable = ENV_EXPORTER[signal]
     raw = reader.raw(variable)
     if raw is None:
-        has_endpoint = reader.first(otlp_variable("ENDPOINT", signal), otlp_variable("ENDPOINT"))
+        has_endpoint = reader.first(*otlp_variables("endpoint", signal))
         return ((EXPORTER_OTLP,) if has_endpoint else (EXPORTER_FILE,)), None
     items = [item.strip().lower() for item in raw.split(",") if item.strip()]
     alias = next((_EXPORTER_ALIASES[item] for item in items if item in _EXPORTER_ALIASES), None)
@@ -312,7 +398,7 @@ def _otlp_target(reader: _Reader, signal: str, alias_protocol: str | None) -> Ot
 
 
 def _insecure(reader: _Reader, signal: str) -> bool | None:
-    found = reader.first(otlp_variable("INSECURE", signal), otlp_variable("INSECURE"))
+    found = reader.first(*otlp_variables("insecure", signal))
     if found is None:
         return None
     value = found[1].strip().lower()
@@ -322,7 +408,7 @@ def _insecure(reader: _Reader, signal: str) -> bool | None:
 
 
 def _protocol(reader: _Reader, signal: str) -> str | None:
-    found = reader.first(otlp_variable("PROTOCOL", signal), otlp_variable("PROTOCOL"))
+    found = reader.first(*otlp_variables("protocol", signal))
     if found is None:
         return DEFAULT_PROTOCOL
     variable, raw = found
@@ -348,8 +434,8 @@ def _json_http_or_none(reader: _Reader, variable: str, raw: str, signal: str) ->
 
 def _endpoint(reader: _Reader, signal: str, protocol: str) -> str | None:
     """The URL to send to: per-signal as given, else base (+ /v1/<signal> for HTTP)."""
-    per_signal = reader.first(otlp_variable("ENDPOINT", signal))
-    found = per_signal or reader.first(otlp_variable("ENDPOINT"))
+    per_signal = reader.first(OTLP_PER_SIGNAL[signal].endpoint)
+    found = per_signal or reader.first(OTLP_BASE.endpoint)
     if found is None:
         default = DEFAULT_GRPC_ENDPOINT if protocol == PROTOCOL_GRPC else DEFAULT_HTTP_ENDPOINT
         return _signal_url(default, signal, protocol)
@@ -390,7 +476,7 @@ def is_valid_url(raw: str) -> bool:
 
 def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
     """Like the SDK: each well-formed item is kept, each malformed one skipped (and named)."""
-    found = reader.first(otlp_variable("HEADERS", signal), otlp_variable("HEADERS"))
+    found = reader.first(*otlp_variables("headers", signal))
     if found is None:
         return ()
     headers = []
@@ -422,7 +508,7 @@ def _redacted_headers(raw: str) -> str:
 
 
 def _timeout(reader: _Reader, signal: str) -> float:
-    found = reader.first(otlp_variable("TIMEOUT", signal), otlp_variable("TIMEOUT"))
+    found = reader.first(*otlp_variables("timeout", signal))
     if found is None:
         return DEFAULT_OTLP_TIMEOUT_S
     try:
@@ -437,7 +523,7 @@ def _timeout(reader: _Reader, signal: str) -> float:
 
 
 def _compression(reader: _Reader, signal: str) -> str:
-    found = reader.first(otlp_variable("COMPRESSION", signal), otlp_variable("COMPRESSION"))
+    found = reader.first(*otlp_variables("compression", signal))
     if found is None:
         return "none"
     value = found[1].strip().lower()
@@ -451,8 +537,8 @@ def _compression(reader: _Reader, signal: str) -> str:
 def _tls_files(reader: _Reader, signal: str) -> tuple[str | None, str | None, str | None] | None:
     """CERTIFICATE, CLIENT_KEY, CLIENT_CERTIFICATE paths; None when one is unreadable."""
     paths: list[str | None] = []
-    for suffix in ("CERTIFICATE", "CLIENT_KEY", "CLIENT_CERTIFICATE"):
-        found = reader.first(otlp_variable(suffix, signal), otlp_variable(suffix))
+    for suffix in ("certificate", "client_key", "client_certificate"):
+        found = reader.first(*otlp_variables(suffix, signal))
         if found is not None and not _readable_file(found[1]):
             reader.problem(found[0], found[1], ACCEPTED_FILE, TURNED_OFF, signal=signal)
             return None
@@ -468,32 +554,36 @@ def _readable_file(path: str) -> bool:
 
 
 def _sampler(reader: _Reader) -> SamplerChoice:
-    raw = reader.raw(ENV_SAMPLER)
+    raw = reader.raw(sdk_env.OTEL_TRACES_SAMPLER)
     name = DEFAULT_SAMPLER if raw is None else raw.strip().lower()
     if name not in SAMPLER_NAMES:
         if raw is not None and raw.strip() in registered.names_in(SAMPLER_GROUP):
-            return SamplerChoice(raw.strip(), arg=reader.raw(ENV_SAMPLER_ARG) or "")
-        reader.problem(ENV_SAMPLER, raw or "", ACCEPTED_SAMPLERS, f"using {DEFAULT_SAMPLER}")
+            return SamplerChoice(raw.strip(), arg=reader.raw(sdk_env.OTEL_TRACES_SAMPLER_ARG) or "")
+        reader.problem(
+            sdk_env.OTEL_TRACES_SAMPLER, raw or "", ACCEPTED_SAMPLERS, f"using {DEFAULT_SAMPLER}"
+        )
         name = DEFAULT_SAMPLER
     ratio = _ratio(reader) if name in _RATIO_SAMPLERS else DEFAULT_SAMPLER_RATIO
     return SamplerChoice(name, ratio)
 
 
 def _id_generator(reader: _Reader) -> str:
-    raw = reader.raw(ENV_ID_GENERATOR)
+    raw = reader.raw(api_env.OTEL_PYTHON_ID_GENERATOR)
     if raw is None or raw.strip() == DEFAULT_ID_GENERATOR:
         return DEFAULT_ID_GENERATOR
     if raw.strip() in registered.names_in(ID_GENERATOR_GROUP):
         return raw.strip()
     consequence = f"using {DEFAULT_ID_GENERATOR}"
-    reader.problem(ENV_ID_GENERATOR, raw, ACCEPTED_ID_GENERATOR, consequence)
+    reader.problem(api_env.OTEL_PYTHON_ID_GENERATOR, raw, ACCEPTED_ID_GENERATOR, consequence)
     return DEFAULT_ID_GENERATOR
 
 
 def _check_config_file(reader: _Reader) -> None:
-    raw = reader.raw(ENV_CONFIG_FILE)
+    raw = reader.raw(sdk_env.OTEL_CONFIG_FILE)
     if raw is not None:
-        reader.problem(ENV_CONFIG_FILE, raw, ACCEPTED_CONFIG_FILE, "not read by otel_dynamo")
+        reader.problem(
+            sdk_env.OTEL_CONFIG_FILE, raw, ACCEPTED_CONFIG_FILE, "not read by otel_dynamo"
+        )
 
 
 def _ratio(reader: _Reader) -> float:
@@ -504,22 +594,22 @@ def _ratio(reader: _Reader) -> float:
         return value
 
     consequence = f"using {DEFAULT_SAMPLER_RATIO}"
-    return reader.parsed(ENV_SAMPLER_ARG, parse, DEFAULT_SAMPLER_RATIO, ACCEPTED_RATIO, consequence)
+    return reader.parsed(
+        sdk_env.OTEL_TRACES_SAMPLER_ARG, parse, DEFAULT_SAMPLER_RATIO, ACCEPTED_RATIO, consequence
+    )
 
 
-def _batch_options(reader: _Reader, prefix: str) -> BatchOptions:
+def _batch_options(reader: _Reader, names: BatchVariables) -> BatchOptions:
     defaults = BatchOptions()
-    queue = int(reader.positive(f"{prefix}MAX_QUEUE_SIZE", defaults.max_queue_size, integer=True))
+    queue = int(reader.positive(names.max_queue_size, defaults.max_queue_size, integer=True))
     batch = int(
-        reader.positive(
-            f"{prefix}MAX_EXPORT_BATCH_SIZE", defaults.max_export_batch_size, integer=True
-        )
+        reader.positive(names.max_export_batch_size, defaults.max_export_batch_size, integer=True)
     )
     return BatchOptions(
-        schedule_delay_ms=reader.positive(f"{prefix}SCHEDULE_DELAY", defaults.schedule_delay_ms),
+        schedule_delay_ms=reader.positive(names.schedule_delay, defaults.schedule_delay_ms),
         max_queue_size=queue,
         max_export_batch_size=min(batch, queue),
-        export_timeout_ms=reader.positive(f"{prefix}EXPORT_TIMEOUT", defaults.export_timeout_ms),
+        export_timeout_ms=reader.positive(names.export_timeout, defaults.export_timeout_ms),
     )
 
 

@@ -34,7 +34,7 @@ from otel_dynamo._config.otel_env import (
     SIGNAL_METRICS,
     SIGNAL_TRACES,
     OtlpTarget,
-    otlp_variable,
+    otlp_variables,
 )
 from otel_dynamo._config.redaction import REDACT_SHAPES, redacted_url
 from otel_dynamo._providers import entry_points
@@ -173,9 +173,8 @@ def _headers_read_by_the_sdk(signal: str) -> dict[str, str]:
     it parses it."""
     from opentelemetry.util.re import parse_env_headers
 
-    raw = os.environ.get(otlp_variable("HEADERS", signal)) or os.environ.get(
-        otlp_variable("HEADERS"), ""
-    )
+    per_signal, base = otlp_variables("headers", signal)
+    raw = os.environ.get(per_signal) or os.environ.get(base, "")
     return dict(parse_env_headers(raw, liberal=True))
 
 

@@ -16,12 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from opentelemetry.sdk.environment_variables import OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME
 from opentelemetry.sdk.resources import Resource, ResourceDetector
 
 from otel_dynamo import names
-from otel_dynamo._config.otel_env import ENV_RESOURCE_ATTRIBUTES
 
-ENV_SERVICE_NAME = "OTEL_SERVICE_NAME"
 ENV_RANK = "RANK"
 ENV_LOCAL_RANK = "LOCAL_RANK"
 ENV_WORLD_SIZE = "WORLD_SIZE"
@@ -84,8 +83,8 @@ def torchrun_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
 
 def configured_attributes(environ: Mapping[str, str]) -> dict[str, str]:
     """OTEL_RESOURCE_ATTRIBUTES then OTEL_SERVICE_NAME, parsed as the SDK parses them."""
-    attributes = parse_resource_attributes(environ.get(ENV_RESOURCE_ATTRIBUTES, ""))
-    service_name = environ.get(ENV_SERVICE_NAME, "").strip()
+    attributes = parse_resource_attributes(environ.get(OTEL_RESOURCE_ATTRIBUTES, ""))
+    service_name = environ.get(OTEL_SERVICE_NAME, "").strip()
     if service_name:
         attributes[SERVICE_NAME] = service_name
     return attributes
@@ -99,7 +98,7 @@ def parse_resource_attributes(raw: str) -> dict[str, str]:
         if sep and key.strip():
             attributes[key.strip()] = unquote(value.strip())
         elif item.strip():
-            _log.debug("ignoring malformed %s item %r", ENV_RESOURCE_ATTRIBUTES, item)
+            _log.debug("ignoring malformed %s item %r", OTEL_RESOURCE_ATTRIBUTES, item)
     return attributes
 
 

@@ -33,6 +33,7 @@ from opentelemetry import metrics, trace
 from opentelemetry._logs import LoggerProvider as ApiLoggerProvider
 from opentelemetry._logs import NoOpLoggerProvider
 from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
@@ -41,7 +42,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_dynamo._config.otel_env import (
     BUILT_IN_EXPORTERS,
     ENV_EXPORTER,
-    ENV_SDK_DISABLED,
     EXPORTER_FILE,
     EXPORTER_OTLP,
     SIGNAL_LOGS,
@@ -107,7 +107,7 @@ def setup_providers(
     otel = read_otel_env(env)
     if otel.disabled:
         warn_problems(otel.problems)
-        nothing = f"nothing ({ENV_SDK_DISABLED}=true)"
+        nothing = f"nothing ({OTEL_SDK_DISABLED}=true)"
         return ProcessProviders.noop(
             problems=otel.problems, destinations=dict.fromkeys(signals, nothing), disabled=True
         )

@@ -24,9 +24,10 @@ from pathlib import Path
 from types import FrameType
 from urllib.parse import urlsplit
 
+from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
+
 from otel_dynamo._config.otel_env import (
     ENV_EXPORTER,
-    ENV_SDK_DISABLED,
     EXPORTER_FILE,
     EXPORTER_OTLP,
     SignalPlan,
@@ -105,7 +106,7 @@ def where_files_go(env: Mapping[str, str]) -> str | None:
     when nothing is."""
     otel = read_otel_env(env)
     if otel.disabled:
-        return f"no telemetry is exported ({ENV_SDK_DISABLED}=true)"
+        return f"no telemetry is exported ({OTEL_SDK_DISABLED}=true)"
     files = [signal for signal, plan in otel.plans.items() if EXPORTER_FILE in plan.exporters]
     if not files:
         exported = any(plan.exporters for plan in otel.plans.values())

@@ -69,9 +69,8 @@ def test_every_standard_variable_read_is_in_the_configuration_table():
         if key.startswith("ENV_") and isinstance(value, str) and value.startswith("OTEL_")
     }
     read |= set(otel_env.ENV_EXPORTER.values())
-    read |= {
-        otel_env.otlp_variable(suffix) for suffix in ("ENDPOINT", "PROTOCOL", "HEADERS", "INSECURE")
-    }
+    base = otel_env.OTLP_BASE
+    read |= {base.endpoint, base.protocol, base.headers, base.insecure}
     assert read and sorted(v for v in read if f"`{v}`" not in table) == []
 
 
