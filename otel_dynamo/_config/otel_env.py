@@ -17,9 +17,10 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import NamedTuple, TypeVar
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from otel_dynamo._config import registered
+from otel_dynamo._config.pairs import header_key, parse_pairs, redacted_pairs
 from otel_dynamo._config.redaction import redacted_url
 from otel_dynamo._config.sdk_variables import api_env, sdk_env
 from otel_dynamo._config.settings import ConfigProblem
@@ -316,18 +317,9 @@ def _sdk_disabled(raw: str) -> bool:
     raise ValueError(raw)
 
 
-def malformed_resource_items(raw: str) -> list[str]:
-    """Items of ``key=value,...`` that are not a key=value pair (they are ignored)."""
-    return [
-        item
-        for item in raw.split(",")
-        if item.strip() and (not item.partition("=")[1] or not item.partition("=")[0].strip())
-    ]
-
-
 def _check_resource_attributes(reader: _Reader) -> None:
     raw = reader.raw(sdk_env.OTEL_RESOURCE_ATTRIBUTES)
-    if raw and malformed_resource_items(raw):
+    if raw and parse_pairs(raw).malformed:
         reader.problem(
             sdk_env.OTEL_RESOURCE_ATTRIBUTES,
             raw,
@@ -479,32 +471,16 @@ def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
     found = reader.first(*otlp_variables("headers", signal))
     if found is None:
         return ()
-    headers = []
-    malformed = False
-    for item in found[1].split(","):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            malformed = malformed or bool(item.strip())
-            continue
-        headers.append((unquote(key.strip()).lower(), unquote(value.strip())))
-    if malformed:
+    pairs = parse_pairs(found[1], key=header_key)
+    if pairs.malformed:
         reader.problem(
             found[0],
-            _redacted_headers(found[1]),
+            redacted_pairs(found[1]),
             ACCEPTED_HEADERS,
             "{signals} OTLP export skips its malformed items",
             signal=signal,
         )
-    return tuple(headers)
-
-
-def _redacted_headers(raw: str) -> str:
-    """Header values may be secrets: show the keys only."""
-    shown = []
-    for item in raw.split(","):
-        key, sep, _ = item.partition("=")
-        shown.append(f"{key.strip()}=***" if sep and key.strip() else "<malformed>")
-    return ",".join(shown)
+    return pairs.items
 
 
 def _timeout(reader: _Reader, signal: str) -> float:

@@ -14,12 +14,12 @@ import os
 import socket
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
 
 from opentelemetry.sdk.environment_variables import OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME
 from opentelemetry.sdk.resources import Resource, ResourceDetector
 
 from otel_dynamo import names
+from otel_dynamo._config.pairs import parse_pairs
 
 ENV_RANK = "RANK"
 ENV_LOCAL_RANK = "LOCAL_RANK"
@@ -91,15 +91,9 @@ def configured_attributes(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def parse_resource_attributes(raw: str) -> dict[str, str]:
-    """``key=value,key2=value2`` with URL-encoded values; malformed items are skipped."""
-    attributes: dict[str, str] = {}
-    for item in raw.split(","):
-        key, sep, value = item.partition("=")
-        if sep and key.strip():
-            attributes[key.strip()] = unquote(value.strip())
-        elif item.strip():
-            _log.debug("ignoring malformed %s item %r", OTEL_RESOURCE_ATTRIBUTES, item)
-    return attributes
+    """``key=value,key2=value2`` with URL-encoded values; malformed items are skipped (the
+    configuration's problem names them)."""
+    return dict(parse_pairs(raw).items)
 
 
 def _int_or_none(raw: str | None, variable: str) -> int | None:
