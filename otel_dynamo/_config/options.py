@@ -7,7 +7,7 @@ from typing import Any
 
 from otel_dynamo._config.settings import VARIABLES, ConfigError, Settings
 
-_PARSERS = {variable.field: variable for variable in VARIABLES}
+_PARSERS = {variable.field: variable for variable in VARIABLES if variable.field}
 _PER_BACKEND = frozenset(
     {
         "run_spans",
@@ -45,6 +45,8 @@ def _parse(field: str, value: Any) -> Any:
     if not isinstance(value, str):
         return value
     variable = _PARSERS[field]
+    if variable.parse is None:
+        return value
     try:
         return variable.parse(value)
     except ValueError as error:

@@ -23,7 +23,7 @@ from otel_dynamo._config import registered
 from otel_dynamo._config.pairs import header_key, parse_pairs, redacted_pairs
 from otel_dynamo._config.redaction import redacted_url
 from otel_dynamo._config.sdk_variables import api_env, sdk_env
-from otel_dynamo._config.settings import ConfigProblem
+from otel_dynamo._config.settings import ConfigProblem, Variable
 
 T = TypeVar("T")
 
@@ -667,3 +667,327 @@ def join_signals(signals: list[str]) -> str:
     if len(signals) < 2:
         return "".join(signals)
     return f"{', '.join(signals[:-1])} and {signals[-1]}"
+
+
+# --- the table: every standard variable otel_dynamo reads (docs/configuration.md) --------
+
+
+def _per_signal(field: str) -> tuple[str, ...]:
+    return tuple(getattr(OTLP_PER_SIGNAL[signal], field) for signal in SIGNALS)
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable(
+        sdk_env.OTEL_SDK_DISABLED,
+        "",
+        None,
+        "true or false",
+        default="`false`",
+        shown="`true`/`false` (any case)",
+        meaning=(
+            "`true`: no-op providers, nothing exported; read as the SDK reads it, so `1`/`yes` "
+            "leave it on (with a problem message)"
+        ),
+    ),
+    Variable(
+        sdk_env.OTEL_SERVICE_NAME,
+        "",
+        None,
+        "a name",
+        default="`torch-compile`",
+        shown="a name",
+        meaning="`service.name` of the resource",
+    ),
+    Variable(
+        sdk_env.OTEL_RESOURCE_ATTRIBUTES,
+        "",
+        None,
+        ACCEPTED_RESOURCE_ATTRIBUTES,
+        default="unset",
+        shown="`key=value,...`",
+        meaning="extra resource attributes",
+    ),
+    Variable(
+        ENV_EXPORTER[SIGNAL_TRACES],
+        "",
+        None,
+        ACCEPTED_EXPORTERS,
+        also=(ENV_EXPORTER[SIGNAL_LOGS], ENV_EXPORTER[SIGNAL_METRICS]),
+        default="files when no endpoint is set",
+        shown=(
+            "comma list of `otlp`, `otlp_proto_grpc`, `otlp_proto_http`, `otlp_json_http`, "
+            "`otlp_file` (= `otlp_json_file`, the installed file exporter's name: our private "
+            "files), `console`, `none`, or any name registered in the SDK's "
+            "`opentelemetry_<signal>_exporter` entry points (e.g. `prometheus` for metrics: a "
+            "reader serving `OTEL_EXPORTER_PROMETHEUS_HOST`:`OTEL_EXPORTER_PROMETHEUS_PORT`, "
+            "default localhost:9464) — built as the SDK builds it, with no arguments"
+        ),
+        meaning="exporters per signal",
+    ),
+    Variable(
+        OTLP_BASE.endpoint,
+        "",
+        None,
+        ACCEPTED_ENDPOINT,
+        also=_per_signal("endpoint"),
+        title=f"`{OTLP_BASE.endpoint}`",
+        default="unset (files)",
+        shown="an http(s) URL; for gRPC also `host:port`",
+        meaning=(
+            "OTLP target of all signals (`OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT` per "
+            "signal)"
+        ),
+    ),
+    Variable(
+        OTLP_BASE.insecure,
+        "",
+        None,
+        ACCEPTED_INSECURE,
+        also=_per_signal("insecure"),
+        title=f"`{OTLP_BASE.insecure}`",
+        default="unset",
+        shown="`true`/`false` (the SDK reads only `true`)",
+        meaning=(
+            "gRPC only, as the SDK decides: an `https://` endpoint is always secure; otherwise "
+            "this when set; otherwise plaintext only for `http://` — a `host:port` endpoint "
+            "(accepted for gRPC, e.g. `collector:4317`) is TLS unless this is `true` (also per "
+            "signal)"
+        ),
+    ),
+    Variable(
+        OTLP_BASE.protocol,
+        "",
+        None,
+        ACCEPTED_PROTOCOL,
+        also=_per_signal("protocol"),
+        title=f"`{OTLP_BASE.protocol}`",
+        default="`grpc`",
+        shown=(
+            "`grpc`, `http/protobuf`, `http/json` (needs the `json-http` extra: `pip install "
+            '".[json-http]"` in the clone)'
+        ),
+        meaning="OTLP transport (also per signal)",
+    ),
+    Variable(
+        OTLP_BASE.headers,
+        "",
+        None,
+        ACCEPTED_HEADERS,
+        also=_per_signal("headers"),
+        title=f"`{OTLP_BASE.headers}`",
+        default="unset",
+        shown="`key=value,...` (URL-encoded values)",
+        meaning="headers sent with each export (also per signal)",
+    ),
+    Variable(
+        OTLP_BASE.timeout,
+        "",
+        None,
+        ACCEPTED_TIMEOUT,
+        also=_per_signal("timeout"),
+        title=f"`{OTLP_BASE.timeout}`",
+        default=f"`{DEFAULT_OTLP_TIMEOUT_S:g}` (SDK: 10)",
+        shown="seconds > 0",
+        meaning=(
+            "export timeout, in seconds as the Python SDK reads it (also per signal); the exit "
+            "flush is bounded anyway (`OTEL_DYNAMO_SHUTDOWN_TIMEOUT`)"
+        ),
+    ),
+    Variable(
+        OTLP_BASE.compression,
+        "",
+        None,
+        ACCEPTED_COMPRESSION,
+        also=_per_signal("compression"),
+        title=f"`{OTLP_BASE.compression}`",
+        default="none",
+        shown="`gzip`, `none`",
+        meaning="(also per signal)",
+    ),
+    Variable(
+        OTLP_BASE.certificate,
+        "",
+        None,
+        ACCEPTED_FILE,
+        also=(
+            OTLP_BASE.client_key,
+            OTLP_BASE.client_certificate,
+            *_per_signal("certificate"),
+            *_per_signal("client_key"),
+            *_per_signal("client_certificate"),
+        ),
+        title=f"`{OTLP_BASE.certificate}`, `_CLIENT_KEY`, `_CLIENT_CERTIFICATE`",
+        default="unset",
+        shown="readable file paths",
+        meaning="TLS trust and client identity (also per signal)",
+    ),
+    Variable(
+        sdk_env.OTEL_TRACES_SAMPLER,
+        "",
+        None,
+        ACCEPTED_SAMPLERS,
+        also=(sdk_env.OTEL_TRACES_SAMPLER_ARG,),
+        default=f"`{DEFAULT_SAMPLER}`",
+        shown=(
+            "the SDK's sampler names (with a ratio), or any name in its "
+            "`opentelemetry_traces_sampler` entry points (called with the arg's text, as the SDK "
+            "does)"
+        ),
+        meaning="sampler of otel_dynamo's own tracer provider",
+    ),
+    Variable(
+        api_env.OTEL_PYTHON_ID_GENERATOR,
+        "",
+        None,
+        ACCEPTED_ID_GENERATOR,
+        default=f"`{DEFAULT_ID_GENERATOR}`",
+        shown="`random`, or any name in the SDK's `opentelemetry_id_generator` entry points",
+        meaning=(
+            "span and trace ids of otel_dynamo's own tracer provider; `random` draws from a "
+            "source of its own, which Dynamo's restores of Python's `random` state cannot make "
+            "repeat"
+        ),
+    ),
+    Variable(
+        sdk_env.OTEL_EXPERIMENTAL_RESOURCE_DETECTORS,
+        "",
+        None,
+        "the SDK's resource detector names",
+        default="`otel`",
+        shown="the SDK's resource detector names; `torchrun` is ours",
+        meaning=(
+            "read by the SDK's `Resource.create`; our entry point `torchrun` "
+            "(`otel_dynamo.resources.TorchrunResourceDetector`) puts the rank attributes on any "
+            "application's resource"
+        ),
+    ),
+    Variable(
+        sdk_env.OTEL_CONFIG_FILE,
+        "",
+        None,
+        ACCEPTED_CONFIG_FILE,
+        default="unset",
+        shown="—",
+        meaning=(
+            "not read: otel_dynamo's own providers follow the variables above (one problem "
+            "message says so); providers an application configured from a file and set globally "
+            "are used as they are"
+        ),
+    ),
+    Variable(
+        BATCH_VARIABLES[SIGNAL_TRACES].schedule_delay,
+        "",
+        None,
+        "milliseconds, > 0 and <= 86400000 (sizes: a positive integer)",
+        also=tuple(name for names in BATCH_VARIABLES.values() for name in names)[1:],
+        title="`OTEL_BSP_*`, `OTEL_BLRP_*`",
+        default=(
+            f"SDK defaults (queue {DEFAULT_MAX_QUEUE_SIZE}, batch "
+            f"{DEFAULT_MAX_EXPORT_BATCH_SIZE}) but schedule delay "
+            f"{DEFAULT_SCHEDULE_DELAY_MS:g} ms (SDK: 5000) and export timeout "
+            f"{DEFAULT_BATCH_EXPORT_TIMEOUT_MS:g} ms (SDK: 30000)"
+        ),
+        shown="the SDK's meanings",
+        meaning="bounds of the batch span / log record processors",
+    ),
+    Variable(
+        sdk_env.OTEL_METRIC_EXPORT_INTERVAL,
+        "",
+        None,
+        "milliseconds, > 0 and <= 86400000",
+        also=(sdk_env.OTEL_METRIC_EXPORT_TIMEOUT,),
+        default=(
+            f"{DEFAULT_METRIC_EXPORT_INTERVAL_MS:g} ms as the SDK; timeout "
+            f"{DEFAULT_METRIC_EXPORT_TIMEOUT_MS:g} ms (SDK: 30000)"
+        ),
+        shown="milliseconds, > 0 and ≤ 86400000",
+        meaning=(
+            "periodic metric export; otel_dynamo's own providers also export right after each "
+            "frame compile (from a background thread), so a job killed between two reads keeps "
+            "its compiles"
+        ),
+    ),
+)
+"""The standard variables, one row each (a family, such as the per-signal variants, in
+one row); the OTEL_DYNAMO_* ones are ``settings.VARIABLES``."""
+
+
+class Difference(NamedTuple):
+    """Where otel_dynamo's own providers read a standard variable unlike the SDK, on purpose."""
+
+    variables: str
+    sdk: str
+    ours: str
+    why: str
+
+
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference(
+        "`OTEL_<SIGNAL>_EXPORTER` unset, no OTLP endpoint",
+        "`otlp`, to localhost:4317",
+        "OTLP/JSON Lines files in `OTEL_DYNAMO_OUTPUT_DIR` (`otlp_file`)",
+        "nothing is sent to an endpoint nobody runs: a job with no collector keeps its "
+        "telemetry, and does not stall 7-8 s at exit on one that is not there",
+    ),
+    Difference(
+        "`OTEL_EXPORTER_OTLP_TIMEOUT`",
+        "10 s",
+        f"{DEFAULT_OTLP_TIMEOUT_S:g} s",
+        "a collector that is down costs an exporter thread 3 s per batch, not 10",
+    ),
+    Difference(
+        "`OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BLRP_SCHEDULE_DELAY`",
+        "5000 ms",
+        f"{DEFAULT_SCHEDULE_DELAY_MS:g} ms",
+        "a compile's spans are on disk within a second: a job that is killed loses less",
+    ),
+    Difference(
+        "`OTEL_BSP_EXPORT_TIMEOUT`, `OTEL_BLRP_EXPORT_TIMEOUT`, `OTEL_METRIC_EXPORT_TIMEOUT`",
+        "30000 ms",
+        f"{DEFAULT_BATCH_EXPORT_TIMEOUT_MS:g} ms",
+        "a stuck exporter does not hold a batch for 30 s",
+    ),
+    Difference(
+        "`OTEL_EXPORTER_OTLP_HEADERS` (and per signal)",
+        "each exporter parses the variable itself, logs a malformed item's raw text (a token "
+        "missing its key included) and skips it",
+        "parsed once; a malformed item is skipped with one problem message that shows no "
+        "value; the exporters send exactly the headers parsed",
+        "a header value is often a secret",
+    ),
+    Difference(
+        "`OTEL_SDK_DISABLED`, `OTEL_EXPORTER_OTLP_INSECURE`",
+        "only `true` counts; any other value is false, silently",
+        "the same reading, but a value other than `true` or `false` gives a problem message",
+        "`1` or `yes` do not do what they seem to",
+    ),
+    Difference(
+        "a bad value of any standard variable",
+        "an exception at start, a log line, or the default, depending on the variable",
+        "one problem message naming the variable, the value and what is accepted; the default "
+        "is used, or what the value affects is turned off (an unknown exporter: that signal); "
+        "with `OTEL_DYNAMO_STRICT=true` the process stops at start",
+        "one way to be told, and tracing never stops a job",
+    ),
+    Difference(
+        "`OTEL_SERVICE_NAME` unset",
+        "`unknown_service:` and the Python executable's name",
+        "`torch-compile`",
+        "a name that says what the telemetry is",
+    ),
+    Difference(
+        "`OTEL_PYTHON_ID_GENERATOR=random`",
+        "ids from Python's `random`",
+        "ids from a source of its own",
+        "Dynamo saves and restores Python's `random` state around every frame compile, so "
+        "spans of different compiles could get the same ids",
+    ),
+    Difference(
+        "`OTEL_CONFIG_FILE`",
+        "read where the SDK's file configuration is installed",
+        "not read (one problem message says so)",
+        "otel_dynamo's own providers follow the variables; providers an application built "
+        "from a file and set globally are used as they are",
+    ),
+)
+"""The "deliberate differences from the SDK" table of docs/configuration.md."""

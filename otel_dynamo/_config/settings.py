@@ -222,60 +222,252 @@ def parse_repro_on(raw: str) -> frozenset[str]:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Variable:
+class Variable:
+    """One row of the configuration table, from which docs/configuration.md is generated
+    (``python docs/generate_configuration.py``): a variable (or a family read alike, one
+    per signal), how a bad value is described, and what the document says of it."""
+
     env: str
     field: str
-    parse: Callable[[str], Any]
+    """The Settings field it sets; empty for a standard variable (``otel_env`` reads it)."""
+    parse: Callable[[str], Any] | None
+    """Raw text to value, raising ValueError; None where ``otel_env`` parses it in context."""
     accepted: str
+    """What is accepted, as messages say it."""
     explains: bool = False
     """The parser's ValueError message says what is wrong: show it."""
+    default: str = ""
+    """The document's default column (Markdown)."""
+    shown: str = ""
+    """The document's accepted column (Markdown), where it says more than ``accepted``."""
+    meaning: str = ""
+    """The document's meaning column (Markdown)."""
+    also: tuple[str, ...] = ()
+    """The other variables of the row (per signal, or a family such as OTEL_BSP_*)."""
+    title: str = ""
+    """The document's variable column, where it is not every name in backticks."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.env, *self.also)
 
     def reason(self, error: ValueError) -> str:
         return str(error) if self.explains else ""
 
 
-VARIABLES: tuple[_Variable, ...] = (
-    _Variable(ENV_ENABLED, "enabled", parse_bool, "true or false"),
-    _Variable(ENV_RUN_SPANS, "run_spans", parse_run_spans, RunSpanPolicy.ACCEPTED),
-    _Variable(ENV_OUTPUT_DIR, "output_dir", _output_dir, "a writable directory path"),
-    _Variable(
+VARIABLES: tuple[Variable, ...] = (
+    Variable(
+        ENV_ENABLED,
+        "enabled",
+        parse_bool,
+        "true or false",
+        default="`false`",
+        shown="`true`/`false`",
+        meaning="trace every `torch.compile` in the process with no code change",
+    ),
+    Variable(
+        ENV_RUN_SPANS,
+        "run_spans",
+        parse_run_spans,
+        RunSpanPolicy.ACCEPTED,
+        default="`auto`",
+        shown="`off`, `all`, `auto`, `auto:N`, `first:N`",
+        meaning="which compiled runs become spans (above)",
+    ),
+    Variable(
+        ENV_OUTPUT_DIR,
+        "output_dir",
+        _output_dir,
+        "a writable directory path",
+        default="`./otel-dynamo`",
+        shown="a writable directory",
+        meaning=(
+            "where the embedded default writes OTLP/JSON Lines files: with no OTLP endpoint and no "
+            "`OTEL_<SIGNAL>_EXPORTER` set, every traced process writes `traces-*.jsonl`, "
+            "`logs-*.jsonl` and `metrics-*.jsonl` there (relative to the directory it starts in), "
+            "without a word on stderr; `otel-dynamo run` says where they go"
+        ),
+    ),
+    Variable(
         ENV_CAPTURE,
         "capture",
         parse_capture,
         "a comma list of stacks, values, guards, graphs; or none",
         explains=True,
+        default="`stacks,values`",
+        shown="comma list of `stacks`, `values`, `guards`, `graphs`; or `none`",
+        meaning=(
+            "what of the user's code and data Dynamo's texts may carry out: `stacks` — graph-break "
+            "user stacks (`torch.compile.graph_break.user_stack`) and the source lines Dynamo "
+            "quotes after `  # ` in recompile, guard and graph-break reasons; `values` — the "
+            "literal values in those reasons (`L['token'] == 'hunter2'` becomes `L['token'] == "
+            "<value>` without it; names such as `L['x']` always stay); `guards` — guard text "
+            "(`torch.compile.guards`), opt-in because Dynamo builds it only when asked, 5-20 ms "
+            "per frame compile of a large model (the guard count is always recorded); `graphs` — "
+            "the text of every graph (Dynamo's graph as the backend receives it, AOT Autograd's "
+            "joint/forward/backward/inference graphs, inductor's output code, the guard tree), "
+            "one `torch.compile.graph_text` log event each, see [what-is-recorded.md]"
+            "(what-is-recorded.md#graph-texts-otel_dynamo_capturestacksvaluesgraphs); "
+            "`graphs` needs `values` (a graph's text carries the constants the code used: refused "
+            "alone, with a message) and without `stacks` loses its `# File:` source lines. `none`: "
+            "none of these"
+        ),
     ),
-    _Variable(
-        ENV_MAX_ATTRIBUTE_LENGTH, "max_attribute_length", _positive_int, "a positive integer"
+    Variable(
+        ENV_MAX_ATTRIBUTE_LENGTH,
+        "max_attribute_length",
+        _positive_int,
+        "a positive integer",
+        default="`512`",
+        shown="positive int",
+        meaning=(
+            "cap on each string attribute and each text field of a log event — break reasons, "
+            "exception messages included (longer ones end in `…`); an exception's stack trace "
+            "keeps at most 16,384 characters, its head and its tail"
+        ),
     ),
-    _Variable(ENV_MAX_LIST_LENGTH, "max_list_length", _positive_int, "a positive integer"),
-    _Variable(
-        ENV_MAX_GRAPH_TEXT_LENGTH, "max_graph_text_length", _positive_int, "a positive integer"
+    Variable(
+        ENV_MAX_LIST_LENGTH,
+        "max_list_length",
+        _positive_int,
+        "a positive integer",
+        default="`64`",
+        shown="positive int",
+        meaning="cap on string-array attributes (the last item says how many were left out)",
     ),
-    _Variable(ENV_TOP_OPS, "top_ops", _positive_int, "a positive integer"),
-    _Variable(ENV_STRICT, "strict", parse_bool, "true or false"),
-    _Variable(ENV_FLUSH_ON_SIGNAL, "flush_on_signal", parse_bool, "true or false"),
-    _Variable(ENV_LOG, "log", _log_target, "off, stderr, or a file path"),
-    _Variable(ENV_LOG_LEVEL, "log_level", _log_level, ", ".join(LOG_LEVELS)),
-    _Variable(
+    Variable(
+        ENV_MAX_GRAPH_TEXT_LENGTH,
+        "max_graph_text_length",
+        _positive_int,
+        "a positive integer",
+        default="`262144`",
+        shown="positive int",
+        meaning=(
+            "cap on each graph text (`graphs` capture; longer ones end in `…`, with "
+            "`torch.compile.graph_text.length` the full length): a batch of them stays under the 4 "
+            "MiB an OTLP/gRPC receiver accepts by default, while most models' graphs fit whole"
+        ),
+    ),
+    Variable(
+        ENV_TOP_OPS,
+        "top_ops",
+        _positive_int,
+        "a positive integer",
+        default="`10`",
+        shown="positive int",
+        meaning="how many op targets `torch.compile.graph.ops` lists",
+    ),
+    Variable(
+        ENV_STRICT,
+        "strict",
+        parse_bool,
+        "true or false",
+        default="`false`",
+        shown="`true`/`false`",
+        meaning="a bad value stops the process at start (exit status 2) instead of a warning",
+    ),
+    Variable(
+        ENV_LOG,
+        "log",
+        _log_target,
+        "off, stderr, or a file path",
+        default="`off`",
+        shown="`off`, `stderr`, a file path",
+        meaning="where structured JSON log lines go",
+    ),
+    Variable(
+        ENV_LOG_LEVEL,
+        "log_level",
+        _log_level,
+        ", ".join(LOG_LEVELS),
+        default="`info`",
+        shown="`debug`, `info`, `warning`, `error`",
+        meaning="level of those lines",
+    ),
+    Variable(
         ENV_SLOW_COMPILE_SECONDS,
         "slow_compile_seconds",
         _positive_float,
         "seconds, > 0 and <= 86400",
+        default="`60`",
+        shown="seconds, > 0 and ≤ 86400",
+        meaning='after this long a running compile logs "still compiling"',
     ),
-    _Variable(ENV_PROMETHEUS_PORT, "prometheus_port", _port, "a TCP port, 1-65535"),
-    _Variable(ENV_PROMETHEUS_HOST, "prometheus_host", _log_target, "a host name or address"),
-    _Variable(
+    Variable(
+        ENV_PROMETHEUS_PORT,
+        "prometheus_port",
+        _port,
+        "a TCP port, 1-65535",
+        default="unset",
+        shown="1-65535",
+        meaning="serve metrics for Prometheus scraping on this port",
+    ),
+    Variable(
+        ENV_PROMETHEUS_HOST,
+        "prometheus_host",
+        _log_target,
+        "a host name or address",
+        default="`127.0.0.1`",
+        shown="host or address",
+        meaning="address of that endpoint",
+    ),
+    Variable(
         ENV_SHUTDOWN_TIMEOUT,
         "shutdown_timeout_seconds",
         _positive_float,
         "seconds, > 0 and <= 86400",
+        default="`0.5`",
+        shown="seconds, > 0 and ≤ 86400",
+        meaning="most time spent flushing telemetry at exit",
     ),
-    _Variable(ENV_FAULT, "fault", parse_faults, FAULT_ACCEPTED, explains=True),
-    _Variable(ENV_ACCURACY, "accuracy", parse_accuracy, "true, false, forward or backward"),
-    _Variable(ENV_REPRO_DIR, "repro_dir", _output_dir, "a writable directory path"),
-    _Variable(
-        ENV_REPRO_ON, "repro_on", parse_repro_on, "a comma list of " + ", ".join(REPRO_CHOICES)
+    Variable(
+        ENV_FLUSH_ON_SIGNAL,
+        "flush_on_signal",
+        parse_bool,
+        "true or false",
+        default="`true`",
+        shown="`true`/`false`",
+        meaning=(
+            "on SIGTERM/SIGHUP end the compile in progress as `interrupted`, flush, then let the "
+            'signal act, also for a main thread stuck in C code (see the README, "Production")'
+        ),
+    ),
+    Variable(
+        ENV_ACCURACY,
+        "accuracy",
+        parse_accuracy,
+        "true, false, forward or backward",
+        default="`false`",
+        shown="`true`/`false`, `forward`, `backward`",
+        meaning="compare each graph's first run with eager",
+    ),
+    Variable(
+        ENV_FAULT,
+        "fault",
+        parse_faults,
+        FAULT_ACCEPTED,
+        explains=True,
+        default="unset",
+        shown="a fault spec (see [debugging-aids.md](debugging-aids.md))",
+        meaning="inject compile, runtime, accuracy or non-leaf faults",
+    ),
+    Variable(
+        ENV_REPRO_DIR,
+        "repro_dir",
+        _output_dir,
+        "a writable directory path",
+        default="unset (off)",
+        shown="a writable directory",
+        meaning="write repro scripts for failing graphs there",
+    ),
+    Variable(
+        ENV_REPRO_ON,
+        "repro_on",
+        parse_repro_on,
+        "a comma list of " + ", ".join(REPRO_CHOICES),
+        default="`compile,run,accuracy`",
+        shown="comma list of `compile`, `run`, `accuracy`",
+        meaning="which failures get a repro script",
     ),
 )
 
@@ -290,7 +482,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     problems: list[ConfigProblem] = []
     for variable in VARIABLES:
         raw = env.get(variable.env)
-        if raw is None:
+        if raw is None or variable.parse is None:
             continue
         try:
             values[variable.field] = variable.parse(raw)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -49,29 +52,68 @@ def test_strict_mode_turns_a_bad_value_into_an_error():
         config.load_settings({"OTEL_DYNAMO_RUN_SPANS": "sometimes", "OTEL_DYNAMO_STRICT": "true"})
 
 
-def test_every_environment_variable_is_documented_in_the_readme():
-    """Every OTEL_DYNAMO_* variable the config reads has a row in docs/configuration.md."""
-    readme = (ROOT / "docs" / "configuration.md").read_text()
-    missing = [v.env for v in config.VARIABLES if f"`{v.env}`" not in readme]
-    assert not missing, missing
+class _Recording(dict):
+    """An environment that notes every variable looked up in it."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
 
 
-def test_every_standard_variable_read_is_in_the_configuration_table():
-    """Each standard OTEL_* variable otel_dynamo reads has a row in docs/configuration.md."""
+def _variables_read() -> set[str]:
+    """Every OTEL_* variable the configuration and the resource look up, along every path
+    (nothing set; then OTLP for every signal and a ratio sampler)."""
     from otel_dynamo._config import otel_env
-    from otel_dynamo._providers import resource
+    from otel_dynamo._providers.resource import build_resource
 
-    table = (ROOT / "docs" / "configuration.md").read_text()
-    read = {
-        value
-        for module in (otel_env, resource)
-        for key, value in vars(module).items()
-        if key.startswith("ENV_") and isinstance(value, str) and value.startswith("OTEL_")
-    }
-    read |= set(otel_env.ENV_EXPORTER.values())
-    base = otel_env.OTLP_BASE
-    read |= {base.endpoint, base.protocol, base.headers, base.insecure}
-    assert read and sorted(v for v in read if f"`{v}`" not in table) == []
+    everything = {name: "otlp" for name in otel_env.ENV_EXPORTER.values()}
+    everything["OTEL_TRACES_SAMPLER"] = "traceidratio"
+    read: set[str] = set()
+    for values in ({}, everything):
+        for reader in (config.load_settings, otel_env.read_otel_env, build_resource):
+            environ = _Recording(values)
+            reader(environ)
+            read |= environ.read
+    return {name for name in read if name.startswith("OTEL_")}
+
+
+def test_every_variable_read_is_a_row_of_the_tables():
+    """Each OTEL_DYNAMO_* and standard OTEL_* variable otel_dynamo reads is in a row of
+    the tables docs/configuration.md is generated from, and no row names one twice."""
+    from otel_dynamo._config import otel_env
+
+    rows = (*config.VARIABLES, *otel_env.VARIABLES)
+    named = [name for row in rows for name in row.names]
+    read = _variables_read()
+    assert len(read) > 60
+    assert sorted(read - set(named)) == []
+    assert len(named) == len(set(named))
+    assert [row.env for row in rows if not (row.default and row.meaning)] == []
+
+
+def test_the_configuration_document_is_generated_from_the_tables():
+    """docs/configuration.md's tables are exactly what docs/generate_configuration.py makes
+    of the rows (and the deliberate differences from the SDK)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "generate_configuration.py"), "--check"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize("raw", ["inf", "-inf", "nan", "1e400", "0", "-1", "86401"])
