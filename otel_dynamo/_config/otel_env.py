@@ -319,7 +319,7 @@ def _sdk_disabled(raw: str) -> bool:
 
 def _check_resource_attributes(reader: _Reader) -> None:
     raw = reader.raw(sdk_env.OTEL_RESOURCE_ATTRIBUTES)
-    if raw and parse_pairs(raw).malformed:
+    if raw and parse_pairs(raw)[1]:
         reader.problem(
             sdk_env.OTEL_RESOURCE_ATTRIBUTES,
             raw,
@@ -471,8 +471,8 @@ def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
     found = reader.first(*otlp_variables("headers", signal))
     if found is None:
         return ()
-    pairs = parse_pairs(found[1], key=header_key)
-    if pairs.malformed:
+    headers, malformed = parse_pairs(found[1], key=header_key)
+    if malformed:
         reader.problem(
             found[0],
             redacted_pairs(found[1]),
@@ -480,7 +480,7 @@ def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
             "{signals} OTLP export skips its malformed items",
             signal=signal,
         )
-    return pairs.items
+    return headers
 
 
 def _timeout(reader: _Reader, signal: str) -> float:
@@ -592,13 +592,17 @@ def _batch_options(reader: _Reader, names: BatchVariables) -> BatchOptions:
 # --- the reader ------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
 class _Pending:
-    variable: str
-    value: str
-    accepted: str
-    consequence: str
-    signals: list[str]
+    """One problem being collected: the signals it affects grow as they are read."""
+
+    __slots__ = ("accepted", "consequence", "signals", "value", "variable")
+
+    def __init__(self, variable: str, value: str, accepted: str, consequence: str) -> None:
+        self.variable = variable
+        self.value = value
+        self.accepted = accepted
+        self.consequence = consequence
+        self.signals: list[str] = []
 
 
 class _Reader:
@@ -646,7 +650,7 @@ class _Reader:
         self, variable: str, value: str, accepted: str, consequence: str, *, signal: str = ""
     ) -> None:
         pending = self._pending.setdefault(
-            (variable, value), _Pending(variable, value, accepted, consequence, [])
+            (variable, value), _Pending(variable, value, accepted, consequence)
         )
         if signal and signal not in pending.signals:
             pending.signals.append(signal)

@@ -9,18 +9,15 @@ named, never fatal. Blank items (``a=1,,b=2``) are ignored.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 from urllib.parse import unquote
 
 MALFORMED = "<malformed>"
 """How :func:`redacted_pairs` shows an item that is not a pair."""
 
 
-class Pairs(NamedTuple):
-    """The well-formed items, in order, and the malformed ones as given."""
-
-    items: tuple[tuple[str, str], ...]
-    malformed: tuple[str, ...]
+Pairs = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+"""The well-formed items, in order, and the malformed ones as given (a plain tuple:
+this module is imported at start, where a class costs more than it says)."""
 
 
 def parse_pairs(raw: str, *, key: Callable[[str], str] = str) -> Pairs:
@@ -34,7 +31,7 @@ def parse_pairs(raw: str, *, key: Callable[[str], str] = str) -> Pairs:
             items.append((key(name.strip()), unquote(value.strip())))
         elif item.strip():
             malformed.append(item)
-    return Pairs(tuple(items), tuple(malformed))
+    return tuple(items), tuple(malformed)
 
 
 def header_key(name: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_dynamo._config.fault_spec import ACCEPTED as FAULT_ACCEPTED
 from otel_dynamo._config.fault_spec import FaultSpec, parse_faults
@@ -221,8 +221,7 @@ def parse_repro_on(raw: str) -> frozenset[str]:
     return frozenset(items)
 
 
-@dataclasses.dataclass(frozen=True)
-class Variable:
+class Variable(NamedTuple):
     """One row of the configuration table, from which docs/configuration.md is generated
     (``python docs/generate_configuration.py``): a variable (or a family read alike, one
     per signal), how a bad value is described, and what the document says of it."""

@@ -93,7 +93,8 @@ def configured_attributes(environ: Mapping[str, str]) -> dict[str, str]:
 def parse_resource_attributes(raw: str) -> dict[str, str]:
     """``key=value,key2=value2`` with URL-encoded values; malformed items are skipped (the
     configuration's problem names them)."""
-    return dict(parse_pairs(raw).items)
+    items, _malformed = parse_pairs(raw)
+    return dict(items)
 
 
 def _int_or_none(raw: str | None, variable: str) -> int | None:
