@@ -8,6 +8,12 @@ the default (a bad timeout), and says so in the problem's consequence.
 The embedded default: a signal with no OTEL_<SIGNAL>_EXPORTER and no OTLP endpoint
 (base or per-signal) is written to OTLP/JSON Lines files, never sent to a network
 endpoint nobody runs.
+
+Every variable is a row of :data:`VARIABLES` (at the end), as the OTEL_DYNAMO_* ones are
+of ``settings.VARIABLES``: its names (the SDK's constants), its parser, what it accepts,
+what a bad value costs, and its documentation (docs/configuration.md is generated from
+the rows). The functions here put the values together, in context: the endpoint is
+checked for the protocol chosen, an exporter name against the entry points of its signal.
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Mapping
-from typing import NamedTuple, TypeVar
+from collections.abc import Mapping
+from typing import NamedTuple, TypeVar, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from otel_dynamo._config import registered
@@ -172,6 +178,7 @@ ACCEPTED_HEADERS = "comma-separated key=value pairs (values URL-encoded)"
 ACCEPTED_RESOURCE_ATTRIBUTES = ACCEPTED_HEADERS
 MAX_MILLISECONDS = 86_400_000.0
 """Longest interval or timeout accepted (one day): ``inf`` and ``nan`` are not durations."""
+ACCEPTED_MILLISECONDS = "milliseconds, > 0 and <= 86400000"
 ACCEPTED_TIMEOUT = "seconds, > 0 (the Python SDK reads OTLP timeouts in seconds)"
 ACCEPTED_COMPRESSION = "gzip or none"
 ACCEPTED_FILE = "a readable PEM file"
@@ -283,16 +290,16 @@ def otlp_variables(field: str, signal: str) -> tuple[str, str]:
 def read_otel_env(environ: Mapping[str, str] | None = None) -> OtelEnv:
     """Parse every standard OTEL_* variable we honour; problems are collected, not raised."""
     reader = _Reader(os.environ if environ is None else environ)
-    disabled = reader.parsed(
-        sdk_env.OTEL_SDK_DISABLED, _sdk_disabled, False, "true or false", "SDK stays on"
-    )
+    disabled: bool = reader.value(SDK_DISABLED, SDK_DISABLED.env, False)
     plans = {signal: _signal_plan(reader, signal) for signal in SIGNALS}
     sampler = _sampler(reader)
     batch = {signal: _batch_options(reader, names) for signal, names in BATCH_VARIABLES.items()}
-    interval = reader.positive(
-        sdk_env.OTEL_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS
+    interval: float = reader.value(
+        METRIC_EXPORT, sdk_env.OTEL_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_EXPORT_INTERVAL_MS
     )
-    timeout = reader.positive(sdk_env.OTEL_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS)
+    timeout: float = reader.value(
+        METRIC_EXPORT, sdk_env.OTEL_METRIC_EXPORT_TIMEOUT, DEFAULT_METRIC_EXPORT_TIMEOUT_MS
+    )
     _check_resource_attributes(reader)
     _check_config_file(reader)
     id_generator = _id_generator(reader)
@@ -318,14 +325,9 @@ def _sdk_disabled(raw: str) -> bool:
 
 
 def _check_resource_attributes(reader: _Reader) -> None:
-    raw = reader.raw(sdk_env.OTEL_RESOURCE_ATTRIBUTES)
+    raw = reader.raw(RESOURCE_ATTRIBUTES.env)
     if raw and parse_pairs(raw)[1]:
-        reader.problem(
-            sdk_env.OTEL_RESOURCE_ATTRIBUTES,
-            raw,
-            ACCEPTED_RESOURCE_ATTRIBUTES,
-            "its malformed items are ignored",
-        )
+        reader.problem(RESOURCE_ATTRIBUTES, RESOURCE_ATTRIBUTES.env, raw)
 
 
 # --- signals ---------------------------------------------------------------------------
@@ -353,7 +355,7 @@ def _exporters(reader: _Reader, signal: str) -> tuple[tuple[str, ...], str | Non
     kinds = [_exporter_kind(item) for item in items]
     known = BUILT_IN_EXPORTERS | registered.names_in(registered.exporter_group(signal))
     if not kinds or not set(kinds) <= known:
-        reader.problem(variable, raw, ACCEPTED_EXPORTERS, f"{signal} export turned off")
+        reader.problem(EXPORTERS, variable, raw, signal=signal)
         return (), None
     return tuple(dict.fromkeys(kind for kind in kinds if kind != EXPORTER_NONE)), alias
 
@@ -395,7 +397,7 @@ def _insecure(reader: _Reader, signal: str) -> bool | None:
         return None
     value = found[1].strip().lower()
     if value not in ("true", "false"):
-        reader.problem(found[0], found[1], ACCEPTED_INSECURE, "using false", signal=signal)
+        reader.problem(OTLP_INSECURE, *found, signal=signal)
     return value == "true"
 
 
@@ -409,7 +411,7 @@ def _protocol(reader: _Reader, signal: str) -> str | None:
         return value
     if value == PROTOCOL_HTTP_JSON:
         return _json_http_or_none(reader, variable, raw, signal)
-    reader.problem(variable, raw, ACCEPTED_PROTOCOL, TURNED_OFF, signal=signal)
+    reader.problem(OTLP_PROTOCOL, variable, raw, signal=signal)
     return None
 
 
@@ -420,7 +422,7 @@ def _json_http_or_none(reader: _Reader, variable: str, raw: str, signal: str) ->
         f"{ACCEPTED_PROTOCOL}; http/json needs {JSON_HTTP_DISTRIBUTION} "
         "(otel_dynamo's json-http extra)"
     )
-    reader.problem(variable, raw, accepted, TURNED_OFF, signal=signal)
+    reader.problem(OTLP_PROTOCOL, variable, raw, signal=signal, accepted=accepted)
     return None
 
 
@@ -435,7 +437,7 @@ def _endpoint(reader: _Reader, signal: str, protocol: str) -> str | None:
     if protocol == PROTOCOL_GRPC and is_host_and_port(url):
         return url.strip()  # the gRPC exporter takes host:port as it is
     if not is_valid_url(url):
-        reader.problem(variable, redacted_url(url), ACCEPTED_ENDPOINT, TURNED_OFF, signal=signal)
+        reader.problem(OTLP_ENDPOINT, variable, redacted_url(url), signal=signal)
         return None
     return url.strip() if per_signal else _signal_url(url, signal, protocol)
 
@@ -473,41 +475,36 @@ def _headers(reader: _Reader, signal: str) -> tuple[tuple[str, str], ...]:
         return ()
     headers, malformed = parse_pairs(found[1], key=header_key)
     if malformed:
-        reader.problem(
-            found[0],
-            redacted_pairs(found[1]),
-            ACCEPTED_HEADERS,
-            "{signals} OTLP export skips its malformed items",
-            signal=signal,
-        )
+        reader.problem(OTLP_HEADERS, found[0], redacted_pairs(found[1]), signal=signal)
     return headers
 
 
 def _timeout(reader: _Reader, signal: str) -> float:
-    found = reader.first(*otlp_variables("timeout", signal))
-    if found is None:
-        return DEFAULT_OTLP_TIMEOUT_S
-    try:
-        value = float(found[1])
-    except ValueError:
-        value = -1.0
-    if value > 0:
-        return value
-    consequence = f"{{signals}} OTLP export uses {DEFAULT_OTLP_TIMEOUT_S} s"
-    reader.problem(found[0], found[1], ACCEPTED_TIMEOUT, consequence, signal=signal)
-    return DEFAULT_OTLP_TIMEOUT_S
+    names = otlp_variables("timeout", signal)
+    found: float = reader.value(OTLP_TIMEOUT, names, DEFAULT_OTLP_TIMEOUT_S, signal=signal)
+    return found
 
 
 def _compression(reader: _Reader, signal: str) -> str:
-    found = reader.first(*otlp_variables("compression", signal))
-    if found is None:
-        return "none"
-    value = found[1].strip().lower()
-    if value in ("gzip", "none"):
-        return value
-    consequence = "{signals} OTLP export sends uncompressed"
-    reader.problem(found[0], found[1], ACCEPTED_COMPRESSION, consequence, signal=signal)
-    return "none"
+    found: str = reader.value(
+        OTLP_COMPRESSION, otlp_variables("compression", signal), "none", signal=signal
+    )
+    return found
+
+
+def _positive_seconds(raw: str) -> float:
+    """A timeout in seconds, as the SDK reads it: any number > 0."""
+    value = float(raw)
+    if not value > 0:  # also nan
+        raise ValueError(raw)
+    return value
+
+
+def _compression_name(raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("gzip", "none"):
+        raise ValueError(raw)
+    return value
 
 
 def _tls_files(reader: _Reader, signal: str) -> tuple[str | None, str | None, str | None] | None:
@@ -516,7 +513,7 @@ def _tls_files(reader: _Reader, signal: str) -> tuple[str | None, str | None, st
     for suffix in ("certificate", "client_key", "client_certificate"):
         found = reader.first(*otlp_variables(suffix, signal))
         if found is not None and not _readable_file(found[1]):
-            reader.problem(found[0], found[1], ACCEPTED_FILE, TURNED_OFF, signal=signal)
+            reader.problem(OTLP_TLS_FILES, *found, signal=signal)
             return None
         paths.append(found[1].strip() if found else None)
     return paths[0], paths[1], paths[2]
@@ -530,62 +527,71 @@ def _readable_file(path: str) -> bool:
 
 
 def _sampler(reader: _Reader) -> SamplerChoice:
-    raw = reader.raw(sdk_env.OTEL_TRACES_SAMPLER)
+    raw = reader.raw(SAMPLER.env)
     name = DEFAULT_SAMPLER if raw is None else raw.strip().lower()
     if name not in SAMPLER_NAMES:
         if raw is not None and raw.strip() in registered.names_in(SAMPLER_GROUP):
-            return SamplerChoice(raw.strip(), arg=reader.raw(sdk_env.OTEL_TRACES_SAMPLER_ARG) or "")
-        reader.problem(
-            sdk_env.OTEL_TRACES_SAMPLER, raw or "", ACCEPTED_SAMPLERS, f"using {DEFAULT_SAMPLER}"
-        )
+            return SamplerChoice(raw.strip(), arg=reader.raw(SAMPLER_ARG.env) or "")
+        reader.problem(SAMPLER, SAMPLER.env, raw or "")
         name = DEFAULT_SAMPLER
-    ratio = _ratio(reader) if name in _RATIO_SAMPLERS else DEFAULT_SAMPLER_RATIO
+    ratio = DEFAULT_SAMPLER_RATIO
+    if name in _RATIO_SAMPLERS:
+        ratio = reader.value(SAMPLER_ARG, SAMPLER_ARG.env, DEFAULT_SAMPLER_RATIO)
     return SamplerChoice(name, ratio)
 
 
 def _id_generator(reader: _Reader) -> str:
-    raw = reader.raw(api_env.OTEL_PYTHON_ID_GENERATOR)
+    raw = reader.raw(ID_GENERATOR.env)
     if raw is None or raw.strip() == DEFAULT_ID_GENERATOR:
         return DEFAULT_ID_GENERATOR
     if raw.strip() in registered.names_in(ID_GENERATOR_GROUP):
         return raw.strip()
-    consequence = f"using {DEFAULT_ID_GENERATOR}"
-    reader.problem(api_env.OTEL_PYTHON_ID_GENERATOR, raw, ACCEPTED_ID_GENERATOR, consequence)
+    reader.problem(ID_GENERATOR, ID_GENERATOR.env, raw)
     return DEFAULT_ID_GENERATOR
 
 
 def _check_config_file(reader: _Reader) -> None:
-    raw = reader.raw(sdk_env.OTEL_CONFIG_FILE)
+    raw = reader.raw(CONFIG_FILE.env)
     if raw is not None:
-        reader.problem(
-            sdk_env.OTEL_CONFIG_FILE, raw, ACCEPTED_CONFIG_FILE, "not read by otel_dynamo"
-        )
+        reader.problem(CONFIG_FILE, CONFIG_FILE.env, raw)
 
 
-def _ratio(reader: _Reader) -> float:
-    def parse(raw: str) -> float:
-        value = float(raw)
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(raw)
-        return value
+def _ratio(raw: str) -> float:
+    value = float(raw)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(raw)
+    return value
 
-    consequence = f"using {DEFAULT_SAMPLER_RATIO}"
-    return reader.parsed(
-        sdk_env.OTEL_TRACES_SAMPLER_ARG, parse, DEFAULT_SAMPLER_RATIO, ACCEPTED_RATIO, consequence
-    )
+
+def _positive_milliseconds(raw: str) -> float:
+    value = float(raw)
+    if not 0 < value <= MAX_MILLISECONDS:  # also nan
+        raise ValueError(raw)
+    return value
+
+
+def _positive_count(raw: str) -> int:
+    value = int(raw)
+    if not 0 < value <= sys.maxsize:
+        raise ValueError(raw)
+    return value
 
 
 def _batch_options(reader: _Reader, names: BatchVariables) -> BatchOptions:
     defaults = BatchOptions()
-    queue = int(reader.positive(names.max_queue_size, defaults.max_queue_size, integer=True))
-    batch = int(
-        reader.positive(names.max_export_batch_size, defaults.max_export_batch_size, integer=True)
+    queue: int = reader.value(BATCH_SIZES, names.max_queue_size, defaults.max_queue_size)
+    batch: int = reader.value(
+        BATCH_SIZES, names.max_export_batch_size, defaults.max_export_batch_size
     )
     return BatchOptions(
-        schedule_delay_ms=reader.positive(names.schedule_delay, defaults.schedule_delay_ms),
+        schedule_delay_ms=reader.value(
+            BATCH_DURATIONS, names.schedule_delay, defaults.schedule_delay_ms
+        ),
         max_queue_size=queue,
         max_export_batch_size=min(batch, queue),
-        export_timeout_ms=reader.positive(names.export_timeout, defaults.export_timeout_ms),
+        export_timeout_ms=reader.value(
+            BATCH_DURATIONS, names.export_timeout, defaults.export_timeout_ms
+        ),
     )
 
 
@@ -624,33 +630,38 @@ class _Reader:
                 return name, value
         return None
 
-    def parsed(
-        self, name: str, parse: Callable[[str], T], default: T, accepted: str, consequence: str
+    def value(
+        self, row: Variable, names: str | tuple[str, ...], default: T, *, signal: str = ""
     ) -> T:
-        raw = self.raw(name)
-        if raw is None:
+        """The first of ``names`` (variables of ``row``) that is set, parsed by the row's
+        parser; ``default`` when none is set, or the value is bad (then a problem)."""
+        found = self.first(*((names,) if isinstance(names, str) else names))
+        if found is None or row.parse is None:
             return default
         try:
-            return parse(raw)
+            return cast(T, row.parse(found[1]))
         except ValueError:
-            self.problem(name, raw, accepted, consequence)
+            self.problem(row, *found, signal=signal, default=default)
             return default
 
-    def positive(self, name: str, default: float, *, integer: bool = False) -> float:
-        def parse(raw: str) -> float:
-            value = int(raw) if integer else float(raw)
-            if not 0 < value <= (sys.maxsize if integer else MAX_MILLISECONDS):
-                raise ValueError(raw)  # also nan
-            return value
-
-        accepted = "a positive integer" if integer else "milliseconds, > 0 and <= 86400000"
-        return self.parsed(name, parse, default, accepted, f"using {default:g}")
-
     def problem(
-        self, variable: str, value: str, accepted: str, consequence: str, *, signal: str = ""
+        self,
+        row: Variable,
+        variable: str,
+        value: str,
+        *,
+        signal: str = "",
+        accepted: str = "",
+        default: object = None,
     ) -> None:
+        """``variable`` (one of ``row``'s) has a bad ``value`` (as it may be shown): what is
+        accepted and what it costs are the row's, ``{default}`` in its consequence the
+        default used."""
+        consequence = row.consequence
+        if isinstance(default, (int, float)):
+            consequence = consequence.replace("{default}", f"{default:g}")
         pending = self._pending.setdefault(
-            (variable, value), _Pending(variable, value, accepted, consequence)
+            (variable, value), _Pending(variable, value, accepted or row.accepted, consequence)
         )
         if signal and signal not in pending.signals:
             pending.signals.append(signal)
@@ -680,240 +691,307 @@ def _per_signal(field: str) -> tuple[str, ...]:
     return tuple(getattr(OTLP_PER_SIGNAL[signal], field) for signal in SIGNALS)
 
 
-VARIABLES: tuple[Variable, ...] = (
-    Variable(
-        sdk_env.OTEL_SDK_DISABLED,
-        "",
-        None,
-        "true or false",
-        default="`false`",
-        shown="`true`/`false` (any case)",
-        meaning=(
-            "`true`: no-op providers, nothing exported; read as the SDK reads it, so `1`/`yes` "
-            "leave it on (with a problem message)"
-        ),
-    ),
-    Variable(
-        sdk_env.OTEL_SERVICE_NAME,
-        "",
-        None,
-        "a name",
-        default="`torch-compile`",
-        shown="a name",
-        meaning="`service.name` of the resource",
-    ),
-    Variable(
-        sdk_env.OTEL_RESOURCE_ATTRIBUTES,
-        "",
-        None,
-        ACCEPTED_RESOURCE_ATTRIBUTES,
-        default="unset",
-        shown="`key=value,...`",
-        meaning="extra resource attributes",
-    ),
-    Variable(
-        ENV_EXPORTER[SIGNAL_TRACES],
-        "",
-        None,
-        ACCEPTED_EXPORTERS,
-        also=(ENV_EXPORTER[SIGNAL_LOGS], ENV_EXPORTER[SIGNAL_METRICS]),
-        default="files when no endpoint is set",
-        shown=(
-            "comma list of `otlp`, `otlp_proto_grpc`, `otlp_proto_http`, `otlp_json_http`, "
-            "`otlp_file` (= `otlp_json_file`, the installed file exporter's name: our private "
-            "files), `console`, `none`, or any name registered in the SDK's "
-            "`opentelemetry_<signal>_exporter` entry points (e.g. `prometheus` for metrics: a "
-            "reader serving `OTEL_EXPORTER_PROMETHEUS_HOST`:`OTEL_EXPORTER_PROMETHEUS_PORT`, "
-            "default localhost:9464) — built as the SDK builds it, with no arguments"
-        ),
-        meaning="exporters per signal",
-    ),
-    Variable(
-        OTLP_BASE.endpoint,
-        "",
-        None,
-        ACCEPTED_ENDPOINT,
-        also=_per_signal("endpoint"),
-        title=f"`{OTLP_BASE.endpoint}`",
-        default="unset (files)",
-        shown="an http(s) URL; for gRPC also `host:port`",
-        meaning=(
-            "OTLP target of all signals (`OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT` per "
-            "signal)"
-        ),
-    ),
-    Variable(
-        OTLP_BASE.insecure,
-        "",
-        None,
-        ACCEPTED_INSECURE,
-        also=_per_signal("insecure"),
-        title=f"`{OTLP_BASE.insecure}`",
-        default="unset",
-        shown="`true`/`false` (the SDK reads only `true`)",
-        meaning=(
-            "gRPC only, as the SDK decides: an `https://` endpoint is always secure; otherwise "
-            "this when set; otherwise plaintext only for `http://` — a `host:port` endpoint "
-            "(accepted for gRPC, e.g. `collector:4317`) is TLS unless this is `true` (also per "
-            "signal)"
-        ),
-    ),
-    Variable(
-        OTLP_BASE.protocol,
-        "",
-        None,
-        ACCEPTED_PROTOCOL,
-        also=_per_signal("protocol"),
-        title=f"`{OTLP_BASE.protocol}`",
-        default="`grpc`",
-        shown=(
-            "`grpc`, `http/protobuf`, `http/json` (needs the `json-http` extra: `pip install "
-            '".[json-http]"` in the clone)'
-        ),
-        meaning="OTLP transport (also per signal)",
-    ),
-    Variable(
-        OTLP_BASE.headers,
-        "",
-        None,
-        ACCEPTED_HEADERS,
-        also=_per_signal("headers"),
-        title=f"`{OTLP_BASE.headers}`",
-        default="unset",
-        shown="`key=value,...` (URL-encoded values)",
-        meaning="headers sent with each export (also per signal)",
-    ),
-    Variable(
-        OTLP_BASE.timeout,
-        "",
-        None,
-        ACCEPTED_TIMEOUT,
-        also=_per_signal("timeout"),
-        title=f"`{OTLP_BASE.timeout}`",
-        default=f"`{DEFAULT_OTLP_TIMEOUT_S:g}` (SDK: 10)",
-        shown="seconds > 0",
-        meaning=(
-            "export timeout, in seconds as the Python SDK reads it (also per signal); the exit "
-            "flush is bounded anyway (`OTEL_DYNAMO_SHUTDOWN_TIMEOUT`)"
-        ),
-    ),
-    Variable(
-        OTLP_BASE.compression,
-        "",
-        None,
-        ACCEPTED_COMPRESSION,
-        also=_per_signal("compression"),
-        title=f"`{OTLP_BASE.compression}`",
-        default="none",
-        shown="`gzip`, `none`",
-        meaning="(also per signal)",
-    ),
-    Variable(
-        OTLP_BASE.certificate,
-        "",
-        None,
-        ACCEPTED_FILE,
-        also=(
-            OTLP_BASE.client_key,
-            OTLP_BASE.client_certificate,
-            *_per_signal("certificate"),
-            *_per_signal("client_key"),
-            *_per_signal("client_certificate"),
-        ),
-        title=f"`{OTLP_BASE.certificate}`, `_CLIENT_KEY`, `_CLIENT_CERTIFICATE`",
-        default="unset",
-        shown="readable file paths",
-        meaning="TLS trust and client identity (also per signal)",
-    ),
-    Variable(
-        sdk_env.OTEL_TRACES_SAMPLER,
-        "",
-        None,
-        ACCEPTED_SAMPLERS,
-        also=(sdk_env.OTEL_TRACES_SAMPLER_ARG,),
-        default=f"`{DEFAULT_SAMPLER}`",
-        shown=(
-            "the SDK's sampler names (with a ratio), or any name in its "
-            "`opentelemetry_traces_sampler` entry points (called with the arg's text, as the SDK "
-            "does)"
-        ),
-        meaning="sampler of otel_dynamo's own tracer provider",
-    ),
-    Variable(
-        api_env.OTEL_PYTHON_ID_GENERATOR,
-        "",
-        None,
-        ACCEPTED_ID_GENERATOR,
-        default=f"`{DEFAULT_ID_GENERATOR}`",
-        shown="`random`, or any name in the SDK's `opentelemetry_id_generator` entry points",
-        meaning=(
-            "span and trace ids of otel_dynamo's own tracer provider; `random` draws from a "
-            "source of its own, which Dynamo's restores of Python's `random` state cannot make "
-            "repeat"
-        ),
-    ),
-    Variable(
-        sdk_env.OTEL_EXPERIMENTAL_RESOURCE_DETECTORS,
-        "",
-        None,
-        "the SDK's resource detector names",
-        default="`otel`",
-        shown="the SDK's resource detector names; `torchrun` is ours",
-        meaning=(
-            "read by the SDK's `Resource.create`; our entry point `torchrun` "
-            "(`otel_dynamo.resources.TorchrunResourceDetector`) puts the rank attributes on any "
-            "application's resource"
-        ),
-    ),
-    Variable(
-        sdk_env.OTEL_CONFIG_FILE,
-        "",
-        None,
-        ACCEPTED_CONFIG_FILE,
-        default="unset",
-        shown="—",
-        meaning=(
-            "not read: otel_dynamo's own providers follow the variables above (one problem "
-            "message says so); providers an application configured from a file and set globally "
-            "are used as they are"
-        ),
-    ),
-    Variable(
-        BATCH_VARIABLES[SIGNAL_TRACES].schedule_delay,
-        "",
-        None,
-        "milliseconds, > 0 and <= 86400000 (sizes: a positive integer)",
-        also=tuple(name for names in BATCH_VARIABLES.values() for name in names)[1:],
-        title="`OTEL_BSP_*`, `OTEL_BLRP_*`",
-        default=(
-            f"SDK defaults (queue {DEFAULT_MAX_QUEUE_SIZE}, batch "
-            f"{DEFAULT_MAX_EXPORT_BATCH_SIZE}) but schedule delay "
-            f"{DEFAULT_SCHEDULE_DELAY_MS:g} ms (SDK: 5000) and export timeout "
-            f"{DEFAULT_BATCH_EXPORT_TIMEOUT_MS:g} ms (SDK: 30000)"
-        ),
-        shown="the SDK's meanings",
-        meaning="bounds of the batch span / log record processors",
-    ),
-    Variable(
-        sdk_env.OTEL_METRIC_EXPORT_INTERVAL,
-        "",
-        None,
-        "milliseconds, > 0 and <= 86400000",
-        also=(sdk_env.OTEL_METRIC_EXPORT_TIMEOUT,),
-        default=(
-            f"{DEFAULT_METRIC_EXPORT_INTERVAL_MS:g} ms as the SDK; timeout "
-            f"{DEFAULT_METRIC_EXPORT_TIMEOUT_MS:g} ms (SDK: 30000)"
-        ),
-        shown="milliseconds, > 0 and ≤ 86400000",
-        meaning=(
-            "periodic metric export; otel_dynamo's own providers also export right after each "
-            "frame compile (from a background thread), so a job killed between two reads keeps "
-            "its compiles"
-        ),
+SDK_DISABLED = Variable(
+    sdk_env.OTEL_SDK_DISABLED,
+    "",
+    _sdk_disabled,
+    "true or false",
+    consequence="SDK stays on",
+    default="`false`",
+    shown="`true`/`false` (any case)",
+    meaning=(
+        "`true`: no-op providers, nothing exported; read as the SDK reads it, so `1`/`yes` "
+        "leave it on (with a problem message)"
     ),
 )
-"""The standard variables, one row each (a family, such as the per-signal variants, in
-one row); the OTEL_DYNAMO_* ones are ``settings.VARIABLES``."""
+SERVICE_NAME = Variable(
+    sdk_env.OTEL_SERVICE_NAME,
+    "",
+    None,
+    "a name",
+    default="`torch-compile`",
+    shown="a name",
+    meaning="`service.name` of the resource",
+)
+RESOURCE_ATTRIBUTES = Variable(
+    sdk_env.OTEL_RESOURCE_ATTRIBUTES,
+    "",
+    None,
+    ACCEPTED_RESOURCE_ATTRIBUTES,
+    consequence="its malformed items are ignored",
+    default="unset",
+    shown="`key=value,...`",
+    meaning="extra resource attributes",
+)
+EXPORTERS = Variable(
+    ENV_EXPORTER[SIGNAL_TRACES],
+    "",
+    None,
+    ACCEPTED_EXPORTERS,
+    consequence="{signals} export turned off",
+    also=(ENV_EXPORTER[SIGNAL_LOGS], ENV_EXPORTER[SIGNAL_METRICS]),
+    default="files when no endpoint is set",
+    shown=(
+        "comma list of `otlp`, `otlp_proto_grpc`, `otlp_proto_http`, `otlp_json_http`, "
+        "`otlp_file` (= `otlp_json_file`, the installed file exporter's name: our private "
+        "files), `console`, `none`, or any name registered in the SDK's "
+        "`opentelemetry_<signal>_exporter` entry points (e.g. `prometheus` for metrics: a "
+        "reader serving `OTEL_EXPORTER_PROMETHEUS_HOST`:`OTEL_EXPORTER_PROMETHEUS_PORT`, "
+        "default localhost:9464) — built as the SDK builds it, with no arguments"
+    ),
+    meaning="exporters per signal",
+)
+OTLP_ENDPOINT = Variable(
+    OTLP_BASE.endpoint,
+    "",
+    None,
+    ACCEPTED_ENDPOINT,
+    consequence=TURNED_OFF,
+    also=_per_signal("endpoint"),
+    title=f"`{OTLP_BASE.endpoint}`",
+    default="unset (files)",
+    shown="an http(s) URL; for gRPC also `host:port`",
+    meaning=(
+        "OTLP target of all signals (`OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT` per "
+        "signal)"
+    ),
+)
+OTLP_INSECURE = Variable(
+    OTLP_BASE.insecure,
+    "",
+    None,
+    ACCEPTED_INSECURE,
+    consequence="using false",
+    also=_per_signal("insecure"),
+    title=f"`{OTLP_BASE.insecure}`",
+    default="unset",
+    shown="`true`/`false` (the SDK reads only `true`)",
+    meaning=(
+        "gRPC only, as the SDK decides: an `https://` endpoint is always secure; otherwise "
+        "this when set; otherwise plaintext only for `http://` — a `host:port` endpoint "
+        "(accepted for gRPC, e.g. `collector:4317`) is TLS unless this is `true` (also per "
+        "signal)"
+    ),
+)
+OTLP_PROTOCOL = Variable(
+    OTLP_BASE.protocol,
+    "",
+    None,
+    ACCEPTED_PROTOCOL,
+    consequence=TURNED_OFF,
+    also=_per_signal("protocol"),
+    title=f"`{OTLP_BASE.protocol}`",
+    default="`grpc`",
+    shown=(
+        "`grpc`, `http/protobuf`, `http/json` (needs the `json-http` extra: `pip install "
+        '".[json-http]"` in the clone)'
+    ),
+    meaning="OTLP transport (also per signal)",
+)
+OTLP_HEADERS = Variable(
+    OTLP_BASE.headers,
+    "",
+    None,
+    ACCEPTED_HEADERS,
+    consequence="{signals} OTLP export skips its malformed items",
+    also=_per_signal("headers"),
+    title=f"`{OTLP_BASE.headers}`",
+    default="unset",
+    shown="`key=value,...` (URL-encoded values)",
+    meaning="headers sent with each export (also per signal)",
+)
+OTLP_TIMEOUT = Variable(
+    OTLP_BASE.timeout,
+    "",
+    _positive_seconds,
+    ACCEPTED_TIMEOUT,
+    consequence=f"{{signals}} OTLP export uses {DEFAULT_OTLP_TIMEOUT_S} s",
+    also=_per_signal("timeout"),
+    title=f"`{OTLP_BASE.timeout}`",
+    default=f"`{DEFAULT_OTLP_TIMEOUT_S:g}` (SDK: 10)",
+    shown="seconds > 0",
+    meaning=(
+        "export timeout, in seconds as the Python SDK reads it (also per signal); the exit "
+        "flush is bounded anyway (`OTEL_DYNAMO_SHUTDOWN_TIMEOUT`)"
+    ),
+)
+OTLP_COMPRESSION = Variable(
+    OTLP_BASE.compression,
+    "",
+    _compression_name,
+    ACCEPTED_COMPRESSION,
+    consequence="{signals} OTLP export sends uncompressed",
+    also=_per_signal("compression"),
+    title=f"`{OTLP_BASE.compression}`",
+    default="none",
+    shown="`gzip`, `none`",
+    meaning="(also per signal)",
+)
+OTLP_TLS_FILES = Variable(
+    OTLP_BASE.certificate,
+    "",
+    None,
+    ACCEPTED_FILE,
+    consequence=TURNED_OFF,
+    also=(
+        OTLP_BASE.client_key,
+        OTLP_BASE.client_certificate,
+        *_per_signal("certificate"),
+        *_per_signal("client_key"),
+        *_per_signal("client_certificate"),
+    ),
+    title=f"`{OTLP_BASE.certificate}`, `_CLIENT_KEY`, `_CLIENT_CERTIFICATE`",
+    default="unset",
+    shown="readable file paths",
+    meaning="TLS trust and client identity (also per signal)",
+)
+SAMPLER = Variable(
+    sdk_env.OTEL_TRACES_SAMPLER,
+    "",
+    None,
+    ACCEPTED_SAMPLERS,
+    consequence=f"using {DEFAULT_SAMPLER}",
+    default=f"`{DEFAULT_SAMPLER}`",
+    shown=(
+        "the SDK's sampler names, or any name in its `opentelemetry_traces_sampler` entry points"
+    ),
+    meaning="sampler of otel_dynamo's own tracer provider",
+)
+SAMPLER_ARG = Variable(
+    sdk_env.OTEL_TRACES_SAMPLER_ARG,
+    "",
+    _ratio,
+    ACCEPTED_RATIO,
+    consequence=f"using {DEFAULT_SAMPLER_RATIO}",
+    default=f"`{DEFAULT_SAMPLER_RATIO:g}`",
+    shown="a ratio from 0 to 1; for an entry point's sampler, any text",
+    meaning=(
+        "the ratio of `traceidratio` and `parentbased_traceidratio`; a sampler of the "
+        "entry points is called with its text, as the SDK does"
+    ),
+)
+ID_GENERATOR = Variable(
+    api_env.OTEL_PYTHON_ID_GENERATOR,
+    "",
+    None,
+    ACCEPTED_ID_GENERATOR,
+    consequence=f"using {DEFAULT_ID_GENERATOR}",
+    default=f"`{DEFAULT_ID_GENERATOR}`",
+    shown="`random`, or any name in the SDK's `opentelemetry_id_generator` entry points",
+    meaning=(
+        "span and trace ids of otel_dynamo's own tracer provider; `random` draws from a "
+        "source of its own, which Dynamo's restores of Python's `random` state cannot make "
+        "repeat"
+    ),
+)
+RESOURCE_DETECTORS = Variable(
+    sdk_env.OTEL_EXPERIMENTAL_RESOURCE_DETECTORS,
+    "",
+    None,
+    "the SDK's resource detector names",
+    default="`otel`",
+    shown="the SDK's resource detector names; `torchrun` is ours",
+    meaning=(
+        "read by the SDK's `Resource.create`; our entry point `torchrun` "
+        "(`otel_dynamo.resources.TorchrunResourceDetector`) puts the rank attributes on any "
+        "application's resource"
+    ),
+)
+CONFIG_FILE = Variable(
+    sdk_env.OTEL_CONFIG_FILE,
+    "",
+    None,
+    ACCEPTED_CONFIG_FILE,
+    consequence="not read by otel_dynamo",
+    default="unset",
+    shown="—",
+    meaning=(
+        "not read: otel_dynamo's own providers follow the variables above (one problem "
+        "message says so); providers an application configured from a file and set globally "
+        "are used as they are"
+    ),
+)
+BATCH_DURATIONS = Variable(
+    BATCH_VARIABLES[SIGNAL_TRACES].schedule_delay,
+    "",
+    _positive_milliseconds,
+    ACCEPTED_MILLISECONDS,
+    consequence="using {default}",
+    also=(
+        BATCH_VARIABLES[SIGNAL_TRACES].export_timeout,
+        BATCH_VARIABLES[SIGNAL_LOGS].schedule_delay,
+        BATCH_VARIABLES[SIGNAL_LOGS].export_timeout,
+    ),
+    title="`OTEL_BSP_SCHEDULE_DELAY`, `_EXPORT_TIMEOUT`; `OTEL_BLRP_` the same",
+    default=(
+        f"{DEFAULT_SCHEDULE_DELAY_MS:g} ms (SDK: 5000), "
+        f"{DEFAULT_BATCH_EXPORT_TIMEOUT_MS:g} ms (SDK: 30000)"
+    ),
+    shown="milliseconds, > 0 and ≤ 86400000",
+    meaning="schedule delay and export timeout of the batch span / log record processors",
+)
+BATCH_SIZES = Variable(
+    BATCH_VARIABLES[SIGNAL_TRACES].max_queue_size,
+    "",
+    _positive_count,
+    "a positive integer",
+    consequence="using {default}",
+    also=(
+        BATCH_VARIABLES[SIGNAL_TRACES].max_export_batch_size,
+        BATCH_VARIABLES[SIGNAL_LOGS].max_queue_size,
+        BATCH_VARIABLES[SIGNAL_LOGS].max_export_batch_size,
+    ),
+    title="`OTEL_BSP_MAX_QUEUE_SIZE`, `_MAX_EXPORT_BATCH_SIZE`; `OTEL_BLRP_` the same",
+    default=f"{DEFAULT_MAX_QUEUE_SIZE}, {DEFAULT_MAX_EXPORT_BATCH_SIZE} (as the SDK)",
+    shown="a positive integer",
+    meaning=(
+        "queue and batch bounds of the batch span / log record processors (a batch is at "
+        "most the queue)"
+    ),
+)
+METRIC_EXPORT = Variable(
+    sdk_env.OTEL_METRIC_EXPORT_INTERVAL,
+    "",
+    _positive_milliseconds,
+    ACCEPTED_MILLISECONDS,
+    consequence="using {default}",
+    also=(sdk_env.OTEL_METRIC_EXPORT_TIMEOUT,),
+    default=(
+        f"{DEFAULT_METRIC_EXPORT_INTERVAL_MS:g} ms as the SDK; timeout "
+        f"{DEFAULT_METRIC_EXPORT_TIMEOUT_MS:g} ms (SDK: 30000)"
+    ),
+    shown="milliseconds, > 0 and ≤ 86400000",
+    meaning=(
+        "periodic metric export; otel_dynamo's own providers also export right after each "
+        "frame compile (from a background thread), so a job killed between two reads keeps "
+        "its compiles"
+    ),
+)
+
+VARIABLES: tuple[Variable, ...] = (
+    SDK_DISABLED,
+    SERVICE_NAME,
+    RESOURCE_ATTRIBUTES,
+    EXPORTERS,
+    OTLP_ENDPOINT,
+    OTLP_INSECURE,
+    OTLP_PROTOCOL,
+    OTLP_HEADERS,
+    OTLP_TIMEOUT,
+    OTLP_COMPRESSION,
+    OTLP_TLS_FILES,
+    SAMPLER,
+    SAMPLER_ARG,
+    ID_GENERATOR,
+    RESOURCE_DETECTORS,
+    CONFIG_FILE,
+    BATCH_DURATIONS,
+    BATCH_SIZES,
+    METRIC_EXPORT,
+)
+"""The standard variables, one row each (a family read alike, such as the per-signal
+variants, in one row): their names, parsers, what a bad value costs and their
+documentation; the OTEL_DYNAMO_* ones are ``settings.VARIABLES``."""
 
 
 class Difference(NamedTuple):

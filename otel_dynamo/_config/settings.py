@@ -235,6 +235,9 @@ class Variable(NamedTuple):
     """What is accepted, as messages say it."""
     explains: bool = False
     """The parser's ValueError message says what is wrong: show it."""
+    consequence: str = "using the default"
+    """What a bad value costs, as messages say it (``{signals}``: the signals it affects;
+    ``{default}``: the default used instead)."""
     default: str = ""
     """The document's default column (Markdown)."""
     shown: str = ""
@@ -487,7 +490,13 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             values[variable.field] = variable.parse(raw)
         except ValueError as error:
             problems.append(
-                ConfigProblem(variable.env, raw, variable.accepted, reason=variable.reason(error))
+                ConfigProblem(
+                    variable.env,
+                    raw,
+                    variable.accepted,
+                    variable.consequence,
+                    reason=variable.reason(error),
+                )
             )
     settings = Settings(**values, problems=tuple(problems))
     raise_if_strict(settings)
