@@ -8,7 +8,8 @@ OTLP exporters read from the environment even when given (HTTP merges
 and they parse it leniently, logging a malformed item's raw text. So an exporter is
 built with the SDK's log records of this thread set aside (the configuration problem
 already names the malformed items, values hidden), and then sends exactly the headers
-we parsed: what its own reading added is taken out again. ``os.environ`` is only read,
+we parsed: what its own reading added is taken out again
+(``sdk_private.keep_only_otlp_headers``). ``os.environ`` is only read,
 never changed (another thread reading it meanwhile sees it whole). Exporter modules are
 imported only for the kinds in use (an HTTP-only job never imports gRPC).
 """
@@ -40,6 +41,7 @@ from otel_dynamo._config.redaction import REDACT_SHAPES, redacted_url
 from otel_dynamo._providers import entry_points
 from otel_dynamo._providers.export_health import install_quiet_filter, quiet
 from otel_dynamo._providers.files import ProcessFiles
+from otel_dynamo._providers.sdk_private import keep_only_otlp_headers
 
 Factory = Callable[[], Any]
 
@@ -140,7 +142,7 @@ def _built_quietly(build: Factory, signal: str, target: OtlpTarget) -> Any:
     install_quiet_filter()  # the exporter's modules, and so their loggers, exist by now
     with quiet(_construction_record):
         exporter = build()
-        _send_exactly(exporter, signal, target)
+        keep_only_otlp_headers(exporter, target.headers, _headers_read_by_the_sdk(signal))
     return exporter
 
 
@@ -151,26 +153,9 @@ def _construction_record(record: logging.LogRecord) -> None:
         _log.debug("%s (from %s)", REDACT_SHAPES(record.getMessage()), record.name)
 
 
-def _send_exactly(exporter: Any, signal: str, target: OtlpTarget) -> None:
-    """Take out of ``exporter`` the headers its own reading of ``os.environ`` added.
-
-    gRPC keeps its metadata in ``_headers`` (from the environment only when given none):
-    it gets ours. HTTP (protobuf and JSON) keeps its request headers on ``_client``:
-    its defaults, then the environment's, then ours; the keys only the environment gave
-    are removed. A new SDK that keeps them elsewhere fails the exporter tests, which
-    compare what a receiver gets with what was configured.
-    """
-    if target.protocol == PROTOCOL_GRPC:
-        exporter._headers = target.headers
-        return
-    ours = {key for key, _ in target.headers}
-    for key in _headers_read_by_the_sdk(signal).keys() - ours:
-        exporter._client._headers.pop(key, None)
-
-
 def _headers_read_by_the_sdk(signal: str) -> dict[str, str]:
-    """What an OTLP/HTTP exporter of ``signal`` reads from ``os.environ`` itself, parsed as
-    it parses it."""
+    """What an OTLP exporter of ``signal`` reads from ``os.environ`` itself, parsed as it
+    parses it."""
     from opentelemetry.util.re import parse_env_headers
 
     per_signal, base = otlp_variables("headers", signal)

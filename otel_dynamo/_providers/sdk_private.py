@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "fill_bounded_attributes",
     "handed_out_tracers",
     "hurry_otlp_exporter",
+    "keep_only_otlp_headers",
     "meter_provider_resource",
     "metric_lock_holders",
     "owned_file_stream",
@@ -103,6 +104,28 @@ def hurry_otlp_exporter(exporter: object, remaining_s: float) -> None:
             event = getattr(holder, name, None)
             if isinstance(event, threading.Event):
                 event.set()
+
+
+def keep_only_otlp_headers(
+    exporter: object, headers: tuple[tuple[str, str], ...], read_by_the_exporter: Iterable[str]
+) -> None:
+    """Make an OTLP exporter send ``headers`` and none of those it read itself.
+
+    The OTLP exporters read ``OTEL_EXPORTER_OTLP_*HEADERS`` from ``os.environ`` even when
+    given headers: gRPC when given none (its metadata, ``_headers``, is set to
+    ``headers``), HTTP always, merging them under the ones given (the keys in
+    ``read_by_the_exporter`` that ``headers`` lacks are taken out of ``_client._headers``).
+    The configuration otel_dynamo parsed may not be ``os.environ``, and hiding the variables
+    while an exporter is built would change the environment every thread sees: no public
+    parameter says "these headers, and no others".
+    """
+    if isinstance(getattr(exporter, "_headers", None), tuple):  # gRPC
+        exporter._headers = tuple(headers)  # type: ignore[attr-defined]
+        return
+    sent = getattr(getattr(exporter, "_client", None), "_headers", None)
+    if isinstance(sent, dict):  # HTTP, protobuf and JSON
+        for key in set(read_by_the_exporter) - {key for key, _ in headers}:
+            sent.pop(key, None)
 
 
 def exporter_preferences(exporter: object) -> tuple[Any, Any]:

@@ -171,6 +171,35 @@ def test_hurry_ends_an_http_export_waiting_to_retry(http_failure: FailedExport):
     assert http_failure.seconds < HURRIED_EXPORT_LIMIT_S
 
 
+def test_otlp_exporters_send_only_the_headers_kept(monkeypatch: pytest.MonkeyPatch):
+    """An OTLP exporter that read headers from os.environ itself (gRPC given none, HTTP
+    always, JSON too) sends only the ones kept: gRPC's ``_headers``, HTTP's
+    ``_client._headers`` (its own content-type and user-agent stay)."""
+    from opentelemetry.exporter.otlp.json.http.trace_exporter import (
+        OTLPSpanExporter as JsonSpanExporter,
+    )
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20TOK,x-tenant=env")
+    ours = (("x-tenant", "ours"),)
+    read = ("authorization", "x-tenant")
+    grpc = GrpcSpanExporter(endpoint=CLOSED_ENDPOINT, insecure=True)
+    http = HttpSpanExporter(endpoint=f"http://{CLOSED_ENDPOINT}/v1/traces", headers=dict(ours))
+    json = JsonSpanExporter(endpoint=f"http://{CLOSED_ENDPOINT}/v1/traces", headers=dict(ours))
+    try:
+        assert dict(grpc._headers) == {"authorization": "Bearer TOK", "x-tenant": "env"}
+        for exporter in (grpc, http, json):
+            sdk_private.keep_only_otlp_headers(exporter, ours, read)
+        assert grpc._headers == ours
+        for exporter in (http, json):
+            sent = exporter._client._headers  # type: ignore[attr-defined]
+            assert sent["x-tenant"] == "ours"
+            assert "authorization" not in sent
+            assert {"content-type", "user-agent"} <= set(sent)
+    finally:
+        for exporter in (grpc, http, json):
+            exporter.shutdown()
+
+
 def test_metric_exporter_preferences_are_the_temporality_and_aggregation_maps():
     """A metric exporter's preferences are the maps it was built with, keyed by instrument."""
     last_value = LastValueAggregation()
