@@ -69,7 +69,7 @@ from otel_dynamo._providers.exporters import entry_point_class, local_factory, o
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
 from otel_dynamo._providers.process_providers import ProcessProviders, run_parallel
 from otel_dynamo._providers.prometheus import INSTALL_HINT, PrometheusEndpoint, start_prometheus
-from otel_dynamo._providers.resource import PROCESS_PID, build_resource
+from otel_dynamo._providers.resources import PROCESS_PID, build_resource
 from otel_dynamo._providers.safe_exporters import (
     SafeExport,
     SafeLogExporter,

@@ -25,7 +25,7 @@ from otel_dynamo._lifecycle.flush_soon import FlushSoon
 from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._providers.choice import ProviderLookup, Providers, own_providers_if_built
 from otel_dynamo._providers.ids import isolate_ids
-from otel_dynamo._providers.resource import detected_attributes
+from otel_dynamo._providers.resources import detected_attributes
 from otel_dynamo._recording.boundary import SafeTracer
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.log_events import CompileLogEvents

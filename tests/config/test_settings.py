@@ -76,7 +76,7 @@ def _variables_read() -> set[str]:
     """Every OTEL_* variable the configuration and the resource look up, along every path
     (nothing set; then OTLP for every signal and a ratio sampler)."""
     from otel_dynamo._config import otel_env
-    from otel_dynamo._providers.resource import build_resource
+    from otel_dynamo._providers.resources import build_resource
 
     everything = {name: "otlp" for name in otel_env.ENV_EXPORTER.values()}
     everything["OTEL_TRACES_SAMPLER"] = "traceidratio"

@@ -9,7 +9,7 @@ import pytest
 from _export_support import clear_otel_environ
 
 from otel_dynamo import names
-from otel_dynamo._providers.resource import build_resource
+from otel_dynamo._providers.resources import build_resource
 
 
 @pytest.fixture(autouse=True)
