@@ -20,10 +20,11 @@ SUMMARY = re.compile(
 
 
 @pytest.mark.slow
-def test_one_round_prints_what_reached_the_files_of_the_compiles_that_ended():
+def test_one_round_prints_what_reached_the_files_of_the_compiles_that_ended(tmp_path):
     """One round: a per-round line and a summary whose counts never exceed the compiles
     that ended, with at least one compile ended, and no torn line."""
     clean = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    clean["TMPDIR"] = str(tmp_path)  # the bench's job writes its files in a temporary folder
     completed = subprocess.run(
         [sys.executable, str(BENCH), "--rounds", "1"],
         env=clean,
