@@ -1,25 +1,31 @@
 """The OpenTelemetry Resource every signal of this process carries.
 
-Precedence, lowest first: our default service name, what we detect (host, process,
-torchrun ranks), OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME. Values are read from the
-``environ`` passed in, so a test (or a launcher) can describe another process's
-environment; ``Resource.create`` adds the SDK's own attributes (telemetry.sdk.*,
-service.instance.id).
+The SDK builds it: ``Resource.create`` runs its detectors (``service_instance``, any named
+in OTEL_EXPERIMENTAL_RESOURCE_DETECTORS, and last ``otel``, which reads
+OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME) over its own ``telemetry.sdk.*``
+attributes. Under all of that lie our detected attributes (``host.name``,
+``process.pid``, the torchrun ranks), so the user's configuration wins over them; and our
+default service name replaces the SDK's ``unknown_service`` fallback only.
+
+Like the SDK, this reads the process environment (``os.environ``). The SDK's parser of
+OTEL_RESOURCE_ATTRIBUTES is the one that makes the attributes; the configuration check
+(``otel_dynamo._config.otel_env``) only reports malformed items, once, naming the variable,
+so the SDK's own warning about them is quieted while our resource is built.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from opentelemetry.sdk.environment_variables import OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME
 from opentelemetry.sdk.resources import Resource, ResourceDetector
 
 from otel_dynamo import names
-from otel_dynamo._config.pairs import parse_pairs
+from otel_dynamo._providers import sdk_private
 
 ENV_RANK = "RANK"
 ENV_LOCAL_RANK = "LOCAL_RANK"
@@ -28,9 +34,13 @@ ENV_GROUP_RANK = "GROUP_RANK"
 ENV_RUN_ID = "TORCHELASTIC_RUN_ID"
 
 DEFAULT_SERVICE_NAME = "torch-compile"
+SDK_FALLBACK_SERVICE_NAME = "unknown_service"
+"""What the specification has the SDK call a service nobody named (``unknown_service``,
+or ``unknown_service:<executable>``): the only service name our default replaces."""
 SERVICE_NAME = names.RESOURCE_SERVICE_NAME
 HOST_NAME = names.RESOURCE_HOST_NAME
 PROCESS_PID = names.RESOURCE_PROCESS_PID
+SDK_RESOURCE_LOGGER = "opentelemetry.sdk.resources"
 
 _INT_ATTRIBUTES = (
     (ENV_RANK, names.RESOURCE_RANK),
@@ -42,13 +52,16 @@ _INT_ATTRIBUTES = (
 _log = logging.getLogger(__name__)
 
 
-def build_resource(environ: Mapping[str, str] | None = None) -> Resource:
-    """Resource.create with our defaults, host/process and torchrun attributes."""
-    env = os.environ if environ is None else environ
-    attributes: dict[str, Any] = {SERVICE_NAME: DEFAULT_SERVICE_NAME}
-    attributes.update(detected_attributes(env))
-    attributes.update(configured_attributes(env))
-    return Resource.create(attributes)
+def build_resource(*, default_service_name: str = DEFAULT_SERVICE_NAME) -> Resource:
+    """The SDK's ``Resource.create`` over our detected attributes; ``default_service_name``
+    when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names the service."""
+    with _sdk_pair_warnings_quieted():
+        created = Resource.create()
+    resource = Resource(detected_attributes(os.environ)).merge(created)
+    service_name = str(resource.attributes.get(SERVICE_NAME, ""))
+    if service_name.startswith(SDK_FALLBACK_SERVICE_NAME):
+        resource = resource.merge(Resource({SERVICE_NAME: default_service_name}))
+    return resource
 
 
 def detected_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -81,20 +94,24 @@ def torchrun_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
     return attributes
 
 
-def configured_attributes(environ: Mapping[str, str]) -> dict[str, str]:
-    """OTEL_RESOURCE_ATTRIBUTES then OTEL_SERVICE_NAME, parsed as the SDK parses them."""
-    attributes = parse_resource_attributes(environ.get(OTEL_RESOURCE_ATTRIBUTES, ""))
-    service_name = environ.get(OTEL_SERVICE_NAME, "").strip()
-    if service_name:
-        attributes[SERVICE_NAME] = service_name
-    return attributes
+class _NoPairWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(sdk_private.RESOURCE_PAIR_WARNING_PREFIX)
 
 
-def parse_resource_attributes(raw: str) -> dict[str, str]:
-    """``key=value,key2=value2`` with URL-encoded values; malformed items are skipped (the
-    configuration's problem names them)."""
-    items, _malformed = parse_pairs(raw)
-    return dict(items)
+@contextlib.contextmanager
+def _sdk_pair_warnings_quieted() -> Iterator[None]:
+    """The SDK's warning about a malformed OTEL_RESOURCE_ATTRIBUTES item, left out while
+    inside: our configuration check has said it, naming the variable. A logger filter,
+    not a per-thread one, because the SDK runs its detectors on a thread pool (joined
+    before ``Resource.create`` returns)."""
+    quiet = _NoPairWarnings()
+    logger = logging.getLogger(SDK_RESOURCE_LOGGER)
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 def _int_or_none(raw: str | None, variable: str) -> int | None:

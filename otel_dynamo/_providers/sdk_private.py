@@ -22,6 +22,7 @@ from typing import IO, Any
 __all__ = [
     "EXPORT_QUEUE_FULL_PREFIX",
     "GENERIC_EXPORT_FAILURES",
+    "RESOURCE_PAIR_WARNING_PREFIX",
     "RETRY_NOTE",
     "TRANSIENT_ERROR_PREFIX",
     "api_placeholder_provider_types",
@@ -45,7 +46,7 @@ __all__ = [
     "updates_resource",
 ]
 
-# --- The SDK's log messages about exports (opentelemetry.exporter.otlp.*, sdk BatchProcessor)
+# --- The SDK's log messages (the OTLP exporters, the batch processor, the resource detector)
 
 RETRY_NOTE = re.compile(r",? retrying in [0-9.]+s\.?")
 """The OTLP exporters' ", retrying in 1.23s." in a transient-error warning: dropped from a
@@ -63,6 +64,10 @@ GENERIC_EXPORT_FAILURES = (
 
 EXPORT_QUEUE_FULL_PREFIX = "Queue full"
 """How the SDK's batch processor opens its warning when it drops a span or record."""
+
+RESOURCE_PAIR_WARNING_PREFIX = "Invalid key value resource attribute pair"
+"""How the SDK's ``OTELResourceDetector`` opens its warning about an
+OTEL_RESOURCE_ATTRIBUTES item with no ``=`` (it logs it at every ``Resource.create``)."""
 
 # --- Exporters
 

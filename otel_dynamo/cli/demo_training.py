@@ -62,7 +62,9 @@ class DemoRun:
 def demo_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` without the OTEL_* exporter settings, so telemetry goes to files.
 
-    otel_dynamo's own variables and the resource ones (service name, attributes) stay.
+    otel_dynamo's own variables and the resource ones (service name, attributes) stay, so
+    the configuration check still reports a malformed one; the resource itself is read
+    from the process environment, as the SDK reads it.
     """
     kept = {
         key: value
@@ -71,7 +73,6 @@ def demo_environment(environ: Mapping[str, str]) -> dict[str, str]:
         or key.startswith("OTEL_DYNAMO_")
         or key in _KEPT_OTEL_VARIABLES
     }
-    kept.setdefault("OTEL_SERVICE_NAME", SERVICE_NAME)
     return kept
 
 
@@ -91,7 +92,7 @@ def run_demo(*, output_dir: Path, backend: str, steps: int) -> DemoRun:
     environ = demo_environment(os.environ)
     settings = dataclasses.replace(load_settings(environ), output_dir=str(output_dir))
     before = set(_own_files(output_dir))
-    providers = setup_providers(settings, environ=environ)
+    providers = setup_providers(settings, environ=environ, default_service_name=SERVICE_NAME)
     try:
         _train_and_evaluate(backend, steps, providers)
     finally:

@@ -90,6 +90,14 @@ def test_html_page_is_written_and_its_path_printed(demo: DemoResult) -> None:
     assert "Failed to trace builtin operator" in page
 
 
+def test_demo_telemetry_is_named_after_the_demo_when_no_service_is_configured(
+    spans: list[report.Span],
+) -> None:
+    """With OTEL_SERVICE_NAME unset, the demo's spans carry service.name "otel-dynamo-demo"."""
+    assert "OTEL_SERVICE_NAME" not in os.environ
+    assert {span.process.service for span in spans} == {"otel-dynamo-demo"}
+
+
 def test_frame_spans_carry_outcome_and_compile_id(spans: list[report.Span]) -> None:
     """Two code objects (forward, its resume) compiled four times each, all successful."""
     frames = _named(spans, names.SPAN_FRAME)
@@ -161,7 +169,6 @@ def test_demo_environment_drops_exporter_settings_and_keeps_ours() -> None:
     assert env == {
         "OTEL_DYNAMO_RUN_SPANS": "all",
         "OTEL_RESOURCE_ATTRIBUTES": "team=ml",
-        "OTEL_SERVICE_NAME": demo_command.SERVICE_NAME,
         "HOME": "/root",
     }
 

@@ -72,9 +72,12 @@ class _Recording(dict):
         return super().__contains__(key)
 
 
-def _variables_read() -> set[str]:
+def _variables_read(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """Every OTEL_* variable the configuration and the resource look up, along every path
-    (nothing set; then OTLP for every signal and a ratio sampler)."""
+    (nothing set; then OTLP for every signal and a ratio sampler). The resource is read
+    by the SDK from the process environment: its module's ``environ`` is the recorder."""
+    import opentelemetry.sdk.resources as sdk_resources
+
     from otel_dynamo._config import otel_env
     from otel_dynamo._providers.resources import build_resource
 
@@ -82,21 +85,25 @@ def _variables_read() -> set[str]:
     everything["OTEL_TRACES_SAMPLER"] = "traceidratio"
     read: set[str] = set()
     for values in ({}, everything):
-        for reader in (config.load_settings, otel_env.read_otel_env, build_resource):
+        for reader in (config.load_settings, otel_env.read_otel_env):
             environ = _Recording(values)
             reader(environ)
             read |= environ.read
+        environ = _Recording(values)
+        monkeypatch.setattr(sdk_resources, "environ", environ)
+        build_resource()
+        read |= environ.read
     return {name for name in read if name.startswith("OTEL_")}
 
 
-def test_every_variable_read_is_a_row_of_the_tables():
+def test_every_variable_read_is_a_row_of_the_tables(monkeypatch):
     """Each OTEL_DYNAMO_* and standard OTEL_* variable otel_dynamo reads is in a row of
     the tables docs/configuration.md is generated from, and no row names one twice."""
     from otel_dynamo._config import otel_env
 
     rows = (*config.VARIABLES, *otel_env.VARIABLES)
     named = [name for row in rows for name in row.names]
-    read = _variables_read()
+    read = _variables_read(monkeypatch)
     assert len(read) > 60
     assert sorted(read - set(named)) == []
     assert len(named) == len(set(named))

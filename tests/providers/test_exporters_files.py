@@ -93,10 +93,11 @@ def test_each_line_is_one_export_request(tmp_path, telemetries):
     assert [list(line) for line in lines] == [["resourceSpans"]] * len(lines)
 
 
-def test_resource_in_files_carries_rank_and_service(tmp_path, telemetries):
+def test_resource_in_files_carries_rank_and_service(tmp_path, telemetries, monkeypatch):
     """The file's resource has service.name and the torchrun rank attributes."""
-    environ = {"RANK": "3", "WORLD_SIZE": "4", "OTEL_SERVICE_NAME": "trainer"}
-    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+    for variable, value in {"RANK": "3", "WORLD_SIZE": "4", "OTEL_SERVICE_NAME": "trainer"}.items():
+        monkeypatch.setenv(variable, value)
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
     telemetries.append(telemetry)
     _emit_all(telemetry)
     telemetry.shutdown(2.0)

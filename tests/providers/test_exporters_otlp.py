@@ -105,10 +105,11 @@ def test_headers_are_sent(protocol, tmp_path):
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_resource_reaches_the_receiver(protocol, tmp_path):
+def test_resource_reaches_the_receiver(protocol, tmp_path, monkeypatch):
     """Resource attributes (service name, rank) travel with the spans."""
-    extra = {"OTEL_SERVICE_NAME": "trainer", "RANK": "2"}
-    with _exported(protocol, tmp_path, **extra) as (sink, _parent, _finished):
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "trainer")
+    monkeypatch.setenv("RANK", "2")
+    with _exported(protocol, tmp_path) as (sink, _parent, _finished):
         resource = sink.resource_attributes("traces")
     assert (resource["service.name"], resource["torch.distributed.rank"]) == ("trainer", 2)
 

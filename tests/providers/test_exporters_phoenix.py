@@ -81,12 +81,12 @@ def _spans(phoenix, project: str, trace_id: str) -> dict[str, dict]:
     return found
 
 
-def test_http_spans_land_in_the_resource_project_with_structure(phoenix, tmp_path):
+def test_http_spans_land_in_the_resource_project_with_structure(phoenix, tmp_path, monkeypatch):
     """Over OTLP/HTTP: both spans in the project named by the resource, child under parent."""
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=otel-dynamo-http")
     environ = {
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{phoenix.url}/v1/traces",
         "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
-        "OTEL_RESOURCE_ATTRIBUTES": "openinference.project.name=otel-dynamo-http",
     }
     trace_id = _send_frame_trace(environ, tmp_path)
     spans = _spans(phoenix, "otel-dynamo-http", trace_id)
@@ -95,12 +95,12 @@ def test_http_spans_land_in_the_resource_project_with_structure(phoenix, tmp_pat
     assert (frame["context"]["trace_id"], graph["context"]["trace_id"]) == (trace_id, trace_id)
 
 
-def test_http_span_attributes_round_trip(phoenix, tmp_path):
+def test_http_span_attributes_round_trip(phoenix, tmp_path, monkeypatch):
     """Attribute values (string, int, string list) come back as sent."""
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=otel-dynamo-attrs")
     environ = {
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{phoenix.url}/v1/traces",
         "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
-        "OTEL_RESOURCE_ATTRIBUTES": "openinference.project.name=otel-dynamo-attrs",
     }
     spans = _spans(phoenix, "otel-dynamo-attrs", _send_frame_trace(environ, tmp_path))
     assert spans["torch.compile.frame"]["attributes"] == {

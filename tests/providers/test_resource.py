@@ -1,7 +1,8 @@
-"""build_resource: OTel's Resource.create plus host, process and torchrun attributes."""
+"""build_resource: the SDK's Resource.create over host, process and torchrun attributes."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 
@@ -15,23 +16,41 @@ from otel_dynamo._providers.resources import build_resource
 @pytest.fixture(autouse=True)
 def _no_stray_otel_variables(monkeypatch):
     clear_otel_environ(monkeypatch)
+    for variable in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK", "TORCHELASTIC_RUN_ID"):
+        monkeypatch.delenv(variable, raising=False)
 
 
-def test_default_service_name_is_torch_compile():
+def _resource_with(monkeypatch, **variables):
+    for variable, value in variables.items():
+        monkeypatch.setenv(variable, value)
+    return build_resource().attributes
+
+
+def test_default_service_name_is_torch_compile(monkeypatch):
     """With neither OTEL_SERVICE_NAME nor service.name in attributes: "torch-compile"."""
-    assert build_resource({}).attributes["service.name"] == "torch-compile"
+    assert _resource_with(monkeypatch)["service.name"] == "torch-compile"
 
 
-def test_otel_service_name_wins():
+def test_default_service_name_can_be_given(monkeypatch):
+    """``default_service_name`` replaces "torch-compile", and only when none is configured."""
+    assert build_resource(default_service_name="demo").attributes["service.name"] == "demo"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "trainer")
+    assert build_resource(default_service_name="demo").attributes["service.name"] == "trainer"
+
+
+def test_otel_service_name_wins(monkeypatch):
     """OTEL_SERVICE_NAME sets service.name, over OTEL_RESOURCE_ATTRIBUTES' service.name."""
-    environ = {"OTEL_SERVICE_NAME": "trainer", "OTEL_RESOURCE_ATTRIBUTES": "service.name=other"}
-    assert build_resource(environ).attributes["service.name"] == "trainer"
+    attributes = _resource_with(
+        monkeypatch, OTEL_SERVICE_NAME="trainer", OTEL_RESOURCE_ATTRIBUTES="service.name=other"
+    )
+    assert attributes["service.name"] == "trainer"
 
 
-def test_resource_attributes_are_honoured_and_url_decoded():
+def test_resource_attributes_are_honoured_and_url_decoded(monkeypatch):
     """OTEL_RESOURCE_ATTRIBUTES items become attributes, values URL-decoded."""
-    environ = {"OTEL_RESOURCE_ATTRIBUTES": "service.name=svc,team=ml%20infra,deployment=dev"}
-    attributes = build_resource(environ).attributes
+    attributes = _resource_with(
+        monkeypatch, OTEL_RESOURCE_ATTRIBUTES="service.name=svc,team=ml%20infra,deployment=dev"
+    )
     assert (attributes["service.name"], attributes["team"], attributes["deployment"]) == (
         "svc",
         "ml infra",
@@ -39,10 +58,27 @@ def test_resource_attributes_are_honoured_and_url_decoded():
     )
 
 
-def test_torchrun_variables_become_int_attributes():
+def test_a_malformed_item_is_left_out_without_the_sdk_warning(monkeypatch, caplog):
+    """A malformed OTEL_RESOURCE_ATTRIBUTES item is left out and the well-formed ones kept;
+    the SDK's own warning about it is not repeated (the configuration check names it)."""
+    caplog.set_level(logging.WARNING)
+    attributes = _resource_with(monkeypatch, OTEL_RESOURCE_ATTRIBUTES="team=ml,broken")
+    assert attributes["team"] == "ml"
+    assert "broken" not in attributes
+    assert [r.getMessage() for r in caplog.records if "broken" in r.getMessage()] == []
+
+
+def test_sdk_detectors_named_in_the_environment_are_run(monkeypatch):
+    """OTEL_EXPERIMENTAL_RESOURCE_DETECTORS adds the SDK's detectors (here ``os``)."""
+    attributes = _resource_with(monkeypatch, OTEL_EXPERIMENTAL_RESOURCE_DETECTORS="os")
+    assert attributes["os.type"] == "linux"
+
+
+def test_torchrun_variables_become_int_attributes(monkeypatch):
     """RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK become int attributes under our names."""
-    environ = {"RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "GROUP_RANK": "2"}
-    attributes = build_resource(environ).attributes
+    attributes = _resource_with(
+        monkeypatch, RANK="5", LOCAL_RANK="1", WORLD_SIZE="8", GROUP_RANK="2"
+    )
     assert {
         key: attributes[key]
         for key in (
@@ -59,44 +95,45 @@ def test_torchrun_variables_become_int_attributes():
     }
 
 
-def test_run_id_is_a_string_attribute():
+def test_run_id_is_a_string_attribute(monkeypatch):
     """TORCHELASTIC_RUN_ID becomes torch.distributed.run_id, a string."""
-    attributes = build_resource({"TORCHELASTIC_RUN_ID": "0042"}).attributes
+    attributes = _resource_with(monkeypatch, TORCHELASTIC_RUN_ID="0042")
     assert attributes[names.RESOURCE_RUN_ID] == "0042"
 
 
-def test_malformed_rank_is_left_out():
+def test_malformed_rank_is_left_out(monkeypatch):
     """A RANK that is not an integer adds no attribute (and does not fail)."""
-    attributes = build_resource({"RANK": "zero", "WORLD_SIZE": "4"}).attributes
+    attributes = _resource_with(monkeypatch, RANK="zero", WORLD_SIZE="4")
     assert names.RESOURCE_RANK not in attributes
     assert attributes[names.RESOURCE_WORLD_SIZE] == 4
 
 
-def test_without_torchrun_no_rank_attributes():
+def test_without_torchrun_no_rank_attributes(monkeypatch):
     """Outside torchrun there are no torch.distributed.* attributes at all."""
-    attributes = build_resource({}).attributes
+    attributes = _resource_with(monkeypatch)
     assert not [key for key in attributes if key.startswith("torch.distributed.")]
 
 
-def test_host_and_process_attributes():
+def test_host_and_process_attributes(monkeypatch):
     """host.name is the host name and process.pid this process's id."""
-    attributes = build_resource({}).attributes
+    attributes = _resource_with(monkeypatch)
     assert (attributes["host.name"], attributes["process.pid"]) == (
         socket.gethostname(),
         os.getpid(),
     )
 
 
-def test_sdk_attributes_are_kept():
-    """Resource.create's own attributes (SDK name, language) are present."""
-    attributes = build_resource({}).attributes
+def test_sdk_attributes_are_kept(monkeypatch):
+    """Resource.create's own attributes (SDK name, language, service instance) are present."""
+    attributes = _resource_with(monkeypatch)
     assert (attributes["telemetry.sdk.name"], attributes["telemetry.sdk.language"]) == (
         "opentelemetry",
         "python",
     )
+    assert isinstance(attributes["service.instance.id"], str)
 
 
-def test_user_attribute_overrides_detected_one():
+def test_user_attribute_overrides_detected_one(monkeypatch):
     """OTEL_RESOURCE_ATTRIBUTES takes precedence over what we detect (e.g. host.name)."""
-    attributes = build_resource({"OTEL_RESOURCE_ATTRIBUTES": "host.name=node-7"}).attributes
+    attributes = _resource_with(monkeypatch, OTEL_RESOURCE_ATTRIBUTES="host.name=node-7")
     assert attributes["host.name"] == "node-7"

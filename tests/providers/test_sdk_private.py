@@ -216,6 +216,20 @@ def test_metric_exporter_preferences_are_the_temporality_and_aggregation_maps():
 # --- The SDK's log messages
 
 
+def test_resource_detector_warns_of_a_malformed_pair_with_the_prefix(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    """The SDK's OTELResourceDetector warns of an item with no ``=`` in the words the
+    resource build quiets."""
+    from opentelemetry.sdk.resources import OTELResourceDetector
+
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "team=ml,broken")
+    caplog.set_level(logging.WARNING, logger="opentelemetry.sdk.resources")
+    OTELResourceDetector().detect()
+    (record,) = caplog.records
+    assert str(record.msg).startswith(sdk_private.RESOURCE_PAIR_WARNING_PREFIX)
+
+
 @pytest.mark.parametrize("failure", ["grpc_failure", "http_failure"])
 def test_transient_error_message_matches_the_patterns(failure: str, request: pytest.FixtureRequest):
     """The first warning of a failed OTLP export opens with the transient-error prefix and
