@@ -36,7 +36,12 @@ HEADER = """# Names (the public contract)
 
 Every name otel_dynamo emits is a constant in `otel_dynamo/names.py`, documented there
 and below (this file is generated from it: `python docs/generate_names.py`); a test
-fails if the two differ.
+fails if the two differ. The `torch.compile.*` and `torch.export.*` names are versioned by
+the package version: the `schema_url` every tracer, meter and logger carries
+(`SCHEMA_URL`) is the OpenTelemetry semantic-conventions version of the standard names
+used here, and does not cover these. A renamed one is listed in CHANGELOG.md with what to
+change in saved queries, and the report still reads files that carry the old name
+(`LEGACY_ATTRIBUTES`).
 """
 
 
