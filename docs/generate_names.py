@@ -36,7 +36,12 @@ HEADER = """# Names (the public contract)
 
 Every name otel_dynamo emits is a constant in `otel_dynamo/names.py`, documented there
 and below (this file is generated from it: `python docs/generate_names.py`); a test
-fails if the two differ.
+fails if the two differ. The `torch.compile.*` and `torch.export.*` names are versioned by
+the package version: the `schema_url` every tracer, meter and logger carries
+(`SCHEMA_URL`) is the OpenTelemetry semantic-conventions version of the standard names
+used here, and does not cover these. A renamed one is listed in CHANGELOG.md with what to
+change in saved queries, and the report still reads files that carry the old name
+(`LEGACY_ATTRIBUTES`).
 """
 
 
@@ -59,16 +64,27 @@ def _groups(source: str) -> dict[str, list[str]]:
     return groups
 
 
-def name_constants(source: str) -> list[str]:
-    """Every module-level constant of names.py whose value is a string, in order."""
-    found = []
+def string_values(source: str) -> dict[str, str]:
+    """Every module-level constant of names.py whose value is a string, in order, and its
+    value; an alias (``OLD = NEW``, a deprecated name kept for importers) has its target's."""
+    found: dict[str, str] = {}
     for node in ast.parse(source).body:
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-            if isinstance(target, ast.Name) and not target.id.startswith("_"):
-                found.append(target.id)
+            text = value.value
+        elif isinstance(value, ast.Name) and value.id in found:
+            text = found[value.id]
+        else:
+            continue
+        target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+        if isinstance(target, ast.Name) and not target.id.startswith("_"):
+            found[target.id] = text
     return found
+
+
+def name_constants(source: str) -> list[str]:
+    """Every module-level constant of names.py whose value is a string, in order."""
+    return list(string_values(source))
 
 
 def render_all(source: str) -> str:
@@ -97,16 +113,18 @@ def render_all(source: str) -> str:
 
 def _documented(source: str) -> dict[str, tuple[str, str]]:
     """Constant -> (value, docstring on one line)."""
+    values = string_values(source)
     found = {}
     for node, following in itertools.pairwise(ast.parse(source).body):
         if (
             isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Constant)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in values
             and isinstance(following, ast.Expr)
             and isinstance(following.value, ast.Constant)
         ):
             doc = " ".join(str(following.value.value).split())
-            found[node.targets[0].id] = (str(node.value.value), doc)  # type: ignore[attr-defined]
+            found[node.targets[0].id] = (values[node.targets[0].id], doc)
     return found
 
 

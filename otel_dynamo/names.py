@@ -35,6 +35,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_COMPILE_MODULE_CLASS",
     "ATTR_THREAD_ID",
     "ATTR_THREAD_NAME",
+    "ATTR_OUTCOME",
     "ATTR_FRAME_OUTCOME",
     "ATTR_FRAME_GRAPH_COUNT",
     "ATTR_FRAME_CACHE_SIZE",
@@ -204,7 +205,6 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "METRIC_FAULTS",
     "METRIC_EXPORTS",
     "METRIC_EXPORT_DURATION",
-    "ATTR_OUTCOME",
     "ATTR_STAGE",
     "ATTR_FAULT_KIND",
     "ATTR_FAULT_TARGET",
@@ -333,8 +333,15 @@ lazy backward spans): one track per thread in ``otel-dynamo report --perfetto``.
 ATTR_THREAD_NAME = "thread.name"
 """The Python name of that thread (``MainThread``, a DataLoader or user thread)."""
 
-ATTR_FRAME_OUTCOME = "torch.compile.frame.outcome"
-"""How the frame compile ended: success, no_graph, skipped, failure or interrupted."""
+ATTR_OUTCOME = "torch.compile.outcome"
+"""How a compile ended: success, no_graph, skipped, failure or interrupted. On frame spans
+and their ``torch.compile.frame_compiled`` log events, on a lazy backward span a signal
+interrupted, and on the compile metrics (``torch.compile.compiles``,
+``torch.compile.compile.duration``, where a lazy backward compile counts as success)."""
+
+ATTR_FRAME_OUTCOME = ATTR_OUTCOME
+"""Deprecated alias of ``ATTR_OUTCOME``, kept for code that imports it; its value is the
+new key. Files written before the rename carry the old key (``LEGACY_ATTRIBUTES``)."""
 
 ATTR_FRAME_GRAPH_COUNT = "torch.compile.frame.graph.count"
 """Number of graphs handed to the backend while compiling this frame."""
@@ -464,7 +471,7 @@ ATTR_FRAME_DISCARDED_GRAPH_COUNT = "torch.compile.frame.discarded_graph_count"
 ATTR_COMPILE_KIND = "torch.compile.compile.kind"
 """On compile-duration metrics: "frame" (a frame compile) or "lazy_backward"."""
 
-ATTR_TIME_CATEGORY = "torch.compile.category"
+ATTR_TIME_CATEGORY = "torch.compile.time.category"
 """On the compile-time metric: the category (``TIME_*``) the seconds were spent in."""
 
 # --- attribute keys: graph ----------------------------------------------------------
@@ -840,7 +847,7 @@ METRIC_COMPILE_DURATION = "torch.compile.compile.duration"
 (frame compiles and lazy backward compiles). Unit s."""
 
 METRIC_COMPILE_TIME = "torch.compile.time"
-"""Histogram of a compile's seconds per category (``torch.compile.category``), by backend
+"""Histogram of a compile's seconds per category (``torch.compile.time.category``), by backend
 and ``torch.compile.compile.kind``; per compile the categories add up to its duration. Unit s."""
 
 METRIC_GRAPHS = "torch.compile.graphs"
@@ -900,9 +907,6 @@ METRIC_EXPORTS = "torch.export.exports"
 
 METRIC_EXPORT_DURATION = "torch.export.duration"
 """Histogram of torch.export call wall time, by operation and outcome. Unit s."""
-
-ATTR_OUTCOME = "torch.compile.outcome"
-"""Metric attribute: outcome of a frame compile (same values as torch.compile.frame.outcome)."""
 
 ATTR_STAGE = "torch.compile.stage"
 """Metric/log attribute: where a failure happened: compile or run."""
@@ -1045,3 +1049,12 @@ CACHE_STATE_ATTRIBUTES: dict[str, str] = {
     CACHE_AOT_AUTOGRAD: ATTR_CACHE_AOT_STATE,
 }
 """A cache and the attribute holding its lookup's state on the compile step span."""
+
+
+# --- keys earlier versions wrote, for readers of their files ----------------------------
+
+LEGACY_ATTRIBUTES: dict[str, str] = {
+    ATTR_OUTCOME: "torch.compile.frame.outcome",
+}
+"""An attribute key and the key versions before its rename wrote for the same fact: a
+reader of files looks for the key, then for the legacy one."""

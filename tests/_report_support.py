@@ -235,7 +235,7 @@ def _frame_attrs(compile_: FakeCompile) -> dict[str, Any]:
         names.ATTR_CODE_FUNCTION: compile_.function,
         names.ATTR_CODE_FILE: compile_.file,
         names.ATTR_CODE_LINE: compile_.line,
-        names.ATTR_FRAME_OUTCOME: compile_.outcome,
+        names.ATTR_OUTCOME: compile_.outcome,
         names.ATTR_FRAME_GRAPH_COUNT: compile_.graphs,
         names.ATTR_FRAME_CACHE_SIZE: compile_.cache_size,
         names.ATTR_GUARD_COUNT: compile_.guards,

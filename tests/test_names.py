@@ -14,15 +14,22 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _documented_constants() -> dict[str, str]:
-    """Constant name -> value for every module-level string in names.py with a docstring."""
+    """Constant name -> value for every module-level string in names.py, or an alias of
+    one, with a docstring ("" where it has none)."""
     tree = ast.parse((ROOT / "otel_dynamo" / "names.py").read_text())
-    body, found = tree.body, {}
+    body, found, values = tree.body, {}, {}
     for node, following in itertools.pairwise(body):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            documented = isinstance(following, ast.Expr) and isinstance(
-                following.value, ast.Constant
-            )
-            found[node.targets[0].id] = node.value.value if documented else ""
+        if not isinstance(node, ast.Assign):
+            continue
+        if isinstance(node.value, ast.Constant):
+            value = node.value.value
+        elif isinstance(node.value, ast.Name) and node.value.id in values:
+            value = values[node.value.id]  # a deprecated alias: the value of its target
+        else:
+            continue
+        values[node.targets[0].id] = value
+        documented = isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+        found[node.targets[0].id] = value if documented else ""
     return found
 
 

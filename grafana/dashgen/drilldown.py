@@ -22,7 +22,7 @@ def _frames() -> list[object]:
         "ATTR_COMPILE_ID",
         "ATTR_CODE_FUNCTION",
         "ATTR_CODE_FILE",
-        "ATTR_FRAME_OUTCOME",
+        "ATTR_OUTCOME",
         "ATTR_FRAME_GRAPH_COUNT",
         "ATTR_GRAPH_BREAK_COUNT",
         "ATTR_GUARD_COUNT",

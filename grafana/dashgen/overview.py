@@ -272,7 +272,7 @@ def _slowest() -> list[object]:
         frame,
         "ATTR_COMPILE_ID",
         "ATTR_CODE_FUNCTION",
-        "ATTR_FRAME_OUTCOME",
+        "ATTR_OUTCOME",
         "ATTR_GRAPH_BREAK_COUNT",
         "ATTR_GUARD_COUNT",
     )

@@ -195,7 +195,7 @@ def frame_attributes(
 ) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         **_code_attributes(ended),
-        names.ATTR_FRAME_OUTCOME: outcome,
+        names.ATTR_OUTCOME: outcome,
         names.ATTR_FRAME_GRAPH_COUNT: frame.graph_count,
         names.ATTR_GUARD_COUNT: ended.guard_count,
         names.ATTR_GRAPH_BREAK_COUNT: len(frame.breaks),

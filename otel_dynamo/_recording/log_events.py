@@ -26,7 +26,7 @@ FRAME_FIELDS = (
     names.ATTR_CODE_FUNCTION,
     names.ATTR_CODE_FILE,
     names.ATTR_CODE_LINE,
-    names.ATTR_FRAME_OUTCOME,
+    names.ATTR_OUTCOME,
     names.ATTR_FRAME_GRAPH_COUNT,
     names.ATTR_GUARD_COUNT,
     names.ATTR_GRAPH_BREAK_COUNT,

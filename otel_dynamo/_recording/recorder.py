@@ -320,7 +320,7 @@ class Recorder:
                 continue
             state.span.set_attributes(
                 {
-                    names.ATTR_FRAME_OUTCOME: names.OUTCOME_INTERRUPTED,
+                    names.ATTR_OUTCOME: names.OUTCOME_INTERRUPTED,
                     names.ATTR_ERROR_TYPE: signal_name,
                 }
             )

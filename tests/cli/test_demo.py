@@ -103,7 +103,7 @@ def test_frame_spans_carry_outcome_and_compile_id(spans: list[report.Span]) -> N
     frames = _named(spans, names.SPAN_FRAME)
     ids = sorted(str(frame.attributes[names.ATTR_COMPILE_ID]) for frame in frames)
     assert ids == ["0/0", "0/1", "0/2", "0/3", "1/0", "1/1", "1/2", "1/3"]
-    outcomes = {frame.attributes[names.ATTR_FRAME_OUTCOME] for frame in frames}
+    outcomes = {frame.attributes[names.ATTR_OUTCOME] for frame in frames}
     assert outcomes == {names.OUTCOME_SUCCESS}
     assert all(type(frame.attributes[names.ATTR_GUARD_COUNT]) is int for frame in frames)
 

@@ -47,6 +47,6 @@ def test_sigint_during_a_compile_records_a_failed_frame(tmp_path: Path) -> None:
     assert "KeyboardInterrupt" in stderr
     (frame,) = _frame_spans(out)
     attributes = json_attributes(frame["attributes"])
-    assert attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
+    assert attributes[names.ATTR_OUTCOME] == names.OUTCOME_FAILURE
     assert attributes[names.ATTR_ERROR_TYPE] == "KeyboardInterrupt"
     assert frame["status"]["code"] in (2, "STATUS_CODE_ERROR")

@@ -67,8 +67,8 @@ def test_sigterm_during_a_compile_flushes_and_still_ends_the_job(tmp_path):
     _out, err = job.communicate(timeout=TIMEOUT_S)
     assert job.returncode == -signal.SIGTERM, err
     frames = _frames(tmp_path)
-    assert frames["0/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
-    assert frames["1/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_INTERRUPTED
+    assert frames["0/0"][names.ATTR_OUTCOME] == names.OUTCOME_SUCCESS
+    assert frames["1/0"][names.ATTR_OUTCOME] == names.OUTCOME_INTERRUPTED
     assert frames["1/0"][names.ATTR_ERROR_TYPE] == "SIGTERM"
     assert frames["1/0"][names.ATTR_CODE_FUNCTION] == "<lambda>"  # known from the start
     assert frames["1/0"][names.ATTR_CODE_FILE] == str(JOB)
@@ -86,7 +86,7 @@ def test_sigterm_ends_a_job_stuck_in_c_code_after_flushing(tmp_path):
     assert time.monotonic() - started < 30
     assert job.returncode == -signal.SIGTERM, err
     frames = _frames(tmp_path)
-    assert frames["1/0"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_INTERRUPTED
+    assert frames["1/0"][names.ATTR_OUTCOME] == names.OUTCOME_INTERRUPTED
     assert frames["1/0"][names.ATTR_ERROR_TYPE] == "SIGTERM"
 
 
@@ -108,7 +108,7 @@ def test_the_jobs_own_handler_still_decides(tmp_path):
     out, err = job.communicate(timeout=TIMEOUT_S)
     assert job.returncode == 0, err
     assert out.splitlines() == ["own handler ran", "continued"]
-    outcomes = {cid: attrs[names.ATTR_FRAME_OUTCOME] for cid, attrs in _frames(tmp_path).items()}
+    outcomes = {cid: attrs[names.ATTR_OUTCOME] for cid, attrs in _frames(tmp_path).items()}
     assert outcomes == {"0/0": names.OUTCOME_SUCCESS, "1/0": names.OUTCOME_SUCCESS}
 
 

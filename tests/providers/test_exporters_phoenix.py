@@ -51,7 +51,7 @@ def _send_frame_trace(environ: dict[str, str], tmp_path) -> str:
         Settings(output_dir=str(tmp_path)), environ={**ONLY_TRACES, **environ}
     )
     tracer = telemetry.tracer_provider.get_tracer("otel_dynamo")
-    frame_attributes = {"torch.compile.id": "0/0", "torch.compile.frame.outcome": "success"}
+    frame_attributes = {"torch.compile.id": "0/0", "torch.compile.outcome": "success"}
     with tracer.start_as_current_span("torch.compile.frame", attributes=frame_attributes) as frame:
         graph_attributes = {
             "torch.compile.graph.index": 0,
@@ -105,7 +105,7 @@ def test_http_span_attributes_round_trip(phoenix, tmp_path, monkeypatch):
     spans = _spans(phoenix, "otel-dynamo-attrs", _send_frame_trace(environ, tmp_path))
     assert spans["torch.compile.frame"]["attributes"] == {
         "torch.compile.id": "0/0",
-        "torch.compile.frame.outcome": "success",
+        "torch.compile.outcome": "success",
     }
     assert spans["torch.compile.graph"]["attributes"] == {
         "torch.compile.graph.index": 0,

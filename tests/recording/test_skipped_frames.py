@@ -53,7 +53,7 @@ def test_metrics_without_output_or_failure_are_a_silent_give_up():
 def test_break_then_silent_give_up_is_a_skipped_frame_before_2_12():
     """The frame's break becomes kind 'skip', reason 'frame skipped: ...', outcome skipped."""
     span = _record(METRICS_BEFORE_2_12, LOOP_BREAK)
-    assert span.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SKIPPED
+    assert span.attributes[names.ATTR_OUTCOME] == names.OUTCOME_SKIPPED
     (event,) = [e for e in span.events if e.name == names.EVENT_GRAPH_BREAK]
     assert event.attributes[names.ATTR_GRAPH_BREAK_KIND] == "skip"
     assert event.attributes[names.ATTR_GRAPH_BREAK_REASON] == (
@@ -71,7 +71,7 @@ def test_skip_stated_by_the_artifact_is_a_skipped_frame_from_2_12():
         "  Explanation: Detected data-dependent branching\n",
     )
     span = _record(METRICS_FROM_2_12, stated)
-    assert span.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SKIPPED
+    assert span.attributes[names.ATTR_OUTCOME] == names.OUTCOME_SKIPPED
     (reason,) = span.attributes[names.ATTR_GRAPH_BREAK_REASONS]
     assert reason == "frame skipped: Data-dependent branching: Detected data-dependent branching"
 
@@ -79,12 +79,12 @@ def test_skip_stated_by_the_artifact_is_a_skipped_frame_from_2_12():
 def test_silent_give_up_without_a_break_is_no_graph():
     """ "No content in function call" (no break): outcome no_graph on every version."""
     span = _record(METRICS_BEFORE_2_12)
-    assert span.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_NO_GRAPH
+    assert span.attributes[names.ATTR_OUTCOME] == names.OUTCOME_NO_GRAPH
 
 
 def test_break_with_output_is_not_a_skip():
     """A break after which Dynamo compiled a partial graph keeps its kind and outcome."""
     span = _record(METRICS_FROM_2_12, LOOP_BREAK)
-    assert span.attributes[names.ATTR_FRAME_OUTCOME] != names.OUTCOME_SKIPPED
+    assert span.attributes[names.ATTR_OUTCOME] != names.OUTCOME_SKIPPED
     (event,) = [e for e in span.events if e.name == names.EVENT_GRAPH_BREAK]
     assert event.attributes[names.ATTR_GRAPH_BREAK_KIND] == "Data-dependent branching"

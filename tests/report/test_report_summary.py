@@ -353,7 +353,7 @@ def test_failed_frame_without_error_takes_the_error_beneath_it(tmp_path: Path) -
         "name": names.SPAN_FRAME,
         "attributes": [
             string_attribute(names.ATTR_COMPILE_ID, "0/0"),
-            string_attribute(names.ATTR_FRAME_OUTCOME, names.OUTCOME_FAILURE),
+            string_attribute(names.ATTR_OUTCOME, names.OUTCOME_FAILURE),
         ],
     }
     graph = {
@@ -369,6 +369,25 @@ def test_failed_frame_without_error_takes_the_error_beneath_it(tmp_path: Path) -
     assert [
         (f["compile_id"], f["error_type"], f["error_message"]) for f in section["failures"]
     ] == [("0/0", "ValueError", "bad shape")]
+
+
+def test_outcome_written_under_the_legacy_key_is_read(tmp_path: Path) -> None:
+    """A frame span from an earlier version, its outcome under torch.compile.frame.outcome,
+    reports that outcome."""
+    frame = {
+        "spanId": "f1",
+        "name": names.SPAN_FRAME,
+        "attributes": [
+            string_attribute(names.ATTR_COMPILE_ID, "0/0"),
+            string_attribute("torch.compile.frame.outcome", names.OUTCOME_NO_GRAPH),
+        ],
+    }
+    path = tmp_path / "t.jsonl"
+    path.write_text(request_line(frame))
+    (section,) = _summary(path)["processes"]
+    assert [(row["compile_id"], row["outcome"]) for row in section["compiles"]] == [
+        ("0/0", names.OUTCOME_NO_GRAPH)
+    ]
 
 
 def test_phase_span_named_without_suffix_is_read_from_its_attribute(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_frame_compiled_event_carries_the_frame_span_context(traced, exporter, r
     assert record.trace_id == frame.context.trace_id
     assert record.span_id == frame.context.span_id
     assert record.attributes[names.ATTR_COMPILE_ID] == "0/0"
-    assert record.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
+    assert record.attributes[names.ATTR_OUTCOME] == names.OUTCOME_SUCCESS
     assert record.attributes[names.ATTR_BACKEND] == "aot_eager"
     assert isinstance(record.attributes["duration_s"], float)
 

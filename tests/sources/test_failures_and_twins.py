@@ -39,7 +39,7 @@ def test_compile_error_is_reraised_unchanged_and_marks_spans(provider, exporter)
     assert graph.status.status_code.name == "ERROR"
     assert graph.attributes[names.ATTR_ERROR_TYPE].endswith("ReluCompileError")
     frame = one(spans, names.SPAN_FRAME)
-    assert frame.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
+    assert frame.attributes[names.ATTR_OUTCOME] == names.OUTCOME_FAILURE
     assert frame.status.status_code.name == "ERROR"
     assert frame.attributes[names.ATTR_ERROR_TYPE] == "torch._dynamo.exc.BackendCompilerFailed"
 

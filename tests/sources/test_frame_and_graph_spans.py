@@ -35,7 +35,7 @@ def test_frame_span_carries_code_location_guards_and_compile_id(provider, export
     assert any(guard.startswith("TENSOR_MATCH") for guard in attrs[names.ATTR_GUARDS])
     assert attrs[names.ATTR_GRAPH_BREAK_COUNT] == 0
     assert tuple(attrs[names.ATTR_GRAPH_BREAK_REASONS]) == ()
-    assert attrs[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
+    assert attrs[names.ATTR_OUTCOME] == names.OUTCOME_SUCCESS
     assert names.ATTR_RECOMPILE_REASON not in attrs
 
 

@@ -77,7 +77,7 @@ def test_break_with_no_graph_before_it_is_recorded(provider, exporter, capsys):
     """A print as the first statement: a frame with no graph, outcome no_graph, one break."""
     frames = _frames(provider, exporter, print_first, torch.ones(4))
     first = next(f for f in frames if f.attributes[names.ATTR_CODE_FUNCTION] == "print_first")
-    assert first.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_NO_GRAPH
+    assert first.attributes[names.ATTR_OUTCOME] == names.OUTCOME_NO_GRAPH
     assert first.attributes[names.ATTR_GRAPH_BREAK_COUNT] == 1
     assert first.attributes[names.ATTR_FRAME_GRAPH_COUNT] == 0
 
@@ -85,7 +85,7 @@ def test_break_with_no_graph_before_it_is_recorded(provider, exporter, capsys):
 def test_loop_break_that_skips_the_frame_is_recorded(provider, exporter, capsys):
     """A break inside a loop makes Dynamo skip the frame: outcome skipped, kind skip."""
     frames = _frames(provider, exporter, loop_with_break, torch.ones(4))
-    skipped = [f for f in frames if f.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SKIPPED]
+    skipped = [f for f in frames if f.attributes[names.ATTR_OUTCOME] == names.OUTCOME_SKIPPED]
     assert skipped, [f.attributes for f in frames]
     kinds = [e.attributes[names.ATTR_GRAPH_BREAK_KIND] for e in _break_events(skipped)]
     assert "skip" in kinds
@@ -167,9 +167,7 @@ def test_the_compile_that_hits_the_recompile_limit_names_its_function(provider, 
         for size in (3, 4, 5):
             compiled(torch.ones(size))
     frames = named(exporter.get_finished_spans(), names.SPAN_FRAME)
-    (limited,) = [
-        f for f in frames if f.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
-    ]
+    (limited,) = [f for f in frames if f.attributes[names.ATTR_OUTCOME] == names.OUTCOME_FAILURE]
     assert limited.attributes[names.ATTR_CODE_FUNCTION] == "doubled_sine"
     assert limited.attributes[names.ATTR_CODE_FILE] == __file__
     assert limited.attributes[names.ATTR_CODE_LINE] == doubled_sine.__code__.co_firstlineno

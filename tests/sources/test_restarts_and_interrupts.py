@@ -43,7 +43,7 @@ def test_graph_discarded_by_a_restart_is_marked_and_not_counted(provider, export
     assert recompile.attributes[names.ATTR_FRAME_GRAPH_COUNT] == truth.graphs["0/1"]
     assert recompile.attributes[names.ATTR_FRAME_DISCARDED_GRAPH_COUNT] == 1
     assert kept[0].attributes[names.ATTR_GRAPH_INDEX] == 0
-    assert recompile.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
+    assert recompile.attributes[names.ATTR_OUTCOME] == names.OUTCOME_SUCCESS
 
 
 def _raise_in_backend(exc: BaseException):
@@ -63,7 +63,7 @@ def test_interrupted_compile_is_a_failure_with_its_type(provider, exporter, exc)
         compiled(torch.randn(3))
     assert raised.value is exc
     frame = one(exporter.get_finished_spans(), names.SPAN_FRAME)
-    assert frame.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_FAILURE
+    assert frame.attributes[names.ATTR_OUTCOME] == names.OUTCOME_FAILURE
     assert frame.attributes[names.ATTR_ERROR_TYPE] == type(exc).__qualname__
     assert not frame.status.is_ok
     graph = one(exporter.get_finished_spans(), names.SPAN_GRAPH)
@@ -81,5 +81,5 @@ def test_compile_inside_an_interrupt_handler_is_not_a_failure(provider, exporter
     except KeyboardInterrupt:
         compiled(torch.randn(3))
     frame = one(exporter.get_finished_spans(), names.SPAN_FRAME)
-    assert frame.attributes[names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
+    assert frame.attributes[names.ATTR_OUTCOME] == names.OUTCOME_SUCCESS
     assert names.ATTR_ERROR_TYPE not in frame.attributes

@@ -100,5 +100,5 @@ def test_missing_aot_entry_point_leaves_training_compiles_working(
     assert torch.equal(traced_grad, untraced_grad)
     spans = exporter.get_finished_spans()
     frames = [s for s in spans if s.name == names.SPAN_FRAME]
-    assert [f.attributes[names.ATTR_FRAME_OUTCOME] for f in frames] == [names.OUTCOME_SUCCESS]
+    assert [f.attributes[names.ATTR_OUTCOME] for f in frames] == [names.OUTCOME_SUCCESS]
     assert not [s for s in spans if s.name.startswith("torch.compile.aot")]

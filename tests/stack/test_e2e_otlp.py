@@ -124,7 +124,7 @@ def test_phoenix_stores_the_compile_trace_queryable_by_trace_id(tmp_path):
     assert frame["parent_id"] is None
     assert graph["parent_id"] == frame["context"]["span_id"]
     assert graph["attributes"][names.ATTR_BACKEND] == "aot_eager"
-    assert frame["attributes"][names.ATTR_FRAME_OUTCOME] == names.OUTCOME_SUCCESS
+    assert frame["attributes"][names.ATTR_OUTCOME] == names.OUTCOME_SUCCESS
 
 
 def _first_frame_trace(tmp_path: Path, phoenix) -> str:

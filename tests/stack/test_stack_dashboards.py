@@ -149,8 +149,8 @@ def test_every_query_uses_names_from_names_py() -> None:
         ),
         (
             "tempo",
-            '{ span.torch.compile.frame.outcomes = "x" }',
-            "TraceQL attribute 'span.torch.compile.frame.outcomes'",
+            '{ span.torch.compile.outcomes = "x" }',
+            "TraceQL attribute 'span.torch.compile.outcomes'",
         ),
         ("tempo", '{ name = "torch.compile.frames" }', "span name 'torch.compile.frames'"),
     ],

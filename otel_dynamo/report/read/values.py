@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from otel_dynamo.report.read.model import AttributeValue
+from otel_dynamo import names
+from otel_dynamo.report.read.model import Attributes, AttributeValue
 
 _NS_PER_SECOND = 1e9
 
@@ -16,6 +17,14 @@ _NS_PER_SECOND = 1e9
 def seconds(duration_ns: int) -> float:
     """Nanoseconds as seconds, rounded to the microsecond (stable JSON)."""
     return round(duration_ns / _NS_PER_SECOND, 6)
+
+
+def attribute(attributes: Attributes, key: str) -> AttributeValue:
+    """The value under ``key``, or, in a file written before the key was renamed, under the
+    key written then (``names.LEGACY_ATTRIBUTES``)."""
+    value = attributes.get(key)
+    legacy = names.LEGACY_ATTRIBUTES.get(key)
+    return attributes.get(legacy) if value is None and legacy is not None else value
 
 
 def text(value: AttributeValue) -> str | None:

@@ -10,7 +10,7 @@ import re
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import AttributeValue, Span
-from otel_dynamo.report.read.values import integer, seconds, strings, text
+from otel_dynamo.report.read.values import attribute, integer, seconds, strings, text
 from otel_dynamo.report.summary.phases import (
     PHASE_DETAILS,
     dynamo_phase_seconds,
@@ -148,7 +148,7 @@ def _phases(frame: Span, below: list[Span]) -> tuple[_PhaseSeconds, _PhaseSecond
 
 
 def outcome(frame: Span) -> str:
-    recorded = text(frame.attributes.get(names.ATTR_FRAME_OUTCOME))
+    recorded = text(attribute(frame.attributes, names.ATTR_OUTCOME))
     if recorded:
         return recorded
     return names.OUTCOME_FAILURE if frame.is_error else UNKNOWN_OUTCOME

@@ -30,6 +30,7 @@ N = catalog.name
 ATTRIBUTE_VALUES = {  # attribute constant -> values cycled through
     "ATTR_BACKEND": ["inductor", "aot_eager"],
     "ATTR_OUTCOME": [N("OUTCOME_SUCCESS"), N("OUTCOME_FAILURE")],
+    "ATTR_TIME_CATEGORY": [N("TIME_TRACING"), N("TIME_BACKEND_CODEGEN")],
     "ATTR_GRAPH_BREAK_KIND": ["print", "data_dependent"],
     "ATTR_RUN_KIND": [N("RUN_KIND_FORWARD"), N("RUN_KIND_BACKWARD")],
     "ATTR_STAGE": ["compile", "run"],
@@ -44,6 +45,7 @@ ATTRIBUTE_VALUES = {  # attribute constant -> values cycled through
 METRIC_ATTRIBUTES = {
     "METRIC_COMPILES": ("ATTR_BACKEND", "ATTR_OUTCOME"),
     "METRIC_COMPILE_DURATION": ("ATTR_BACKEND", "ATTR_OUTCOME"),
+    "METRIC_COMPILE_TIME": ("ATTR_BACKEND", "ATTR_TIME_CATEGORY"),
     "METRIC_GRAPHS": ("ATTR_BACKEND",),
     "METRIC_GRAPH_BREAKS": ("ATTR_GRAPH_BREAK_KIND",),
     "METRIC_RUNS": ("ATTR_RUN_KIND",),
