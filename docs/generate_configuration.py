@@ -8,7 +8,6 @@ is written; the prose around it is the document's own. ``--check`` fails if it d
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -19,6 +18,8 @@ import otel_dynamo  # noqa: E402
 
 if Path(otel_dynamo.__file__).resolve().parents[1] != ROOT:  # another checkout's, by its .pth
     raise SystemExit(f"otel_dynamo comes from {otel_dynamo.__file__}: run with PYTHONPATH={ROOT}")
+
+from generated_files import write_or_check  # noqa: E402  (docs/, the script's folder)
 
 from otel_dynamo._config import otel_env, settings  # noqa: E402
 from otel_dynamo._config.settings import Variable  # noqa: E402
@@ -69,18 +70,8 @@ def rewritten(document: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the document differs")
-    args = parser.parse_args()
-    document = OUTPUT.read_text(encoding="utf-8")
-    text = rewritten(document)
-    if args.check:
-        if document != text:
-            print(f"{OUTPUT} is stale: run python docs/generate_configuration.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text, encoding="utf-8")
-    return 0
+    text = rewritten(OUTPUT.read_text(encoding="utf-8"))
+    return write_or_check({OUTPUT: text}, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ new constant joins the group of the constant defined just before it; a removed o
 
 from __future__ import annotations
 
-import argparse
 import ast
 import itertools
 import sys
 from pathlib import Path
+
+from generated_files import write_or_check  # docs/, the script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ROOT / "otel_dynamo" / "names.py"
@@ -145,24 +146,9 @@ def render(source: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if docs/names.md differs")
-    args = parser.parse_args()
-    source = NAMES.read_text(encoding="utf-8")
-    names_source = render_all(source)
-    text = render(names_source)
-    if args.check:
-        stale = [
-            path
-            for path, wanted in ((NAMES, names_source), (OUTPUT, text))
-            if path.read_text(encoding="utf-8") != wanted
-        ]
-        for path in stale:
-            print(f"{path} is stale: run python docs/generate_names.py", file=sys.stderr)
-        return 1 if stale else 0
-    NAMES.write_text(names_source, encoding="utf-8")
-    OUTPUT.write_text(text, encoding="utf-8")
-    return 0
+    names_source = render_all(NAMES.read_text(encoding="utf-8"))
+    files = {NAMES: names_source, OUTPUT: render(names_source)}
+    return write_or_check(files, description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
