@@ -1,6 +1,6 @@
 """Write the variable tables of docs/configuration.md from otel_dynamo/_config: every
-row of ``settings.VARIABLES`` (OTEL_DYNAMO_*) and ``otel_env.VARIABLES`` (the standard
-OTEL_* variables), then ``otel_env.DIFFERENCES``. Only the part between the two markers
+row of ``settings.VARIABLES`` (OTEL_DYNAMO_*) and ``otel_variables.VARIABLES`` (the standard
+OTEL_* variables), then ``otel_variables.DIFFERENCES``. Only the part between the two markers
 is written; the prose around it is the document's own. ``--check`` fails if it differs.
 
     python docs/generate_configuration.py [--check]
@@ -21,13 +21,13 @@ if Path(otel_dynamo.__file__).resolve().parents[1] != ROOT:  # another checkout'
 
 from generated_files import write_or_check  # noqa: E402  (docs/, the script's folder)
 
-from otel_dynamo._config import otel_env, settings  # noqa: E402
+from otel_dynamo._config import otel_variables, settings  # noqa: E402
 from otel_dynamo._config.settings import Variable  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "configuration.md"
 BEGIN = (
-    "<!-- generated from otel_dynamo/_config (settings.VARIABLES, otel_env.VARIABLES, "
-    "otel_env.DIFFERENCES) by python docs/generate_configuration.py: edit there -->"
+    "<!-- generated from otel_dynamo/_config (settings.VARIABLES, otel_variables.VARIABLES, "
+    "otel_variables.DIFFERENCES) by python docs/generate_configuration.py: edit there -->"
 )
 END = "<!-- end of the generated part -->"
 DIFFERENCES_INTRO = """## Deliberate differences from the SDK
@@ -50,12 +50,12 @@ def _row(variable: Variable) -> str:
 def render() -> str:
     """The generated part, markers included."""
     lines = [BEGIN, "", "| variable | default | accepted | meaning |", "|---|---|---|---|"]
-    lines += [_row(variable) for variable in (*settings.VARIABLES, *otel_env.VARIABLES)]
+    lines += [_row(variable) for variable in (*settings.VARIABLES, *otel_variables.VARIABLES)]
     lines += ["", DIFFERENCES_INTRO]
     lines += ["| variables | the SDK | otel_dynamo | why |", "|---|---|---|---|"]
     lines += [
         "| " + " | ".join(_cell(cell) for cell in difference) + " |"
-        for difference in otel_env.DIFFERENCES
+        for difference in otel_variables.DIFFERENCES
     ]
     return "\n".join([*lines, "", END])
 

@@ -85,7 +85,8 @@ def _check_strictly(settings: Settings) -> None:
 
 def _startup_problems(settings: Settings) -> list[str]:
     """Problems found without building exporters: OTEL_* values, the output directory."""
-    from otel_dynamo._config.otel_env import EXPORTER_FILE, read_otel_env
+    from otel_dynamo._config.otel_env import read_otel_env
+    from otel_dynamo._config.otel_variables import EXPORTER_FILE
     from otel_dynamo._config.settings import ENV_OUTPUT_DIR, ENV_REPRO_DIR, ConfigProblem
     from otel_dynamo._providers.files import prepare_directory
 

@@ -23,13 +23,8 @@ from typing import Any
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk.resources import Resource
 
-from otel_dynamo._config.otel_env import (
-    SIGNAL_LOGS,
-    SIGNAL_METRICS,
-    SIGNAL_TRACES,
-    SIGNALS,
-    join_signals,
-)
+from otel_dynamo._config.otel_env import join_signals
+from otel_dynamo._config.otel_variables import SIGNAL_LOGS, SIGNAL_METRICS, SIGNAL_TRACES, SIGNALS
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.process_providers import ProcessProviders

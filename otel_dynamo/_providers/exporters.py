@@ -26,7 +26,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from otel_dynamo._config import registered
-from otel_dynamo._config.otel_env import (
+from otel_dynamo._config.otel_env import OtlpTarget
+from otel_dynamo._config.otel_variables import (
     EXPORTER_CONSOLE,
     EXPORTER_FILE,
     PROTOCOL_GRPC,
@@ -34,7 +35,6 @@ from otel_dynamo._config.otel_env import (
     SIGNAL_LOGS,
     SIGNAL_METRICS,
     SIGNAL_TRACES,
-    OtlpTarget,
     otlp_variables,
 )
 from otel_dynamo._config.redaction import REDACT_SHAPES, redacted_url

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from opentelemetry.sdk.trace import sampling
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-from otel_dynamo._config.otel_env import (
+from otel_dynamo._config.otel_env import SamplerChoice
+from otel_dynamo._config.otel_variables import (
     DEFAULT_ID_GENERATOR,
     ID_GENERATOR_GROUP,
     SAMPLER_GROUP,
-    SamplerChoice,
 )
 from otel_dynamo._providers import entry_points
 from otel_dynamo._providers.ids import IsolatedRandomIdGenerator

@@ -39,7 +39,8 @@ from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetr
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_dynamo._config.otel_env import (
+from otel_dynamo._config.otel_env import OtelEnv, SignalPlan, join_signals, read_otel_env
+from otel_dynamo._config.otel_variables import (
     BUILT_IN_EXPORTERS,
     ENV_EXPORTER,
     EXPORTER_FILE,
@@ -48,10 +49,6 @@ from otel_dynamo._config.otel_env import (
     SIGNAL_METRICS,
     SIGNAL_TRACES,
     SIGNALS,
-    OtelEnv,
-    SignalPlan,
-    join_signals,
-    read_otel_env,
 )
 from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.redaction import Redactor

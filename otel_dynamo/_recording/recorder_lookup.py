@@ -17,7 +17,7 @@ from typing import Any
 from opentelemetry import trace
 
 from otel_dynamo import names
-from otel_dynamo._config.otel_env import SIGNAL_METRICS
+from otel_dynamo._config.otel_variables import SIGNAL_METRICS
 from otel_dynamo._config.redaction import REDACT_SHAPES
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._lifecycle import termination

@@ -26,14 +26,8 @@ from urllib.parse import urlsplit
 
 from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
 
-from otel_dynamo._config.otel_env import (
-    ENV_EXPORTER,
-    EXPORTER_FILE,
-    EXPORTER_OTLP,
-    SignalPlan,
-    join_signals,
-    read_otel_env,
-)
+from otel_dynamo._config.otel_env import SignalPlan, join_signals, read_otel_env
+from otel_dynamo._config.otel_variables import ENV_EXPORTER, EXPORTER_FILE, EXPORTER_OTLP
 from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_ENABLED, ENV_OUTPUT_DIR
 from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 

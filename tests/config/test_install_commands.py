@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_dynamo._config.otel_env import JSON_HTTP_DISTRIBUTION
+from otel_dynamo._config.otel_variables import JSON_HTTP_DISTRIBUTION
 from otel_dynamo._providers.prometheus import INSTALL_HINT
 
 ROOT = Path(__file__).parents[2]

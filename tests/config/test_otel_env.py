@@ -6,13 +6,13 @@ import pytest
 from opentelemetry.sdk.trace import sampling
 
 from otel_dynamo._config.otel_env import (
-    DEFAULT_OTLP_TIMEOUT_S,
     BatchOptions,
     OtlpTarget,
     SamplerChoice,
     SignalPlan,
     read_otel_env,
 )
+from otel_dynamo._config.otel_variables import DEFAULT_OTLP_TIMEOUT_S
 from otel_dynamo._providers.sampling import build_sampler
 
 

@@ -78,10 +78,10 @@ def _variables_read(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     by the SDK from the process environment: its module's ``environ`` is the recorder."""
     import opentelemetry.sdk.resources as sdk_resources
 
-    from otel_dynamo._config import otel_env
+    from otel_dynamo._config import otel_env, otel_variables
     from otel_dynamo._providers.resources import build_resource
 
-    everything = {name: "otlp" for name in otel_env.ENV_EXPORTER.values()}
+    everything = {name: "otlp" for name in otel_variables.ENV_EXPORTER.values()}
     everything["OTEL_TRACES_SAMPLER"] = "traceidratio"
     read: set[str] = set()
     for values in ({}, everything):
@@ -99,9 +99,9 @@ def _variables_read(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 def test_every_variable_read_is_a_row_of_the_tables(monkeypatch):
     """Each OTEL_DYNAMO_* and standard OTEL_* variable otel_dynamo reads is in a row of
     the tables docs/configuration.md is generated from, and no row names one twice."""
-    from otel_dynamo._config import otel_env
+    from otel_dynamo._config import otel_variables
 
-    rows = (*config.VARIABLES, *otel_env.VARIABLES)
+    rows = (*config.VARIABLES, *otel_variables.VARIABLES)
     named = [name for row in rows for name in row.names]
     read = _variables_read(monkeypatch)
     assert len(read) > 60

@@ -237,7 +237,8 @@ def test_another_thread_never_sees_the_header_variables_missing(protocol, monkey
     """While exporters are built (again and again, every signal), a thread reading
     os.environ all the time always finds the header variables, unchanged: building an
     exporter reads the environment, never changes it."""
-    from otel_dynamo._config.otel_env import SIGNALS, OtlpTarget
+    from otel_dynamo._config.otel_env import OtlpTarget
+    from otel_dynamo._config.otel_variables import SIGNALS
     from otel_dynamo._providers.exporters import otlp_factory
 
     expected = {
