@@ -11,10 +11,14 @@ import pytest
 OUTPUT_DIR_VARIABLE = "OTEL_DYNAMO_OUTPUT_DIR"
 INDUCTOR_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 
-TORCH_FACING_FOLDERS = frozenset({"sources", "enablement", "realmodels"})
-"""Test folders whose every test compiles, exports or enables by environment: the tests
-``.ci/torch_matrix.sh`` runs on each other torch (``-m torch_facing``). A module elsewhere
-joins with ``pytestmark = pytest.mark.torch_facing``."""
+TORCH_FACING_FOLDERS = frozenset({"sources", "realmodels"})
+"""Test folders whose every test checks something a torch release can change (a hook's
+fit, torch's own counts and texts as recorded): ``.ci/torch_matrix.sh`` runs these tests
+on each other torch (``-m torch_facing``). A module elsewhere whose outcome torch decides
+(Dynamo's decisions traced against plain, its backend match) joins with
+``pytestmark = pytest.mark.torch_facing``; tests that compile only to exercise
+otel_dynamo's own process handling (enablement, signals, exporters) run on the pinned
+torch only."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -21,6 +21,8 @@ import otel_dynamo
 from otel_dynamo import names
 from otel_dynamo._sources.traced_backend import BackendIdentity, TracedBackend
 
+pytestmark = pytest.mark.torch_facing  # Dynamo's backend match, on every torch
+
 BLOCKS = 4
 WIDTH = 16
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")

@@ -11,6 +11,8 @@ import otel_dynamo
 from otel_dynamo import names
 from otel_dynamo.instrumentation import TorchCompileInstrumentor
 
+pytestmark = pytest.mark.torch_facing  # torch.compile and its backend lookup, patched
+
 
 class Doubler(torch.nn.Module):
     """A user module (Dynamo does not compile torch.nn's own modules as top frames)."""

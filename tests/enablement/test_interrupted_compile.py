@@ -14,6 +14,8 @@ from _export_support import json_attributes, json_spans
 
 from otel_dynamo import names
 
+pytestmark = pytest.mark.torch_facing  # how torch unwinds an interrupted compile
+
 PROGRAM = Path(__file__).resolve().parents[1] / "programs" / "interrupted_compile_job.py"
 READY_TIMEOUT_S = 120
 

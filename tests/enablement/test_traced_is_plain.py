@@ -22,7 +22,7 @@ import pytest
 from _export_support import PROGRAMS, child_environ
 from programs.differential_jobs import JOBS, View
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.torch_facing]  # Dynamo's decisions, on every torch
 
 JOB_PROGRAM = PROGRAMS / "differential_jobs.py"
 TIMEOUT_S = 240

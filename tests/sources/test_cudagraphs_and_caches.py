@@ -151,6 +151,7 @@ print(json.dumps({{"lookups": lookups, "inductor": dict(counters["inductor"]),
 """
 
 
+@pytest.mark.slow
 def test_a_warm_start_records_the_hits_torch_counts(tmp_path: Path) -> None:
     """A second process on the first one's inductor cache: its cache lookups metric
     counts exactly the FX graph and AOT Autograd hits torch counted."""

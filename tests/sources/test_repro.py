@@ -61,6 +61,7 @@ def _written(signals, tmp_path, span_name):
     return path, event
 
 
+@pytest.mark.slow
 def test_compile_failure_repro_fails_the_same_way_in_a_fresh_process(signals, tmp_path):
     """compile fault: a 0600 script on the graph span and log event; running it raises it."""
     assert _fail(signals, tmp_path, "compile") is not None
@@ -71,6 +72,7 @@ def test_compile_failure_repro_fails_the_same_way_in_a_fresh_process(signals, tm
     assert "ReluCompileError" in result.stderr
 
 
+@pytest.mark.slow
 def test_run_failure_repro_fails_the_same_way_in_a_fresh_process(signals, tmp_path):
     """runtime fault: the script's path is on the run span; running it raises the assert."""
     assert isinstance(_fail(signals, tmp_path, "runtime"), AssertionError)
@@ -81,6 +83,7 @@ def test_run_failure_repro_fails_the_same_way_in_a_fresh_process(signals, tmp_pa
     assert "AssertionError: ReluRuntimeError" in result.stderr
 
 
+@pytest.mark.slow
 def test_accuracy_failure_repro_reports_the_mismatch(signals, tmp_path):
     """accuracy fault caught by the check: the script's accuracy run raises AccuracyError."""
     assert _fail(signals, tmp_path, "accuracy", accuracy=True) is None
@@ -138,6 +141,7 @@ SECRETS = {
 }
 
 
+@pytest.mark.slow
 def test_a_jobs_repro_script_copies_no_secret_and_no_otel_variable(tmp_path):
     """A real job (compile fault, repro scripts on) with secret-looking variables set: its
     script comments each out with the placeholder, copies no OTEL_* variable (the

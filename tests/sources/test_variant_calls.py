@@ -18,6 +18,8 @@ from otel_dynamo.report.diff.compare import MinChange, diff_summaries
 JOB = PROGRAMS / "variants_job.py"
 TIMEOUT_S = 240
 
+pytestmark = pytest.mark.slow  # each test runs real jobs in processes of their own
+
 
 def _run(out: Path, *arguments: str) -> dict[str, Any]:
     env = child_environ(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(out))
