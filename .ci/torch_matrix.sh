@@ -263,7 +263,7 @@ for version in "${versions[@]}"; do
   run_one "$version"
 done
 
-echo "== torch matrix (the pinned torch ran the full suite before this), $SECONDS s"
+echo "== torch matrix (the pinned torch runs the full suite: .ci/test.sh), $SECONDS s"
 printf '   %s\n' "${summary[@]}"
 echo "== where the time went (preparations overlap the pinned suite and the tests; only a wait for one adds)"
 printf '   %s\n' "${timings[@]}"
