@@ -29,7 +29,7 @@ INDUCTOR_MODELS = ("bert", "model_and_loss")
 recompiles before the backend sees a graph, so every model runs with ``aot_eager``;
 inductor adds its own compile (and, for the training job, its backward) to check, which
 an inference model and the training one cover. inductor on CPU costs 0.5 to 2.5 minutes
-per model here, on every torch of the matrix."""
+per model here, in the pinned suite and on the oldest torch of the matrix."""
 JOBS = tuple((model, "aot_eager") for model in MODELS) + tuple(
     (model, "inductor") for model in INDUCTOR_MODELS
 )
