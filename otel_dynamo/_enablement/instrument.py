@@ -24,6 +24,7 @@ from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._enablement import import_hooks, torch_export_switch
 from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._sources import patching
 from otel_dynamo._sources.backend_registry import TWIN_PREFIX
 
@@ -62,6 +63,7 @@ class _Instrumentation:
             patching.unpatch(self.module, OPTIMIZE, self._traced_optimize)
         self.module = None
 
+    @passes_through
     def _traced_optimize(
         self, optimize: Callable[..., Any], _instance: Any, args: Any, kwargs: Any
     ) -> Any:

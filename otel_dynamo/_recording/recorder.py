@@ -6,13 +6,12 @@ It knows OpenTelemetry, not torch internals: sources hand it plain events
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -32,6 +31,7 @@ from otel_dynamo._recording.frame_state import (
     nest_phases,
 )
 from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.phase_split import split_seconds, time_attributes
 from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
 from otel_dynamo._recording.run_state import RunState
@@ -418,7 +418,6 @@ class Recorder:
             frame.graph_count -= 1
             frame.discarded_graph_count += 1
 
-    @contextlib.contextmanager
     def compile_span(
         self,
         name: str,
@@ -427,39 +426,11 @@ class Recorder:
         context: otel_context.Context | None = None,
         is_control_flow: Callable[[BaseException], bool] = lambda exc: False,
         phase: str | None = None,
-    ) -> Iterator[Span]:
-        """A current span around a compile step; errors set status and re-raise unchanged.
-
-        A control-flow exception (a Dynamo restart) marks the span discarded, not failed.
-        With ``phase``, the step's interval is also a phase of its compile (phase_split).
-        """
-        start_ns = time.time_ns() if phase is not None else 0
-        span = self.tracer.start_span(name, context=context, attributes=attributes)
-        state = self._open_compile(attributes.get(names.ATTR_COMPILE_ID))
-        outer_step = None if state is None else state.step_span
-        if state is not None:
-            state.step_span = span
-        try:
-            with trace.use_span(
-                span, end_on_exit=False, record_exception=False, set_status_on_exception=False
-            ):
-                yield span
-        except BaseException as exc:
-            if is_control_flow(exc):
-                span.set_attributes(
-                    {names.ATTR_DISCARDED: True, names.ATTR_DISCARDED_BY: class_name(exc)}
-                )
-            else:
-                self.mark_failed(span, exc, stage="compile", attributes=attributes)
-            raise
-        finally:
-            if state is not None:
-                state.step_span = outer_step
-            end_ns = time.time_ns()
-            end_span(span, end_ns)
-            compile_id = attributes.get(names.ATTR_COMPILE_ID)
-            if phase is not None and compile_id:
-                self.timed(str(compile_id), phase, start_ns, end_ns)
+    ) -> CompileStep:
+        """A current span around a compile step (``CompileStep``)."""
+        return CompileStep(
+            self, name, attributes, context=context, is_control_flow=is_control_flow, phase=phase
+        )
 
     def mark_failed(
         self,
@@ -483,7 +454,10 @@ class Recorder:
 
     # --- runs --------------------------------------------------------------------------
 
-    def record_run(self, run: RunState, call: Callable[[], Any]) -> Any:
+    @passes_through
+    def record_run(
+        self, run: RunState, compiled: Callable[..., Any], args: Any, kwargs: dict[str, Any]
+    ) -> Any:
         """Execute one run inside a span (the run-span policy chose this one).
 
         The span is started with the user's current span as parent but not made
@@ -496,7 +470,7 @@ class Recorder:
         timing = None if clock is None else self.device_timer().start(clock, span)
         start_ns = time.perf_counter_ns()
         try:
-            return call()
+            return compiled(*args, **kwargs)
         except BaseException as exc:
             self.mark_failed(span, exc, stage="run", attributes=run.attributes)
             raise
@@ -549,3 +523,68 @@ def thread_attributes() -> dict[str, Any]:
     """``thread.id`` and ``thread.name`` of the calling thread (the one compiling)."""
     current = threading.current_thread()
     return {names.ATTR_THREAD_ID: threading.get_native_id(), names.ATTR_THREAD_NAME: current.name}
+
+
+class CompileStep:
+    """A current span around a compile step; errors set status and re-raise unchanged.
+
+    A control-flow exception (a Dynamo restart) marks the span discarded, not failed.
+    With ``phase``, the step's interval is also a phase of its compile (phase_split).
+    A class of ours rather than a ``contextlib`` generator: a pass-through frame
+    (``_recording.pass_through``) may enter it without showing Dynamo a frame of the
+    standard library's.
+    """
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        name: str,
+        attributes: dict[str, Any],
+        *,
+        context: otel_context.Context | None,
+        is_control_flow: Callable[[BaseException], bool],
+        phase: str | None,
+    ) -> None:
+        self._recorder = recorder
+        self._name = name
+        self._attributes = attributes
+        self._context = context
+        self._is_control_flow = is_control_flow
+        self._phase = phase
+        self._start_ns = 0
+        self._state: CompileState | None = None
+        self._outer_step: Span | None = None
+        self._token: object = None
+        self.span: Span = trace.INVALID_SPAN
+
+    def __enter__(self) -> Span:
+        recorder, attributes = self._recorder, self._attributes
+        self._start_ns = time.time_ns() if self._phase is not None else 0
+        span = recorder.tracer.start_span(self._name, context=self._context, attributes=attributes)
+        self.span = span
+        self._state = recorder._open_compile(attributes.get(names.ATTR_COMPILE_ID))
+        if self._state is not None:
+            self._outer_step = self._state.step_span
+            self._state.step_span = span
+        self._token = otel_context.attach(trace.set_span_in_context(span))
+        return span
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        span, recorder, attributes = self.span, self._recorder, self._attributes
+        try:
+            otel_context.detach(self._token)  # type: ignore[arg-type]  # attach's own token
+            if exc is not None:
+                if self._is_control_flow(exc):
+                    span.set_attributes(
+                        {names.ATTR_DISCARDED: True, names.ATTR_DISCARDED_BY: class_name(exc)}
+                    )
+                else:
+                    recorder.mark_failed(span, exc, stage="compile", attributes=attributes)
+        finally:
+            if self._state is not None:
+                self._state.step_span = self._outer_step
+            end_ns = time.time_ns()
+            end_span(span, end_ns)
+            compile_id = attributes.get(names.ATTR_COMPILE_ID)
+            if self._phase is not None and compile_id:
+                recorder.timed(str(compile_id), self._phase, self._start_ns, end_ns)

@@ -13,7 +13,6 @@ so only that point sees the backward loaded from the cache.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import dataclasses
 import inspect
@@ -21,11 +20,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_PHASE
 from otel_dynamo._sources import cudagraphs, graph_facts, patching
 from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
-from otel_dynamo._sources.stack_room import call_with_room
+from otel_dynamo._sources.stack_room import with_room
 
 if TYPE_CHECKING:  # for annotations only
     from otel_dynamo._sources.graph_compile import GraphCompile
@@ -105,29 +105,44 @@ def _partition_attributes(joint_nodes: int, result: Any, kwargs: dict[str, Any])
     return attributes
 
 
-def wrap_partition(partition_fn: Callable[..., Any], graph: GraphCompile) -> Callable[..., Any]:
-    partitioner = qualified_name(partition_fn)
+class TracedPartition:
+    """AOT Autograd's partitioner, its call a span (a pass-through frame)."""
 
-    def traced_partition(joint_module: Any, joint_inputs: Any, **kwargs: Any) -> Any:
+    def __init__(self, partition_fn: Callable[..., Any], graph: GraphCompile) -> None:
+        self.partition_fn = partition_fn
+        self.graph = graph
+        self.partitioner = qualified_name(partition_fn)
+        self.__name__ = getattr(partition_fn, "__name__", "partition_fn")
+
+    @passes_through
+    def __call__(self, joint_module: Any, joint_inputs: Any, **kwargs: Any) -> Any:
+        joint_nodes = graph_facts.node_count(joint_module)
+        with self._step() as span:
+            result = self.partition_fn(joint_module, joint_inputs, **kwargs)
+            self._partitioned(span, joint_nodes, result, kwargs)
+        return result
+
+    def _step(self) -> Any:
+        graph = self.graph
         attributes = {
             names.ATTR_COMPILE_ID: graph.compile_id,
-            names.ATTR_AOT_PARTITIONER: partitioner,
+            names.ATTR_AOT_PARTITIONER: self.partitioner,
         }
-        joint_nodes = graph_facts.node_count(joint_module)
-        with graph.recorder.compile_span(
+        return graph.recorder.compile_span(
             names.SPAN_AOT_PARTITION,
             attributes,
             is_control_flow=is_control_flow,
             phase=PARTITION_PHASE,
-        ) as span:
-            result = partition_fn(joint_module, joint_inputs, **kwargs)
-            graph.safely(
-                lambda: span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
-            )
-        return result
+        )
 
-    traced_partition.__name__ = getattr(partition_fn, "__name__", "partition_fn")
-    return traced_partition
+    def _partitioned(self, span: Any, joint_nodes: int, result: Any, kwargs: Any) -> None:
+        self.graph.safely(
+            lambda: span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
+        )
+
+
+def wrap_partition(partition_fn: Callable[..., Any], graph: GraphCompile) -> Callable[..., Any]:
+    return TracedPartition(partition_fn, graph)
 
 
 # --- inner compilers ------------------------------------------------------------------------
@@ -147,44 +162,70 @@ def _compiler_attributes(
     return attributes
 
 
-def _traced_compiler_fn(
-    inner: Callable[..., Any], graph: GraphCompile, kind: str
-) -> Callable[..., Any]:
-    compiler = qualified_name(inner)
+class TracedCompiler:
+    """One of AOT Autograd's inner compilers (forward, backward or inference), its call a
+    span. A pass-through frame: the backward one usually runs lazily, at a
+    ``.backward()`` that Dynamo may be evaluating; and a room (``stack_room``), as that
+    compile runs outside the traced backend's."""
 
-    def traced_compiler(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+    def __init__(self, inner: Callable[..., Any], graph: GraphCompile, kind: str) -> None:
+        self.inner = inner
+        self.graph = graph
+        self.kind = kind
+        self.compiler = qualified_name(inner)
+        self.__name__ = getattr(inner, "__name__", "compiler")
+
+    @passes_through
+    @with_room
+    def __call__(self, gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        step, graph_name = self._step(gm)
+        with step as span, self._watching() as watch:
+            compiled = self.inner(gm, example_inputs, *args, **kwargs)
+            self._compiled(span, watch, compiled)
+        return self._finished(compiled, graph_name)
+
+    def _step(self, gm: Any) -> tuple[Any, str | None]:
+        graph, kind = self.graph, self.kind
         graph_name = aot_graph_name()
         attributes = (
-            graph.safely(lambda: _compiler_attributes(graph, gm, compiler, graph_name)) or {}
+            graph.safely(lambda: _compiler_attributes(graph, gm, self.compiler, graph_name)) or {}
         )
         # The backward usually compiles lazily at the first .backward(): parent it to the
         # graph span explicitly so it stays in the forward's trace.
         context = graph.context if kind == names.RUN_KIND_BACKWARD else None
-        with graph.recorder.compile_span(
+        step = graph.recorder.compile_span(
             _COMPILER_SPANS[kind],
             attributes,
             context=context,
             is_control_flow=is_control_flow,
             phase=INNER_COMPILER_PHASE,
-        ) as span:
-            wants_cudagraphs = graph.safely(lambda: _wants_cudagraphs(graph, kind)) or False
-            with (
-                cudagraphs.watching(asked=True) if wants_cudagraphs else contextlib.nullcontext()
-            ) as watch:
-                # A lazy backward compiles at .backward(), outside the frame compile's room.
-                compiled = call_with_room(inner, gm, example_inputs, *args, **kwargs)
-            if watch is not None:
-                graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, compiled))
-            elif kind != names.RUN_KIND_BACKWARD and (graph.safely(cudagraphs.noticed) or False):
-                graph.cudagraph_requested = True
-                graph.inner_output = compiled  # where a forward keeps its own reason
-        graph.inner_compiled(kind, graph_name)
-        if kind == names.RUN_KIND_BACKWARD:
+        )
+        return step, graph_name
+
+    def _watching(self) -> cudagraphs.Watching:
+        wanted = self.graph.safely(lambda: _wants_cudagraphs(self.graph, self.kind)) or False
+        return cudagraphs.watching(asked=True, active=wanted)
+
+    def _compiled(self, span: Any, watch: cudagraphs.Watch | None, compiled: Any) -> None:
+        graph, kind = self.graph, self.kind
+        if watch is not None:
+            graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, compiled))
+        elif kind != names.RUN_KIND_BACKWARD and (graph.safely(cudagraphs.noticed) or False):
+            graph.cudagraph_requested = True
+            graph.inner_output = compiled  # where a forward keeps its own reason
+
+    def _finished(self, compiled: Any, graph_name: str | None) -> Any:
+        graph = self.graph
+        graph.inner_compiled(self.kind, graph_name)
+        if self.kind == names.RUN_KIND_BACKWARD:
             return graph.safely(lambda: wrap_backward(compiled, graph, graph_name)) or compiled
         return compiled
 
-    traced_compiler.__name__ = getattr(inner, "__name__", "compiler")
-    return traced_compiler
+
+def _traced_compiler_fn(
+    inner: Callable[..., Any], graph: GraphCompile, kind: str
+) -> Callable[..., Any]:
+    return TracedCompiler(inner, graph, kind)
 
 
 def _wants_cudagraphs(graph: GraphCompile, kind: str) -> bool:
@@ -297,6 +338,7 @@ class AotTap:
         patching.patch(common, "aot_module_simplified", self._traced_aot)
 
     @staticmethod
+    @passes_through
     def _traced_aot(
         aot_module_simplified: Callable[..., Any],
         _instance: Any,
@@ -321,6 +363,7 @@ class AotTap:
         patching.patch(AOTDispatchAutograd, "post_compile", self._counted_post_compile)
 
     @staticmethod
+    @passes_through
     def _counted_post_compile(
         post_compile: Callable[..., Any],
         _instance: Any,

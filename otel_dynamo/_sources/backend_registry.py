@@ -19,6 +19,7 @@ from collections.abc import Collection
 from types import ModuleType
 from typing import Any
 
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._sources import patching
 from otel_dynamo._sources.torch_version import torch_version
 
@@ -59,6 +60,7 @@ def twin_hidden(name: str, listed: Collection[str]) -> bool:
     return original is not None and original not in listed
 
 
+@passes_through
 def _list_twins_as_originals(
     wrapped: Any, _instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:

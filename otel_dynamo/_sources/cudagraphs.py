@@ -27,10 +27,11 @@ import contextvars
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import patching
@@ -122,25 +123,44 @@ def _counter(name: str) -> int:
     return 0 if inductor is None else int(inductor.get(name, 0))
 
 
-@contextlib.contextmanager
-def watching(*, asked: bool) -> Iterator[Watch | None]:
+def watching(*, asked: bool, active: bool = True) -> Watching:
     """Watch a compile step for CUDA-graph skips (the step's skips land in the Watch);
     None, and nothing watched, where this torch has no such counters. ``asked``: CUDA
     graphs are known to be wanted, so the statement tap is installed now (otherwise at
-    :func:`noticed`, when an inner compile sees inductor's patched config)."""
-    try:
-        if asked:
-            _skip_tap.ensure()
-        watch: Watch | None = Watch(_counter("cudagraph_skips"), _counter("cudagraph_partitions"))
-    except Exception:
-        _skip_tap.failed("could not read inductor's CUDA graph counters")
-        watch = None
-    outer = _watch.get()
-    token = _watch.set(watch)
-    try:
-        yield watch
-    finally:
-        _watch.reset(token)
+    :func:`noticed`, when an inner compile sees inductor's patched config). Not
+    ``active``: watches nothing, and gives None."""
+    return Watching(asked=asked, active=active)
+
+
+class Watching:
+    """The context of :func:`watching` (a class of ours, so that a pass-through frame may
+    enter it: ``_recording.pass_through``)."""
+
+    def __init__(self, *, asked: bool, active: bool) -> None:
+        self._asked = asked
+        self._active = active
+        self._watch: Watch | None = None
+        self._outer: Watch | None = None
+        self._token: contextvars.Token[Watch | None] | None = None
+
+    def __enter__(self) -> Watch | None:
+        if not self._active:
+            return None
+        try:
+            if self._asked:
+                _skip_tap.ensure()
+            self._watch = Watch(_counter("cudagraph_skips"), _counter("cudagraph_partitions"))
+        except Exception:
+            _skip_tap.failed("could not read inductor's CUDA graph counters")
+            self._watch = None
+        self._outer = _watch.get()
+        self._token = _watch.set(self._watch)
+        return self._watch
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _watch.reset(self._token)
+        outer, watch = self._outer, self._watch
         if outer is not None and watch is not None:
             with contextlib.suppress(Exception):
                 outer.inner_skips += _counter("cudagraph_skips") - watch.skips_before
@@ -190,16 +210,6 @@ def category(reason: str | None) -> str:
         if marker in text:
             return kind
     return OTHER_CATEGORY
-
-
-@contextlib.contextmanager
-def run_in_progress(on_skip: RunSkip) -> Iterator[None]:
-    """Skips stated while this run runs (outside a watched compile) go to ``on_skip``."""
-    token = _run_skip.set(on_skip)
-    try:
-        yield
-    finally:
-        _run_skip.reset(token)
 
 
 def _stated(message: str) -> None:
@@ -269,6 +279,7 @@ class SkipTap:
             self._failed_once = True
             _log.warning("otel_dynamo: %s on torch %s", what, torch_version(), exc_info=True)
 
+    @passes_through
     def _tap(
         self,
         skip: Callable[..., Any],
@@ -299,9 +310,15 @@ class SkipAwareRecorder:
     def __init__(self, recorder: Recorder) -> None:
         self._recorder = recorder
 
-    def record_run(self, run: RunState, call: Callable[[], Any]) -> Any:
-        with run_in_progress(lambda message: self._skipped(run, message)):
-            return self._recorder.record_run(run, call)
+    @passes_through
+    def record_run(
+        self, run: RunState, compiled: Callable[..., Any], args: Any, kwargs: dict[str, Any]
+    ) -> Any:
+        token = _run_skip.set(lambda message: self._skipped(run, message))
+        try:
+            return self._recorder.record_run(run, compiled, args, kwargs)
+        finally:
+            _run_skip.reset(token)
 
     def _skipped(self, run: RunState, message: str) -> None:
         fields = {

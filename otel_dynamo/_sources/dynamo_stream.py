@@ -25,6 +25,7 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._recording.boundary import class_name
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.sinks import StreamRecorder
 from otel_dynamo._recording.stream_events import (
     SKIPPED_FRAME_KIND,
@@ -432,6 +433,48 @@ _WANTED = frozenset(
 )
 
 
+TRACE_LOGGER = "torch.__trace"
+"""The logger ``trace_structured`` writes each record to (``TORCH_TRACE``'s files)."""
+
+
+class CallerLocation(logging.Filter):
+    """Names, on each structured-trace record, the caller the plain job's record names.
+
+    ``trace_structured`` logs with ``stacklevel=2``: its caller, torch's function that
+    reports the event. With the tap in between, that caller would be the tap itself; this
+    filter (on ``torch.__trace``, so it sees each record before any handler does) puts
+    back the frame above the tap, field by field as ``logging`` fills them.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.funcName != _TAP_NAME or record.pathname != __file__:
+            return True
+        try:
+            caller = _caller_of_tap()
+            if caller is not None:
+                code = caller.f_code
+                record.pathname = code.co_filename
+                record.filename = os.path.basename(code.co_filename)
+                record.module = os.path.splitext(record.filename)[0]
+                record.lineno = caller.f_lineno
+                record.funcName = code.co_name
+        except Exception:  # the record keeps the tap's location, never lost
+            pass
+        return True
+
+
+def _caller_of_tap() -> types.FrameType | None:
+    """The frame that called ``trace_structured`` through the innermost tap on this
+    thread's stack."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is StreamTap._tap.__code__:
+            return frame.f_back
+        frame = frame.f_back
+    return None
+
+
+_TAP_NAME = "_tap"
 _BOUND_NAME = "trace_structured"
 _REBOUND_IN = ("torch.",)
 """AOT Autograd's and inductor's modules bind ``trace_structured`` by name at import."""
@@ -463,6 +506,9 @@ class StreamTap:
         tap = patching.patch(torch._logging, _BOUND_NAME, self._tap)
         if tap is not original:
             patching.rebind(original, tap, _BOUND_NAME, _REBOUND_IN)
+        trace_logger = logging.getLogger(TRACE_LOGGER)
+        if _caller_location not in trace_logger.filters:
+            trace_logger.addFilter(_caller_location)
 
     def uninstall(self) -> None:
         import torch._logging
@@ -471,7 +517,9 @@ class StreamTap:
         patching.unpatch(torch._logging, _BOUND_NAME, self._tap)  # or switches it off
         if outermost:
             patching.rebind(tap, tap.__wrapped__, _BOUND_NAME, _REBOUND_IN)
+        logging.getLogger(TRACE_LOGGER).removeFilter(_caller_location)
 
+    @passes_through
     def _tap(
         self,
         trace_structured: Callable[..., None],
@@ -489,10 +537,10 @@ class StreamTap:
         return trace_structured(*args, **kwargs)
 
     def _observe(self, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
-        recorder = self._get_recorder()
-        if recorder is None:
-            return
         try:
+            recorder = self._get_recorder()
+            if recorder is None:
+                return
             code = self._get_code() if name == "dynamo_start" else None
             dispatch(recorder, name, metadata_fn, kw, code)
         except Exception:  # telemetry must never break a compile
@@ -505,3 +553,6 @@ class StreamTap:
                     torch_version(),
                     exc_info=True,
                 )
+
+
+_caller_location = CallerLocation()

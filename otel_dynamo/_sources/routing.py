@@ -4,20 +4,24 @@ Dynamo's structured-trace stream is process-wide: an event says which compile it
 to, never which backend compiles it. Every frame compile runs inside one call of
 ``ConvertFrameAssert`` (``torch/_dynamo/convert_frame.py``), the object
 ``torch.compile``/``torch._dynamo.optimize`` built around the backend it was given: the
-frame's own compiler. The tap wraps that call and opens a *route* for it on this thread
-(a context variable): the recorder of the traced backend found down the compiler's
-``_torchdynamo_orig_backend`` chain, or nobody when the compiler is not traced. The
-stream's events reach the route open on their thread, so each compile's events go to
-its own recorder, threads compiling at once keep theirs apart, and frames compiled by an
-untraced backend are recorded nowhere. Nothing here survives the call, so
-``torch._dynamo.reset()`` (which restarts compile ids) cannot mix compiles up. The call
-itself runs with a frame-stack chunk of its own (``stack_room``), so the wrapper's frames
-do not change how the compile meets CPython's frame-stack chunk boundaries.
+frame's own compiler, and inside one ``CompileContext`` of Dynamo's, made for that compile
+on its thread. At the compile's first event, the stream tap finds that call on the
+thread's stack and reads its compiler (``FrameCompileRouter``); the compile's *route* (the
+recorder of the traced backend found down the compiler's ``_torchdynamo_orig_backend``
+chain, or nobody when the compiler is not traced) is kept on the ``CompileContext``
+itself. Each compile's events then reach its own recorder, threads compiling at once keep
+theirs apart, frames compiled by an untraced backend are recorded nowhere, and
+``torch._dynamo.reset()`` (which restarts compile ids) cannot mix compiles up.
+
+Nothing of ours stands in the frame compile's call: a wrapper there would add frames to
+the stack Dynamo records in ``dynamo_start``, to its "WON'T CONVERT" tracebacks, and to
+the frames it walks to spot a non-recursive ``torch.compiler.disable`` wrapper.
 
 A backward graph is usually compiled lazily, at its first ``.backward()``, long after
 the frame compile returned: AOT Autograd restores the frame's ``CompileContext`` object
-for it (``saved_compile_context``), so a traced compile leaves its route on that object
-(``keep_route_for_lazy_backward``) and the lazy compile's events follow it there.
+for it (``saved_compile_context``), so its events follow the route kept there; a traced
+graph compile makes sure the route is found before it returns
+(``keep_route_for_lazy_backward``).
 
 Strict ``torch.export`` compiles with Dynamo's own backend: while an export call runs,
 frames compiled by no traced backend report to the export's recorder
@@ -29,14 +33,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import sys
 from collections.abc import Callable, Iterator
+from types import CodeType
 from typing import Any
 
 from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamRecorder
 from otel_dynamo._recording.stream_events import CodeLocation
-from otel_dynamo._sources import patching
-from otel_dynamo._sources.stack_room import call_with_room
 from otel_dynamo._sources.suppression import suppressed
 from otel_dynamo._sources.torch_version import torch_version
 
@@ -68,7 +72,7 @@ MAX_CHAIN = 16
 """Wrappers followed down a compiler chain before giving up (a cycle would never end)."""
 
 SAVED_ROUTE_ATTRIBUTE = "_otel_dynamo_route"
-"""Set on Dynamo's ``CompileContext`` of a traced compile: its route, for a lazy backward."""
+"""Set on Dynamo's ``CompileContext`` of each compile: its route."""
 
 
 RecorderLookup = Callable[[], StreamRecorder]
@@ -96,9 +100,6 @@ class Route:
         return self._recorder
 
 
-_route: contextvars.ContextVar[Route | None] = contextvars.ContextVar(
-    "otel_dynamo_route", default=None
-)
 _torch_export_lookup: contextvars.ContextVar[RecorderLookup | None] = contextvars.ContextVar(
     "otel_dynamo_torch_export_lookup", default=None
 )
@@ -111,7 +112,7 @@ def current_recorder() -> StreamRecorder | None:
     ``torch._dynamo.functional_export`` on torch >= 2.13, which compiles no frame through
     ``ConvertFrameAssert`` and reports only the capture's metrics and phases.
     """
-    route = _route.get() or _saved_route()
+    route = router.route()
     if route is not None:
         return route.recorder()
     export_lookup = _torch_export_lookup.get()
@@ -120,7 +121,7 @@ def current_recorder() -> StreamRecorder | None:
 
 def current_code() -> CodeLocation | None:
     """The function whose frame compile is in progress on this thread, if known."""
-    route = _route.get()
+    route = router.route()
     return None if route is None else route.code
 
 
@@ -186,22 +187,10 @@ class SelfModuleReader:
 _self_module = SelfModuleReader()
 
 
-def _saved_route() -> Route | None:
-    """The route a traced compile left on the CompileContext in effect (a lazy backward)."""
-    from torch._guards import CompileContext
-
-    route = getattr(CompileContext.try_get(), SAVED_ROUTE_ATTRIBUTE, None)
-    return route if isinstance(route, Route) else None
-
-
 def keep_route_for_lazy_backward() -> None:
-    """Leave the route of the compile in progress on its CompileContext (see module doc)."""
-    from torch._guards import CompileContext
-
-    route = _route.get()
-    context = CompileContext.try_get()
-    if route is not None and context is not None:
-        setattr(context, SAVED_ROUTE_ATTRIBUTE, route)
+    """Find the route of the frame compile in progress now, while its compiler is on the
+    stack: a backward compiled lazily later follows it (see module doc)."""
+    router.route()
 
 
 def recorder_lookup_of(compiler: object) -> RecorderLookup | None:
@@ -245,66 +234,78 @@ def route_for(compiler: object, frame: object = None) -> Route:
     return Route(lookup, code)
 
 
-class FrameCompilerTap:
-    """Wraps ``ConvertFrameAssert.__call__`` so every frame compile opens its route."""
+class FrameCompileRouter:
+    """Finds the route of the frame compile in progress on this thread and keeps it on
+    the compile's ``CompileContext`` (module doc)."""
 
     def __init__(self) -> None:
         self._warned = False
+        self._target_code: CodeType | None = None
 
-    def _target(self) -> type | None:
-        from torch._dynamo import convert_frame
+    def route(self) -> Route | None:
+        """The route of the compile whose ``CompileContext`` is current; None outside any."""
+        from torch._guards import CompileContext
 
-        target = getattr(convert_frame, "ConvertFrameAssert", None)
-        if not isinstance(target, type) or "__call__" not in target.__dict__:
-            if not self._warned:
-                self._warned = True
-                _log.warning(
-                    "otel_dynamo: torch %s has no ConvertFrameAssert.__call__; frame "
-                    "compile spans are not recorded (graph spans still are)",
-                    torch_version(),
-                )
+        context = CompileContext.try_get()
+        if context is None:
             return None
-        return target
+        route = getattr(context, SAVED_ROUTE_ATTRIBUTE, None)
+        if not isinstance(route, Route):
+            route = self._find()
+            setattr(context, SAVED_ROUTE_ATTRIBUTE, route)
+        return route
 
-    @property
-    def installed(self) -> bool:
+    def _find(self) -> Route:
+        """The route of the ``ConvertFrameAssert`` call on this thread's stack; with none
+        there (a compile that is not a frame's), an export's, if one is in progress."""
         target = self._target()
-        return target is not None and patching.patched(target, "__call__", self._route_call)
+        frame = sys._getframe(1)
+        while frame is not None and target is not None:
+            if frame.f_code is target:
+                frame_locals = frame.f_locals
+                convert = frame_locals.get("self")
+                return route_for(self._compiler_of(convert), frame_locals.get("frame"))
+            frame = frame.f_back  # type: ignore[assignment]
+        return route_for(None)
 
-    def install(self) -> None:
-        target = self._target()
-        if target is not None:
-            patching.patch(target, "__call__", self._route_call)
+    def _target(self) -> CodeType | None:
+        """The code of ``ConvertFrameAssert.__call__``; None, with one warning, on a torch
+        that has none."""
+        if self._target_code is None and not self._warned:
+            from torch._dynamo import convert_frame
 
-    def _route_call(
-        self, call: Callable[..., Any], convert: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        """The patched ``ConvertFrameAssert.__call__`` (wrapt's calling convention)."""
-        frame = args[0] if args else kwargs.get("frame")
-        token = _route.set(route_for(self._compiler_of(convert), frame))
-        try:
-            return call_with_room(call, *args, **kwargs)
-        finally:
-            _route.reset(token)
+            target = getattr(convert_frame, "ConvertFrameAssert", None)
+            call = vars(target).get("__call__") if isinstance(target, type) else None
+            code = getattr(call, "__code__", None)
+            if isinstance(code, CodeType):
+                self._target_code = code
+            else:
+                self._warn(
+                    "torch %s has no ConvertFrameAssert.__call__; frame compile spans are "
+                    "not recorded (graph spans still are)"
+                )
+        return self._target_code
 
     def _compiler_of(self, convert: object) -> object:
         """The backend a ``ConvertFrameAssert`` compiles with; None, and one warning, on a
         torch that keeps it under a name we do not know."""
+        if convert is None:
+            return None
         for name in ORIGINAL_BACKEND_ATTRIBUTES:
             compiler = getattr(convert, name, None)
             if compiler is not None:
                 return compiler
-        if not self._warned:
-            self._warned = True
-            _log.warning(
-                "otel_dynamo: torch %s's ConvertFrameAssert keeps its backend under none of "
-                "%s; frame compile spans are not recorded (graph spans still are)",
-                torch_version(),
-                ", ".join(ORIGINAL_BACKEND_ATTRIBUTES),
-            )
+        self._warn(
+            "torch %s's ConvertFrameAssert keeps its backend under none of "
+            + ", ".join(ORIGINAL_BACKEND_ATTRIBUTES)
+            + "; frame compile spans are not recorded (graph spans still are)"
+        )
         return None
 
-    def uninstall(self) -> None:
-        target = self._target()
-        if target is not None:
-            patching.unpatch(target, "__call__", self._route_call)
+    def _warn(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            _log.warning("otel_dynamo: " + message, torch_version())
+
+
+router = FrameCompileRouter()

@@ -12,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources.suppression import suppressed
+from otel_dynamo._sources.traceback_frames import keep_only_outermost_frame_of_ours
 
 
 class RunRecorder(Protocol):
-    def record_run(self, run: RunState, call: Callable[[], Any]) -> Any: ...
+    def record_run(
+        self, run: RunState, compiled: Callable[..., Any], args: Any, kwargs: dict[str, Any]
+    ) -> Any: ...
 
 
 def wrap_unboxed_run(compiled: Callable[..., Any], state: RunState, recorder: RunRecorder) -> Any:
@@ -28,11 +32,16 @@ def wrap_unboxed_run(compiled: Callable[..., Any], state: RunState, recorder: Ru
     one), so the flag is copied as found and the calling convention left alone.
     """
 
+    @passes_through
     def run(*args: Any, **kwargs: Any) -> Any:
         state.count += 1
         if state.count < state.next_recorded or suppressed():
             return compiled(*args, **kwargs)
-        return recorder.record_run(state, lambda: compiled(*args, **kwargs))
+        try:
+            return recorder.record_run(state, compiled, args, kwargs)
+        except BaseException as exc:
+            keep_only_outermost_frame_of_ours(exc)
+            raise
 
     if hasattr(compiled, "_boxed_call"):
         run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]  # AOT's convention flag
@@ -60,13 +69,17 @@ class RunProxy:
             raise AttributeError(name)
         return getattr(self.__wrapped__, name)
 
+    @passes_through
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         state = self._otel_run_state
         state.count += 1
         if state.count < state.next_recorded or suppressed():
             return self.__wrapped__(*args, **kwargs)
-        compiled = self.__wrapped__
-        return self._otel_recorder.record_run(state, lambda: compiled(*args, **kwargs))
+        try:
+            return self._otel_recorder.record_run(state, self.__wrapped__, args, kwargs)
+        except BaseException as exc:
+            keep_only_outermost_frame_of_ours(exc)
+            raise
 
 
 def _keep_identity(run: Callable[..., Any], compiled: Callable[..., Any]) -> Callable[..., Any]:

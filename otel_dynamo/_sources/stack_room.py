@@ -11,8 +11,11 @@ frame a wrapper adds below a compile moves them: on a Hugging Face GPT-2 trainin
 (aot_eager), the frames of otel_dynamo's wrappers moved them onto hotter spots and the
 job took 50,000 more page faults and 0.3 s more system time than untraced.
 
-``call_with_room`` makes the call from a frame that declares a value stack of half of
-``ROOM_CHUNK_BYTES``. That frame cannot fit in any ordinary chunk, nor in what another
+A function made ``with_room`` runs in a frame that declares a value stack of half of
+``ROOM_CHUNK_BYTES``: the traced backend's one frame and the traced AOT compiler's are such
+rooms, so the compile they delegate to starts on a chunk of its own, with no frame added
+(``call_with_room`` makes any call from such a frame, for benches and tests). That
+frame cannot fit in any ordinary chunk, nor in what another
 room leaves, so CPython maps a chunk of ``ROOM_CHUNK_BYTES`` for it, and everything the
 call does above it has the other half to itself: no boundary inside the compile, whatever
 the depth it starts at, and a room opened inside a room gets a chunk of its own too. The
@@ -46,9 +49,7 @@ CHUNKED_FRAME_STACK_VERSIONS = ((3, 11), (3, 15))
 """CPython versions (from, before) whose frame stack ``push_chunk`` grows as described."""
 
 
-def call_with_room(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """``call(*args, **kwargs)``, with a frame-stack chunk of its own (module docstring)."""
-    return call(*args, **kwargs)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def has_chunked_frame_stack() -> bool:
@@ -57,12 +58,16 @@ def has_chunked_frame_stack() -> bool:
     return sys.implementation.name == "cpython" and first <= sys.version_info[:2] < after_last
 
 
-def _declare_room() -> None:
-    if not has_chunked_frame_stack():
-        return
-    # An interpreter that refuses the code object keeps an ordinary call.
-    with contextlib.suppress(TypeError, ValueError):
-        call_with_room.__code__ = call_with_room.__code__.replace(co_stacksize=ROOM_FRAME_SLOTS)
+def with_room(function: F) -> F:
+    """``function``, its frame declaring the room (module docstring); unchanged where the
+    interpreter's frame stack is not chunked as described, or refuses the code object."""
+    if has_chunked_frame_stack():
+        with contextlib.suppress(TypeError, ValueError):
+            function.__code__ = function.__code__.replace(co_stacksize=ROOM_FRAME_SLOTS)
+    return function
 
 
-_declare_room()
+@with_room
+def call_with_room(call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``call(*args, **kwargs)``, with a frame-stack chunk of its own (module docstring)."""
+    return call(*args, **kwargs)

@@ -12,20 +12,18 @@ import logging
 import threading
 from collections.abc import Callable
 
-from otel_dynamo._sources import cudagraphs
+from otel_dynamo._sources import cudagraphs, dynamo_exclusion
 from otel_dynamo._sources.aot import AotTap
 from otel_dynamo._sources.dynamo_stream import StreamTap
-from otel_dynamo._sources.routing import FrameCompilerTap, current_code, current_recorder
+from otel_dynamo._sources.routing import current_code, current_recorder
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
-_frames = FrameCompilerTap()
 _stream = StreamTap(current_recorder, current_code)
 _aot = AotTap()
 
 _TAPS: tuple[tuple[str, Callable[[], None], str], ...] = (
-    ("frame compiler", _frames.install, "frame compile spans"),
     (
         "structured trace",
         _stream.install,
@@ -46,7 +44,9 @@ _switched_off: set[str] = set()
 
 
 def install() -> None:
-    """Install every tap that fits this torch (idempotent; never raises)."""
+    """Install every tap that fits this torch (idempotent; never raises), with every
+    otel_dynamo frame excluded from Dynamo first (``dynamo_exclusion``)."""
+    dynamo_exclusion.exclude_loaded_modules()
     with _lock:
         for name, install_tap, records in _TAPS:
             if name in _switched_off:
@@ -74,7 +74,6 @@ def switched_off() -> frozenset[str]:
 def uninstall() -> None:
     """Put back what each tap replaced."""
     with _lock:
-        _frames.uninstall()
         _stream.uninstall()
         _aot.uninstall()
         cudagraphs.uninstall()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._sources import (
     aids,
@@ -17,6 +18,7 @@ from otel_dynamo._sources import (
     taps,
 )
 from otel_dynamo._sources.aids import faults
+from otel_dynamo._sources.dynamo_exclusion import exclude_loaded_modules
 from otel_dynamo._sources.dynamo_stream import current_compile_id
 from otel_dynamo._sources.graph_compile import GraphCompile, is_control_flow
 from otel_dynamo._sources.routing import (
@@ -25,7 +27,9 @@ from otel_dynamo._sources.routing import (
     keep_route_for_lazy_backward,
 )
 from otel_dynamo._sources.runs import wrap_unboxed_run
+from otel_dynamo._sources.stack_room import with_room
 from otel_dynamo._sources.suppression import suppressed
+from otel_dynamo._sources.traceback_frames import keep_only_outermost_frame_of_ours
 
 INDUCTOR = "inductor"
 INDUCTOR_KWARGS = frozenset({"mode", "options"})
@@ -158,9 +162,27 @@ class TracedBackend:
         getter = getattr(self.inner, "get_compiler_config", None)
         return getter() if getter else None
 
+    @passes_through
+    @with_room
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        """Record the graph's compile, and delegate it, from this one frame (the only one
+        of ours a traceback through a traced compile shows: ``traceback_frames``)."""
         if suppressed():  # suppress_instrumentation(): compiled as untraced, runs too
             return self.inner(gm, example_inputs, **kwargs)
+        compiling = self._begin(gm, example_inputs, kwargs)
+        backend, options = self._callee(kwargs), self._passed(kwargs)
+        try:
+            with compiling.step as span, compiling.watching as watch:
+                compiling.before_compile(span)
+                compiled = backend(gm, example_inputs, **options)  # otel_dynamo's traced backend
+                compiling.after_compile(watch, compiled)
+        except BaseException as exc:
+            compiling.failed(exc)
+            raise
+        return compiling.finished(compiled)
+
+    def _begin(self, gm: Any, example_inputs: Any, kwargs: dict[str, Any]) -> TracedGraphCompile:
+        exclude_loaded_modules()  # modules of ours imported since the last compile
         recorder = self._recorder_lookup()
         compile_id = current_compile_id()
         graph = GraphCompile(recorder, compile_id=compile_id, backend=self.backend)
@@ -170,48 +192,8 @@ class TracedBackend:
         )
         graph.safely(keep_route_for_lazy_backward)
         graph.device_clock = graph.safely(lambda: device_clock.clock_for(example_inputs))
-        try:
-            with recorder.compile_span(
-                names.SPAN_GRAPH,
-                attributes,
-                context=recorder.frame_context(compile_id),
-                is_control_flow=is_control_flow,
-            ) as span:
-                graph.enter(span)
-                asked = graph.safely(lambda: self._asks_for_cudagraphs(kwargs)) or False
-                graph.cudagraph_requested = asked
-                token = aot.activate(graph)
-                try:
-                    with cudagraphs.watching(asked=asked) as watch:
-                        compiling = aids.Compiling(
-                            gm=gm, example_inputs=example_inputs, span=span, attributes=attributes
-                        )
-                        applied = graph.safely(lambda: self._aids_for(graph, compiling)) or ()
-                        compiled = self._compile(applied, compiling, **kwargs)
-                finally:
-                    aot.deactivate(token)
-                if watch is not None and graph.cudagraph_requested:
-                    kind = graph.run_kind or _runtime_kind(example_inputs)
-                    graph.safely(
-                        lambda: graph.cudagraph_decided(span, kind, watch, graph.inner_output)
-                    )
-        except BaseException as exc:
-            discarded = is_control_flow(exc)
-            graph.safely(lambda: self._settle(recorder, compile_id, discarded=discarded))
-            raise
-        graph.safely(lambda: self._settle(recorder, compile_id, discarded=False))
-        graph.safely(lambda: recorder.log_events.graph_compiled(attributes, span))
-        return (
-            graph.safely(lambda: self._wrap_runs(graph, applied, compiled, example_inputs))
-            or compiled
-        )
-
-    def _settle(self, recorder: Recorder, compile_id: str | None, *, discarded: bool) -> None:
-        """Count the graph, or, when a Dynamo restart threw it away, uncount it."""
-        if discarded:
-            recorder.discard_graph(compile_id)
-        else:
-            recorder.metrics.graph_compiled(self.backend)
+        graph.cudagraph_requested = graph.safely(lambda: self._asks_for_cudagraphs(kwargs)) or False
+        return TracedGraphCompile(self, graph, gm, example_inputs, attributes)
 
     def _graph_attributes(
         self, recorder: Recorder, gm: Any, example_inputs: Any, compile_id: str | None
@@ -241,25 +223,10 @@ class TracedBackend:
         graph.records_first_run = any(aid.records_first_run for aid in applied)
         return applied
 
-    def _compile(
-        self, applied: tuple[aids.GraphAid, ...], compiling: aids.Compiling, **kwargs: Any
-    ) -> Any:
-        """Let the aids act (inject the faults due), then delegate."""
-        try:
-            for aid in applied:
-                aid.before_compile(compiling)
-            return self._delegate(compiling.gm, compiling.example_inputs, **kwargs)
-        except Exception as exc:
-            if not is_control_flow(exc):
-                for aid in applied:
-                    aid.compile_failed(compiling)
-            raise
-
-    def _delegate(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
-        callee = self._callee(kwargs)
-        if callee is not self.inner:  # inductor, with the mode and options built in
-            return callee(gm, example_inputs)
-        return self.inner(gm, example_inputs, **kwargs)
+    def _passed(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The options ``torch.compile`` passes the backend: none to inductor when they are
+        built into the callee (``_callee``), else all of them."""
+        return {} if self._callee(kwargs) is not self.inner else kwargs
 
     def _callee(self, kwargs: dict[str, Any]) -> Any:
         """What compiles: inductor with ``torch.compile``'s mode and options, else the
@@ -296,6 +263,99 @@ class TracedBackend:
         for aid in applied:
             compiled = aid.wrap_compiled(compiled, state)
         return wrap_unboxed_run(compiled, state, graph.run_recorder())
+
+
+class TracedGraphCompile:
+    """One graph compile by a traced backend, recorded around the backend's own call.
+
+    The traced backend's frame enters ``step`` (the graph span, current while the backend
+    compiles) and ``watching`` (CUDA-graph skips), calls ``before_compile``, delegates,
+    then calls ``after_compile`` and ``finished``, or ``failed``: every piece of recording
+    is here, and none of it can fail the compile.
+    """
+
+    def __init__(
+        self,
+        backend: TracedBackend,
+        graph: GraphCompile,
+        gm: Any,
+        example_inputs: Any,
+        attributes: dict[str, Any],
+    ) -> None:
+        self.backend = backend
+        self.graph = graph
+        self.attributes = attributes
+        self.gm = gm
+        self.example_inputs = example_inputs
+        recorder = graph.recorder
+        self.step = recorder.compile_span(
+            names.SPAN_GRAPH,
+            attributes,
+            context=recorder.frame_context(graph.compile_id or None),
+            is_control_flow=is_control_flow,
+        )
+        self.watching = cudagraphs.watching(asked=graph.cudagraph_requested)
+        self.applied: tuple[aids.GraphAid, ...] = ()
+        self.compiling: aids.Compiling | None = None
+        self._token: Any = None
+
+    def before_compile(self, span: Any) -> None:
+        """With the graph span open: the AOT hooks report to this graph, the aids act
+        (inject the faults due). A fault injected raises here, as the backend would."""
+        graph = self.graph
+        graph.enter(span)
+        self._token = aot.activate(graph)
+        self.compiling = aids.Compiling(
+            gm=self.gm, example_inputs=self.example_inputs, span=span, attributes=self.attributes
+        )
+        compiling = self.compiling
+        self.applied = graph.safely(lambda: self.backend._aids_for(graph, compiling)) or ()
+        for aid in self.applied:
+            aid.before_compile(compiling)
+
+    def after_compile(self, watch: cudagraphs.Watch | None, compiled: Any) -> None:
+        """The backend returned: whether inductor CUDA-graphed the graph."""
+        self._deactivate()
+        graph = self.graph
+        if watch is not None and graph.cudagraph_requested:
+            kind = graph.run_kind or _runtime_kind(self.example_inputs)
+            span = self.step.span
+            graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, graph.inner_output))
+
+    def failed(self, exc: BaseException) -> None:
+        """The compile raised ``exc`` (about to be re-raised unchanged)."""
+        self._deactivate()
+        discarded = is_control_flow(exc)
+        if not discarded and self.compiling is not None:
+            for aid in self.applied:
+                aid.compile_failed(self.compiling)
+        graph = self.graph
+        graph.safely(lambda: self._settle(discarded=discarded))
+        keep_only_outermost_frame_of_ours(exc)
+
+    def finished(self, compiled: Any) -> Any:
+        """What Dynamo gets: ``compiled``, its runs recorded."""
+        graph, span = self.graph, self.step.span
+        graph.safely(lambda: self._settle(discarded=False))
+        graph.safely(lambda: graph.recorder.log_events.graph_compiled(self.attributes, span))
+        return (
+            graph.safely(
+                lambda: self.backend._wrap_runs(graph, self.applied, compiled, self.example_inputs)
+            )
+            or compiled
+        )
+
+    def _deactivate(self) -> None:
+        if self._token is not None:
+            aot.deactivate(self._token)
+            self._token = None
+
+    def _settle(self, *, discarded: bool) -> None:
+        """Count the graph, or, when a Dynamo restart threw it away, uncount it."""
+        if discarded:
+            self.graph.recorder.discard_graph(self.graph.compile_id or None)
+        else:
+            self.graph.recorder.metrics.graph_compiled(self.backend.backend)
 
 
 def realized(compiled: Any) -> Any:
