@@ -437,44 +437,50 @@ TRACE_LOGGER = "torch.__trace"
 """The logger ``trace_structured`` writes each record to (``TORCH_TRACE``'s files)."""
 
 
-class CallerLocation(logging.Filter):
-    """Names, on each structured-trace record, the caller the plain job's record names.
+class RecordReader(logging.Filter):
+    """Reads Dynamo's events from the structured-trace records torch writes, while it
+    writes them.
 
-    ``trace_structured`` logs with ``stacklevel=2``: its caller, torch's function that
-    reports the event. With the tap in between, that caller would be the tap itself; this
-    filter (on ``torch.__trace``, so it sees each record before any handler does) puts
-    back the frame above the tap, field by field as ``logging`` fills them.
+    With a handler on ``torch.__trace`` (``TORCH_TRACE``, tlparse's, the user's own),
+    torch builds a record for every event and logs it with ``stacklevel=2`` and, outside a
+    compile, with the stack of the call: a tap in that call would be named as the
+    record's source and stand in its stack. So while there are handlers the tap lets
+    every call through untouched (wrapt calls the original with no frame of ours), and
+    this filter, on the logger itself, reads each record before any handler sees it. With
+    no handler, torch writes nothing and the tap reads the calls, building only the
+    payloads it needs.
     """
 
+    def __init__(self, tap: StreamTap) -> None:
+        super().__init__()
+        self._tap = tap
+
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.funcName != _TAP_NAME or record.pathname != __file__:
-            return True
-        try:
-            caller = _caller_of_tap()
-            if caller is not None:
-                code = caller.f_code
-                record.pathname = code.co_filename
-                record.filename = os.path.basename(code.co_filename)
-                record.module = os.path.splitext(record.filename)[0]
-                record.lineno = caller.f_lineno
-                record.funcName = code.co_name
-        except Exception:  # the record keeps the tap's location, never lost
-            pass
+        metadata = getattr(record, "metadata", None)
+        if isinstance(metadata, dict) and metadata:
+            name = next(iter(metadata))
+            if name in _WANTED:
+                event = metadata[name]
+                payload = getattr(record, "payload", None)
+                self._tap._observe(
+                    name,
+                    lambda: event if isinstance(event, dict) else {},
+                    {"payload_fn": lambda: decoded_payload(name, event, payload)},
+                )
         return True
 
 
-def _caller_of_tap() -> types.FrameType | None:
-    """The frame that called ``trace_structured`` through the innermost tap on this
-    thread's stack."""
-    frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is StreamTap._tap.__code__:
-            return frame.f_back
-        frame = frame.f_back
-    return None
+def decoded_payload(name: str, metadata: Any, payload: Any) -> Any:
+    """A record's payload as its ``payload_fn`` returned it: torch writes what is not text
+    as JSON (a chromium event, a JSON-encoded artifact)."""
+    encoded = name == "chromium_event" or (
+        isinstance(metadata, dict) and metadata.get("encoding") == "json"
+    )
+    if encoded and isinstance(payload, str):
+        return json.loads(payload)
+    return payload
 
 
-_TAP_NAME = "_tap"
 _BOUND_NAME = "trace_structured"
 _REBOUND_IN = ("torch.",)
 """AOT Autograd's and inductor's modules bind ``trace_structured`` by name at import."""
@@ -492,6 +498,8 @@ class StreamTap:
         self._get_recorder = get_recorder
         self._get_code = get_code
         self._failed_once = False
+        self._trace_logger = logging.getLogger(TRACE_LOGGER)
+        self._reader = RecordReader(self)
 
     @property
     def installed(self) -> bool:
@@ -503,12 +511,16 @@ class StreamTap:
         import torch._logging
 
         original = getattr(torch._logging, _BOUND_NAME)
-        tap = patching.patch(torch._logging, _BOUND_NAME, self._tap)
+        tap = patching.patch(torch._logging, _BOUND_NAME, self._tap, when=self.no_records)
         if tap is not original:
             patching.rebind(original, tap, _BOUND_NAME, _REBOUND_IN)
-        trace_logger = logging.getLogger(TRACE_LOGGER)
-        if _caller_location not in trace_logger.filters:
-            trace_logger.addFilter(_caller_location)
+        if self._reader not in self._trace_logger.filters:
+            self._trace_logger.addFilter(self._reader)
+
+    def no_records(self) -> bool:
+        """Whether torch writes no structured-trace records now (no handler to write to):
+        then the tap reads the calls, else ``RecordReader`` reads the records."""
+        return not self._trace_logger.handlers
 
     def uninstall(self) -> None:
         import torch._logging
@@ -517,7 +529,7 @@ class StreamTap:
         patching.unpatch(torch._logging, _BOUND_NAME, self._tap)  # or switches it off
         if outermost:
             patching.rebind(tap, tap.__wrapped__, _BOUND_NAME, _REBOUND_IN)
-        logging.getLogger(TRACE_LOGGER).removeFilter(_caller_location)
+        self._trace_logger.removeFilter(self._reader)
 
     @passes_through
     def _tap(
@@ -553,6 +565,3 @@ class StreamTap:
                     torch_version(),
                     exc_info=True,
                 )
-
-
-_caller_location = CallerLocation()

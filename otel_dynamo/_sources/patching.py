@@ -30,15 +30,18 @@ _lock = threading.Lock()
 
 
 class _Switch:
-    """Whether a patch still calls its wrapper (wrapt's ``enabled``)."""
+    """Whether a patch still calls its wrapper (wrapt's ``enabled``): while it is on and,
+    if it was given one, its ``when`` says so. Asked by wrapt before the call, from C: when
+    it says no, the original is called with no frame of ours on the stack."""
 
-    __slots__ = ("on",)
+    __slots__ = ("on", "when")
 
-    def __init__(self) -> None:
+    def __init__(self, when: Callable[[], bool] | None = None) -> None:
         self.on = True
+        self.when = when
 
     def __call__(self) -> bool:
-        return self.on
+        return self.on and (self.when is None or self.when())
 
 
 if TYPE_CHECKING:
@@ -73,17 +76,21 @@ def patched(owner: Any, attribute: str, wrapper: Wrapper) -> bool:
     return _ours(own_attribute(owner, attribute), wrapper)
 
 
-def patch(owner: Any, attribute: str, wrapper: Wrapper) -> Any:
+def patch(
+    owner: Any, attribute: str, wrapper: Wrapper, *, when: Callable[[], bool] | None = None
+) -> Any:
     """Replace ``owner.attribute`` with a FunctionWrapper calling ``wrapper`` and return
-    it (once: an attribute already patched with ``wrapper`` is left as it is). Raises
-    AttributeError if ``owner`` has no such attribute of its own."""
+    it (once: an attribute already patched with ``wrapper`` is left as it is); with
+    ``when``, only calls for which ``when()`` is true reach ``wrapper``, the others go
+    straight to the original. Raises AttributeError if ``owner`` has no such attribute of
+    its own."""
     with _lock:
         current = own_attribute(owner, attribute)
         if current is None:
             raise AttributeError(f"{owner!r} has no attribute {attribute!r} of its own")
         if _ours(current, wrapper):
             return current
-        made = _Patch(current, wrapper, enabled=_Switch())
+        made = _Patch(current, wrapper, enabled=_Switch(when))
         setattr(owner, attribute, made)
         return made
 

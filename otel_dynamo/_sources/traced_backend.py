@@ -141,6 +141,7 @@ class TracedBackend:
         self._inductor_wrappers: dict[str, Any] = {}
         taps.install()
         faults.warn_active(recorder_lookup().settings.fault)
+        exclude_loaded_modules()  # those the recorder's making imported
 
     def __repr__(self) -> str:
         return f"otel_dynamo.traced({self.backend!r})"

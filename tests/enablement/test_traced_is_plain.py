@@ -1,16 +1,29 @@
 """The traced job is the plain job: each real job of ``tests/programs/differential_jobs.py``
-runs twice in fresh processes, plain and with ``OTEL_DYNAMO_ENABLED=true``, and
-everything Dynamo decides must be identical — compile ids and what each compile was
-(function, outcome, recompile reason, graph and guard counts), graph-break reasons,
-compiled runs per compile id, torch's frame, graph and cache counters, the job's results
-and the exception it raised. A difference fails the test, named by job, rank and field.
+runs twice in fresh processes, plain and with ``OTEL_DYNAMO_ENABLED=true``, both with
+``TORCH_TRACE`` and ``TORCH_LOGS`` on, and must be identical:
+
+- everything Dynamo decides: compile ids and what each compile was (function, outcome,
+  recompile reason, graph and guard counts), graph-break reasons, compiled runs per
+  compile id, torch's frame, graph and cache counters, the job's results and the
+  exception it raised;
+- everything torch writes: its structured trace record for record (source location,
+  metadata, payload), its ``TORCH_LOGS`` lines and the rest of stderr, tracebacks
+  included, all after ``torch_records``' normalisation of what differs between any two
+  runs; where our traced backend stands between torch and the user's backend, a traceback
+  may show that one frame of ours and nothing else;
+- and in the traced job, no frame compile, graph break, record or line of torch's names
+  code of otel_dynamo's or OpenTelemetry's.
+
+A difference fails the test, named by job, rank and field, with both values.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,7 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import otel_dynamo
 from _export_support import PROGRAMS, child_environ
+from programs import torch_records
 from programs.differential_jobs import JOBS, View
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch_facing]  # Dynamo's decisions, on every torch
@@ -27,11 +43,25 @@ pytestmark = [pytest.mark.slow, pytest.mark.torch_facing]  # Dynamo's decisions,
 JOB_PROGRAM = PROGRAMS / "differential_jobs.py"
 TIMEOUT_S = 240
 """Per job and arm: under pytest's own 300 s limit, so a hang fails with the job's output."""
-DISTRIBUTED_JOBS = {"ddp": 2}
+DISTRIBUTED_JOBS = {"ddp": 2, "ddp_step": 2}
 """Jobs run by torchrun, and their ranks."""
 TEARDOWN_GRACE_S = 30.0
 """How long a distributed job that wrote all its views has to exit by itself."""
 POLL_S = 0.2
+TORCH_LOGS = "recompiles,graph_breaks,dynamo,aot"
+"""What each arm logs: Dynamo's and AOT Autograd's own logs, recompiles and breaks."""
+WRAPPER_FRAME = re.compile(r'File "[^"]*otel_dynamo/_sources/traced_backend\.py", line \d+, in __call__')
+"""The one frame of ours a traceback through a traced backend may show."""
+OWN_CODE = re.compile(
+    "|".join(
+        (
+            re.escape(os.path.dirname(otel_dynamo.__file__) + os.sep),
+            re.escape(os.sep + "opentelemetry" + os.sep),
+            r"\botel_dynamo: ",
+        )
+    )
+)
+"""Code of ours or OpenTelemetry's named by its path, or a message of ours."""
 VIEW_FIELDS = (
     "compiles",
     "graph_breaks",
@@ -56,24 +86,31 @@ def _start(job: str, root: Path, *, traced: bool) -> tuple[subprocess.Popen[byte
     session of its own, its output in ``<arm>.log``."""
     arm = "traced" if traced else "plain"
     out_dir = root / arm
-    environ = child_environ(TORCHINDUCTOR_CACHE_DIR=str(root / f"inductor-{arm}"))
+    environ = child_environ(
+        TORCHINDUCTOR_CACHE_DIR=str(root / f"inductor-{arm}"),
+        TORCH_TRACE=str(root / f"{arm}-trace"),
+        TORCH_LOGS=TORCH_LOGS,
+    )
     if traced:
         environ.update(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(root / "telemetry"))
-    with (root / f"{arm}.log").open("wb") as log:
+    with (root / f"{arm}.log").open("wb") as log, (root / f"{arm}.err").open("wb") as err:
         process = subprocess.Popen(
             _command(job, out_dir),
             env=environ,
             stdout=log,
-            stderr=subprocess.STDOUT,
+            stderr=err,
             start_new_session=True,  # torchrun and its ranks end together
         )
     return process, out_dir
 
 
 def _output(out_dir: Path) -> str:
-    """The end of an arm's output, for a failure message."""
-    log = out_dir.with_name(f"{out_dir.name}.log")
-    return log.read_text(encoding="utf-8", errors="replace")[-4000:]
+    """The end of an arm's output and stderr, for a failure message."""
+    texts = (
+        out_dir.with_name(f"{out_dir.name}{suffix}").read_text(encoding="utf-8", errors="replace")
+        for suffix in (".log", ".err")
+    )
+    return "\n".join(text[-3000:] for text in texts)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
@@ -115,30 +152,6 @@ def _views(process: subprocess.Popen[bytes], out_dir: Path, job: str) -> dict[st
     return views
 
 
-def _first_difference(plain: Any, traced: Any, path: str = "") -> str | None:
-    """Where two JSON values first differ, and how (None when equal)."""
-    if isinstance(plain, dict) and isinstance(traced, dict):
-        for key in sorted(set(plain) | set(traced)):
-            if key not in plain or key not in traced:
-                side = "traced only" if key not in plain else "plain only"
-                return f"{path}.{key}: {side}: {plain.get(key, traced.get(key))!r}"
-            found = _first_difference(plain[key], traced[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(plain, list) and isinstance(traced, list):
-        for index, (mine, theirs) in enumerate(zip(plain, traced, strict=False)):
-            found = _first_difference(mine, theirs, f"{path}[{index}]")
-            if found:
-                return found
-        if len(plain) != len(traced):
-            return f"{path}: {len(plain)} items plain, {len(traced)} traced"
-        return None
-    if plain != traced:
-        return f"{path}: plain {plain!r}, traced {traced!r}"
-    return None
-
-
 def run_pair(job: str, root: Path) -> tuple[dict[str, View], dict[str, View]]:
     """The job plain and traced, at the same time, each in its own fresh process (both
     killed should either fail or hang)."""
@@ -151,24 +164,102 @@ def run_pair(job: str, root: Path) -> tuple[dict[str, View], dict[str, View]]:
             _end(process)
 
 
-def differences(plain: dict[str, View], traced: dict[str, View]) -> list[str]:
-    """Each field of Dynamo's view that differs, as "rank R field: where and how"."""
+def _stderr(root: Path, arm: str) -> list[str]:
+    """An arm's stderr, normalised, each rank's lines together (ranks interleave)."""
+    lines = torch_records.log_lines((root / f"{arm}.err").read_text(errors="replace"))
+    by_rank: dict[str, list[str]] = {}
+    for line in lines:
+        rank = re.match(r"^\[rank(\d+)\]:", line)
+        by_rank.setdefault(rank[1] if rank else "", []).append(line)
+    return [line for rank in sorted(by_rank) for line in by_rank[rank]]
+
+
+def without_wrapper_frames(lines: list[str]) -> list[str]:
+    """``lines`` without the frames of our traced backend (``WRAPPER_FRAME``): the frame's
+    ``File`` line and the source and caret lines under it."""
+    kept: list[str] = []
+    frame_prefix: str | None = None
+    for line in lines:
+        if frame_prefix is not None and line.startswith(frame_prefix + "    "):
+            continue
+        frame_prefix = None
+        found = WRAPPER_FRAME.search(line)
+        if found:
+            frame_prefix = line[: found.start()].rstrip(" ")  # before the frame's indent
+            continue
+        kept.append(line)
+    return kept
+
+
+def _without_wrapper_frame(record: torch_records.TraceRecord) -> torch_records.TraceRecord:
+    """A record without the frame of ours in the tracebacks it holds (as payload lines,
+    or as text in its metadata: ``exception_stack_trace``)."""
+    return dataclasses.replace(
+        record,
+        metadata=_without_wrapper_frame_in(record.metadata),
+        payload=_without_wrapper_frame_in(record.payload),
+    )
+
+
+def _without_wrapper_frame_in(value: Any) -> Any:
+    if isinstance(value, list) and all(isinstance(line, str) and "\n" not in line for line in value):
+        return without_wrapper_frames(value)  # a payload's lines
+    if isinstance(value, list):
+        return [_without_wrapper_frame_in(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _without_wrapper_frame_in(item) for key, item in value.items()}
+    if isinstance(value, str) and WRAPPER_FRAME.search(value):
+        return "\n".join(without_wrapper_frames(value.split("\n")))
+    return value
+
+
+def _wrapper_frames_per_traceback(lines: list[str]) -> int:
+    """The most frames of ours any one traceback in ``lines`` shows."""
+    most = count = 0
+    for line in lines:
+        if "Traceback (most recent call last):" in line:
+            count = 0
+        count += bool(WRAPPER_FRAME.search(line))
+        most = max(most, count)
+    return most
+
+
+def differences(job: str, root: Path, plain: dict[str, View], traced: dict[str, View]) -> list[str]:
+    """Every way the traced arm of ``job`` differs from the plain one: each as "job J
+    field: where: plain X, traced Y" (module doc)."""
     found = []
     if sorted(plain) != sorted(traced):
         found.append(f"ranks: plain {sorted(plain)}, traced {sorted(traced)}")
     for rank in sorted(set(plain) & set(traced)):
         for field in VIEW_FIELDS:
-            difference = _first_difference(plain[rank][field], traced[rank][field])  # type: ignore[literal-required]
+            difference = torch_records.first_difference(plain[rank][field], traced[rank][field])  # type: ignore[literal-required]
             if difference:
                 found.append(f"rank {rank} {field}{difference}")
-    return found
+    plain_trace = torch_records.trace_records(root / "plain-trace")
+    traced_trace = [_without_wrapper_frame(r) for r in torch_records.trace_records(root / "traced-trace")]
+    difference = torch_records.trace_difference(plain_trace, traced_trace)
+    if difference:
+        found.append(f"TORCH_TRACE: {difference}")
+    ours = [record for record in traced_trace if OWN_CODE.search(repr(record))]
+    if ours:
+        found.append(f"TORCH_TRACE names our code: {ours[0]!r}"[:2000])
+    plain_err, traced_err = _stderr(root, "plain"), _stderr(root, "traced")
+    if _wrapper_frames_per_traceback(traced_err) > 1:
+        found.append("stderr: a traceback shows more than one frame of ours")
+    difference = torch_records.first_difference(plain_err, without_wrapper_frames(traced_err))
+    if difference:
+        found.append(f"stderr (TORCH_LOGS={TORCH_LOGS}){difference}")
+    own_lines = [line for line in without_wrapper_frames(traced_err) if OWN_CODE.search(line)]
+    if own_lines:
+        found.append(f"stderr names our code: {own_lines[0]!r}")
+    return [f"job {job} {item}" for item in found]
 
 
 @pytest.mark.parametrize("job", sorted(JOBS))
 def test_dynamo_decides_the_same_traced_as_plain(job: str, tmp_path: Path) -> None:
     """Job ``job`` plain and traced: Dynamo's whole view is identical, field by field."""
     plain, traced = run_pair(job, tmp_path)
-    assert differences(plain, traced) == [], f"job {job}: traced differs from plain"
+    assert differences(job, tmp_path, plain, traced) == []
     assert any(view["compiles"] for view in plain.values()), f"job {job} compiled nothing"
     telemetry = list((tmp_path / "telemetry").glob("traces-*.jsonl"))
     assert telemetry, f"job {job}: the traced run wrote no traces"

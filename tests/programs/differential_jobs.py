@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypedDict
@@ -321,21 +322,185 @@ def dynamic_shapes() -> None:
 
 
 def compiled_autograd() -> None:
-    """Compiled autograd: a compiled training step whose backward Dynamo compiles too."""
+    """Compiled autograd: a whole training step compiled (forward, backward, optimizer
+    step), its backward compiled by Dynamo too."""
     torch._dynamo.config.compiled_autograd = True
-    model = ResidualMLP()
+    try:
+        _whole_step(ResidualMLP(), "aot_eager", (4, 16))
+    finally:
+        torch._dynamo.config.compiled_autograd = False
 
-    @torch.compile(backend="aot_eager")
+
+def _whole_step(model: torch.nn.Module, backend: str, shape: tuple[int, ...]) -> None:
+    """Training steps compiled whole: forward, loss, backward and the optimizer's step
+    inside one compiled function (a backward compiled lazily, inside a compiled frame)."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    @torch.compile(backend=backend)
     def step(batch: torch.Tensor) -> torch.Tensor:
         loss = model(batch).pow(2).mean()
         loss.backward()
-        return loss
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.detach()
 
+    for batch in _batches(*shape):
+        _value(step(batch))
+    _value(torch.cat([p.detach().flatten() for p in model.parameters()]))
+
+
+def training_step() -> None:
+    """A whole training step compiled with aot_eager."""
+    _whole_step(ResidualMLP(), "aot_eager", (4, 16))
+
+
+def training_step_inductor() -> None:
+    """A whole training step compiled with inductor."""
+    _whole_step(ResidualMLP(8), "inductor", (4, 8))
+
+
+def backward_inside() -> None:
+    """``.backward()`` inside a compiled function, no optimizer: its backward compiles
+    lazily while Dynamo evaluates the compiled function's frame."""
+    weight = torch.randn(8, 8, requires_grad=True)
+
+    @torch.compile(backend="aot_eager")
+    def step(x: torch.Tensor) -> torch.Tensor:
+        out = (x @ weight).relu()
+        out.sum().backward()
+        return out.detach() * 2
+
+    for batch in _batches(4, 8):
+        _value(step(batch))
+    _value(weight.grad)
+
+
+class Checkpointed(torch.nn.Module):
+    """Two blocks, each run under ``torch.utils.checkpoint`` (recomputed in backward)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(ResidualMLP() for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        return x
+
+
+def checkpointed() -> None:
+    """``torch.utils.checkpoint`` inside a compiled module, trained (backward outside)."""
+    model = torch.compile(Checkpointed(), backend="aot_eager")
+    for batch in _batches(4, 16):
+        loss = model(batch.requires_grad_()).pow(2).mean()
+        loss.backward()
+        _value(loss)
+
+
+def hooks() -> None:
+    """Module forward hooks and a tensor hook, under a compiled module and step."""
+    model = ResidualMLP()
+    seen: list[float] = []
+    model.up.register_forward_hook(lambda _m, _i, out: out * 1.5)
+    model.register_forward_pre_hook(lambda _m, args: (args[0] + 1,))
+    compiled = torch.compile(model, backend="aot_eager")
+    for batch in _batches(4, 16):
+        batch.requires_grad_()
+        batch.register_hook(lambda grad: grad * 2)
+        out = compiled(batch)
+        out.register_hook(lambda grad: seen.append(float(grad.sum())) or grad)
+        out.sum().backward()
+        _value(out)
+        _value(batch.grad)
+    RESULTS.extend(round(value, 6) for value in seen)
+
+
+def func_transforms() -> None:
+    """``torch.func.grad`` and ``vmap`` under compile."""
+
+    def loss(weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x @ weight).pow(2).sum()
+
+    grad_fn = torch.compile(torch.func.grad(loss), backend="aot_eager")
+    batched = torch.compile(torch.func.vmap(torch.sin), backend="aot_eager")
+    weight = torch.randn(8, 4)
+    for batch in _batches(3, 8):
+        _value(grad_fn(weight, batch))
+        _value(batched(batch))
+
+
+class ScaledRelu(torch.autograd.Function):
+    """A custom autograd function: relu forward, its gradient scaled by 3."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return grad * (x > 0) * 3
+
+
+def autograd_function() -> None:
+    """A custom ``autograd.Function`` inside a compiled training step."""
+    weight = torch.randn(8, 8, requires_grad=True)
+
+    @torch.compile(backend="aot_eager")
+    def step(x: torch.Tensor) -> torch.Tensor:
+        out = ScaledRelu.apply(x @ weight)
+        out.sum().backward()
+        return out.detach()
+
+    for batch in _batches(4, 8):
+        _value(step(batch))
+    _value(weight.grad)
+
+
+class BackendFailure(RuntimeError):
+    """What the user's backend raises."""
+
+
+def _failing_backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+    """A user's backend that raises on every graph."""
+    raise BackendFailure(f"cannot compile a graph of {len(gm.graph.nodes)} nodes")
+
+
+def backend_raises() -> None:
+    """A backend that raises: torch's BackendCompilerFailed reaches the user."""
+    _value(torch.compile(_scaled, backend=_failing_backend)(torch.randn(8)))
+
+
+def backend_raises_suppressed() -> None:
+    """A backend that raises with ``suppress_errors``: Dynamo logs the traceback and the
+    frame runs eagerly."""
+    torch._dynamo.config.suppress_errors = True
     try:
-        for batch in _batches(4, 16):
-            _value(step(batch))
+        _value(torch.compile(_scaled, backend=_failing_backend)(torch.randn(8)))
     finally:
-        torch._dynamo.config.compiled_autograd = False
+        torch._dynamo.config.suppress_errors = False
+
+
+def transformers_step() -> None:
+    """A real transformers model (GPT-2, tiny config, random init): its whole training
+    step compiled, loss computed by the model."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_embd=32, n_head=2, n_layer=2, n_positions=16, vocab_size=64)
+    model = GPT2LMHeadModel(config)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    @torch.compile(backend="aot_eager")
+    def step(ids: torch.Tensor) -> torch.Tensor:
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.detach()
+
+    for _ in range(STEPS):
+        _value(step(torch.randint(0, 64, (2, 8))))
 
 
 def set_stance() -> None:
@@ -379,6 +544,19 @@ def inductor_cache() -> None:
         torch._dynamo.reset()
 
 
+def ddp_step() -> None:
+    """One rank of a DDP job (gloo) whose whole training step is compiled."""
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    dist.init_process_group("gloo")  # torn down by main(), after the view is written
+    torch.manual_seed(SEED)
+    model = DistributedDataParallel(torch.nn.Sequential(ResidualMLP(32), ResidualMLP(32)))
+    torch.manual_seed(SEED + dist.get_rank())
+    _whole_step(model, "aot_eager", (4, 32))
+    dist.barrier()
+
+
 def ddp() -> None:
     """One rank of a DDP job (gloo), compiled whole (DDPOptimizer buckets)."""
     import torch.distributed as dist
@@ -408,6 +586,17 @@ JOBS: dict[str, Callable[[], None]] = {
         optimize_and_module_compile,
         dynamic_shapes,
         compiled_autograd,
+        training_step,
+        training_step_inductor,
+        backward_inside,
+        checkpointed,
+        hooks,
+        func_transforms,
+        autograd_function,
+        backend_raises,
+        backend_raises_suppressed,
+        transformers_step,
+        ddp_step,
         set_stance,
         recompile_limit,
         fullgraph_break,
@@ -432,6 +621,7 @@ def main() -> None:
         JOBS[job]()
     except Exception as error:  # the user's exception is part of what must not change
         exception = normalized(f"{type(error).__module__}.{type(error).__qualname__}: {error}")
+        traceback.print_exc()  # its text too: compared on stderr
     breaks, kept = counters()
     view = View(
         job=job,

@@ -38,9 +38,14 @@ VARYING = (
     (re.compile(r"\b\d+(\.\d+)?(e-?\d+)? ?(s|ms|us|ns|seconds)\b"), "<time>"),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b"), "<clock>"),
     (re.compile(r"^(\S+\] \S+, )\d+\.\d+$"), r"\1<time>"),  # "Function, Runtimes (s)" rows
-    (re.compile(r"\b\d{7,}\b"), "<id>"),
+    (re.compile(r"(?<![0-9])\d{9,}(?![0-9])"), "<id>"),  # ids, in decimal (in names too)
+    (re.compile(r"(___dict_version\(.*?\) == )\d+"), r"\1<version>"),
 )
-"""Text that differs between two runs of one job."""
+"""Text that differs between two runs of one job. A dict's version (a guard's
+``___dict_version``) is a process-wide counter of dict writes, as run-specific as an id."""
+ENABLING_VARIABLE = re.compile(r"\bOTEL_(DYNAMO_)?[A-Z_]+\b")
+"""The variables that turn tracing on: the traced job's environment differs from the
+plain one's by them alone, and inductor's repro artifacts list the environment."""
 PAYLOAD_HASH = "has_payload"
 
 
@@ -81,6 +86,7 @@ def normalized_value(value: Any, key: str = "") -> Any:
 
 
 def _payload(lines: list[str]) -> Any:
+    lines = [line for line in lines if not ENABLING_VARIABLE.search(line)]
     text = "\n".join(lines)
     try:
         return normalized_value(json.loads(text))

@@ -363,9 +363,9 @@ def test_a_torch_that_hides_the_frame_compiler_gets_one_warning(caplog):
     naming what is not recorded, however many frames compile."""
     from otel_dynamo._sources import routing
 
-    tap = routing.FrameCompilerTap()
+    router = routing.FrameCompileRouter()
     caplog.set_level(logging.WARNING, logger="otel_dynamo")
-    assert [tap._compiler_of(object()) for _ in range(3)] == [None, None, None]
+    assert [router._compiler_of(object()) for _ in range(3)] == [None, None, None]
     (warning,) = caplog.records
     assert "frame compile spans are not recorded" in warning.getMessage()
 

@@ -1,0 +1,159 @@
+"""Dynamo never evaluates a frame of otel_dynamo's (``_sources.dynamo_exclusion``): our
+frames are hidden from its frame callback, our recording code runs with frame evaluation
+off, and what a pass-through frame delegates to is shown to Dynamo exactly as untraced.
+
+Ground truth is Dynamo's own frame callback (``set_eval_frame``), torch's counters and
+its compilation metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import types
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import torch
+from torch._dynamo.utils import counters, get_compilation_metrics
+
+import otel_dynamo
+from otel_dynamo._recording import boundary
+from otel_dynamo._sources import dynamo_exclusion, runs
+
+pytestmark = pytest.mark.torch_facing  # torch's frame evaluator decides what it is shown
+
+OWN_DIRS = ("/otel_dynamo/", "/opentelemetry/")
+
+
+def _own(filename: str) -> bool:
+    return any(part in filename.replace("\\", "/") for part in OWN_DIRS)
+
+
+def _codes_shown_to_dynamo(call: Callable[[], Any]) -> list[types.CodeType]:
+    """The code of every frame Dynamo's frame callback is shown while ``call`` runs with
+    frame evaluation on (each shown once: the callback skips it for good)."""
+    from torch._C._dynamo.eval_frame import set_eval_frame
+    from torch._dynamo.types import ConvertFrameReturn
+
+    shown: list[types.CodeType] = []
+
+    def callback(frame: Any, cache_entry: Any, frame_state: Any) -> Any:
+        shown.append(frame.f_code)
+        return ConvertFrameReturn()
+
+    prior = set_eval_frame(callback)
+    try:
+        call()
+    finally:
+        set_eval_frame(prior)
+    return shown
+
+
+def _user_code(x: torch.Tensor) -> torch.Tensor:
+    """Code that is not ours, called back by a frame of ours."""
+    return x * 2
+
+
+@pytest.fixture
+def traced_backend(provider: Any) -> Any:
+    """A traced backend: making one excludes every otel_dynamo module loaded."""
+    return otel_dynamo.traced("aot_eager", tracer_provider=provider)
+
+
+def test_every_code_object_of_every_loaded_module_of_ours_is_excluded(traced_backend):
+    """Once a traced backend exists, each code object of each otel_dynamo module loaded,
+    nested ones (closures, lambdas, comprehensions) included, has its strategy."""
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith("otel_dynamo")]
+    codes = [code for module in modules for code in dynamo_exclusion.codes_of(module)]
+    nested = runs.wrap_unboxed_run.__code__.co_consts
+    assert any(isinstance(const, types.CodeType) for const in nested)
+    assert len(codes) > 500
+    assert [code.co_qualname for code in codes if not dynamo_exclusion.is_excluded(code)] == []
+    assert all(
+        dynamo_exclusion.is_excluded(const) for const in nested if isinstance(const, types.CodeType)
+    )
+
+
+def test_a_pass_through_frame_is_hidden_and_what_it_delegates_to_is_shown(traced_backend):
+    """A compiled backward's run wrapper (a pass-through frame) called with frame
+    evaluation on: Dynamo is shown the code it delegates to, as untraced, and not its own."""
+    state = types.SimpleNamespace(count=0, next_recorded=sys.maxsize)
+    proxy = runs.RunProxy(_user_code, state, recorder=None)  # type: ignore[arg-type]
+    x = torch.ones(2)
+    shown = _codes_shown_to_dynamo(lambda: proxy(x))
+    assert _user_code.__code__ in shown
+    assert runs.RunProxy.__call__.__code__ not in shown
+    assert [code.co_filename for code in shown if _own(code.co_filename)] == []
+
+
+def test_recording_code_runs_with_frame_evaluation_off(traced_backend):
+    """Code of ours that is not a pass-through frame (the error boundary here): neither
+    its frame nor what it calls is shown to Dynamo."""
+    x = torch.ones(2)
+    shown = _codes_shown_to_dynamo(lambda: boundary.safely("a test", lambda: _user_code(x)))
+    assert _user_code.__code__ not in shown
+    assert boundary.safely.__code__ not in shown
+
+
+def _step_counts(backend: Any) -> tuple[dict[str, int], ...]:
+    """Dynamo's counts for three calls of a compiled function whose ``.backward()`` runs
+    inside it (its backward compiles lazily, while Dynamo evaluates the frame)."""
+    torch._dynamo.reset()
+    counters.clear()
+    torch.manual_seed(0)
+    weight = torch.randn(8, 8, requires_grad=True)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        out = (x @ weight).relu()
+        out.sum().backward()
+        return out.detach() * 2
+
+    compiled = torch.compile(step, backend=backend)
+    for _ in range(3):
+        compiled(torch.randn(4, 8))
+    return (
+        dict(counters["frames"]),
+        dict(counters["graph_break"]),
+        dict(counters["stats"]),
+        {"grad": int(weight.grad.abs().sum() * 1000)},
+    )
+
+
+def test_a_backward_inside_a_compiled_function_compiles_nothing_of_ours(traced_backend):
+    """``.backward()`` inside the compiled function: traced, Dynamo is shown the same
+    frames, breaks and graphs as plain; no compile is of our code or OpenTelemetry's; no
+    warning is raised."""
+    plain = _step_counts("aot_eager")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traced = _step_counts(traced_backend)
+    assert traced == plain
+    compiled_files = [m.co_filename for m in get_compilation_metrics() if m.co_filename]
+    assert compiled_files and [f for f in compiled_files if _own(f)] == []
+    assert [str(w.message)[:80] for w in caught] == []
+
+
+@pytest.fixture
+def without_strategies(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A torch without frame execution strategies, as seen by a fresh process."""
+
+    def missing() -> Any:
+        raise ImportError("cannot import name 'set_code_exec_strategy'")
+
+    monkeypatch.setattr(dynamo_exclusion, "_strategy_setter", missing)
+    monkeypatch.setattr(dynamo_exclusion, "_unavailable", False)
+    monkeypatch.setattr(dynamo_exclusion, "_marked_modules", set())
+    yield
+
+
+def test_a_torch_without_frame_strategies_gets_one_warning(without_strategies, caplog):
+    """No strategy to set: one warning naming the torch version, and nothing raised,
+    however often modules are excluded."""
+    caplog.set_level(logging.WARNING, logger="otel_dynamo")
+    for _ in range(3):
+        dynamo_exclusion.exclude_loaded_modules()
+    (warning,) = caplog.records
+    assert f"torch {torch.__version__} cannot exclude code from Dynamo" in warning.getMessage()
