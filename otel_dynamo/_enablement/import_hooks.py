@@ -47,6 +47,10 @@ def cancel(name: str, callback: Callback) -> None:
         callbacks = _pending.get(name, [])
         if callback in callbacks:
             callbacks.remove(callback)
+        if not callbacks:
+            _pending.pop(name, None)
+        if not _pending:
+            _remove_finder()
 
 
 def _call(callback: Callback, module: ModuleType) -> None:
@@ -68,8 +72,16 @@ def _ensure_finder() -> None:
 def _fire(module: ModuleType) -> None:
     with _lock:
         callbacks = _pending.pop(module.__name__, [])
+        if not _pending:
+            _remove_finder()
     for callback in callbacks:
         _call(callback, module)
+
+
+def _remove_finder() -> None:
+    """Nothing left to watch: no finder of ours in ``sys.meta_path``, so no import pays
+    for one, and no frame of ours runs at an import inside a frame Dynamo evaluates."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _PostImportFinder)]
 
 
 class _PostImportFinder:

@@ -472,12 +472,16 @@ class RecordReader(logging.Filter):
 
 def decoded_payload(name: str, metadata: Any, payload: Any) -> Any:
     """A record's payload as its ``payload_fn`` returned it: torch writes what is not text
-    as JSON (a chromium event, a JSON-encoded artifact)."""
+    as JSON (a chromium event, a JSON-encoded artifact), and text as it is (an artifact
+    said to be JSON whose value is one string: a single recompile reason)."""
     encoded = name == "chromium_event" or (
         isinstance(metadata, dict) and metadata.get("encoding") == "json"
     )
     if encoded and isinstance(payload, str):
-        return json.loads(payload)
+        try:
+            return json.loads(payload)
+        except ValueError:
+            return payload
     return payload
 
 

@@ -78,7 +78,9 @@ def _command(job: str, out_dir: Path) -> list[str]:
     if ranks is None:
         return [sys.executable, *program]
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    return [*launcher, f"--nproc_per_node={ranks}", *program]
+    # each rank's stderr in a file of its own (ranks interleave on a shared one)
+    per_rank = [f"--log-dir={out_dir}-ranks", "--redirects=2"]
+    return [*launcher, f"--nproc_per_node={ranks}", *per_rank, *program]
 
 
 def _start(job: str, root: Path, *, traced: bool) -> tuple[subprocess.Popen[bytes], Path]:
@@ -90,6 +92,9 @@ def _start(job: str, root: Path, *, traced: bool) -> tuple[subprocess.Popen[byte
         TORCHINDUCTOR_CACHE_DIR=str(root / f"inductor-{arm}"),
         TORCH_TRACE=str(root / f"{arm}-trace"),
         TORCH_LOGS=TORCH_LOGS,
+        # one string hash in both arms: sympy's assumption caches (symbolic shapes) iterate
+        # sets of strings, and which of its frames run otherwise differs from run to run
+        PYTHONHASHSEED="0",
     )
     if traced:
         environ.update(OTEL_DYNAMO_ENABLED="true", OTEL_DYNAMO_OUTPUT_DIR=str(root / "telemetry"))
@@ -165,13 +170,15 @@ def run_pair(job: str, root: Path) -> tuple[dict[str, View], dict[str, View]]:
 
 
 def _stderr(root: Path, arm: str) -> list[str]:
-    """An arm's stderr, normalised, each rank's lines together (ranks interleave)."""
-    lines = torch_records.log_lines((root / f"{arm}.err").read_text(errors="replace"))
-    by_rank: dict[str, list[str]] = {}
-    for line in lines:
-        rank = re.match(r"^\[rank(\d+)\]:", line)
-        by_rank.setdefault(rank[1] if rank else "", []).append(line)
-    return [line for rank in sorted(by_rank) for line in by_rank[rank]]
+    """An arm's stderr, normalised: its ranks' own (a distributed job's), rank by rank."""
+    ranks = sorted(
+        (root / f"{arm}-ranks").glob("**/stderr.log"), key=lambda path: int(path.parent.name)
+    )
+    if ranks:
+        texts = [path.read_text(errors="replace") for path in ranks]
+    else:
+        texts = [(root / f"{arm}.err").read_text(errors="replace")]
+    return [line for text in texts for line in torch_records.log_lines(text)]
 
 
 def without_wrapper_frames(lines: list[str]) -> list[str]:
