@@ -18,6 +18,7 @@ import functools
 import json
 import logging
 import os
+import random
 import re
 import sys
 import traceback
@@ -610,6 +611,7 @@ def main() -> None:
     job, out_dir = sys.argv[1], Path(sys.argv[2])
     rank = os.environ.get("RANK", "0")
     torch.manual_seed(SEED)
+    random.seed(SEED)  # sympy's assumptions shuffle with it (symbolic shapes)
     metrics = CompilationMetrics()
     trace = logging.getLogger(TRACE_LOGGER)
     trace.addHandler(metrics)

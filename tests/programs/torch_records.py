@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-TRACE_HEADER = re.compile(r"^(?P<level>[A-Z])\d{4} [\d:.]+ \d+ (?P<where>\S+)\] (?P<metadata>.*)$")
+TRACE_HEADER = re.compile(
+    r"^(?P<level>[A-Z])\d{4} [\d:.]+ \d+ (?P<where>\S+)\] (?P<metadata>.*)$"
+)
 """``V1128 16:37:16.123456 4242 torch/_dynamo/utils.py:2350] {...}`` (glog's layout)."""
 LOG_PREFIX = re.compile(r"^(\[rank\d+\]:)?[A-Z]\d{4} [\d:.]+ \d+ ")
 """The time and thread id that start a ``TORCH_LOGS`` line."""
@@ -57,6 +59,10 @@ class TraceRecord:
     """The source location torch's logging call names (``file:line``)."""
     metadata: Any
     payload: Any
+    in_compile: bool = True
+    """Written with a compile in progress on its thread (the record names the frame).
+    Records written outside any compile (inductor's compile workers among them)
+    interleave with the others by timing alone: they are compared apart, as a set."""
 
     @property
     def event(self) -> str:
@@ -100,11 +106,13 @@ def trace_records(trace_dir: Path) -> list[TraceRecord]:
     records = []
     for path in sorted(trace_dir.glob("*.log")):
         for where, metadata, payload in _raw_records(path):
+            fields = json.loads(metadata)
             records.append(
                 TraceRecord(
                     where=normalized_text(where),
-                    metadata=normalized_value(json.loads(metadata)),
+                    metadata=normalized_value(fields),
                     payload=_payload(payload),
+                    in_compile="frame_id" in fields or "compiled_autograd_id" in fields,
                 )
             )
     return records
@@ -159,7 +167,21 @@ def first_difference(plain: Any, traced: Any, path: str = "") -> str | None:
 
 
 def trace_difference(plain: list[TraceRecord], traced: list[TraceRecord]) -> str | None:
-    """The first record where two structured traces differ, named by index and event."""
+    """The first record where two structured traces differ, named by index and event:
+    those written in a compile in order, then the others as sets (``in_compile``)."""
+    ordered = _ordered_difference(
+        [r for r in plain if r.in_compile], [r for r in traced if r.in_compile]
+    )
+    if ordered:
+        return ordered
+    unordered = _ordered_difference(
+        sorted((r for r in plain if not r.in_compile), key=repr),
+        sorted((r for r in traced if not r.in_compile), key=repr),
+    )
+    return None if unordered is None else f"outside any compile: {unordered}"
+
+
+def _ordered_difference(plain: list[TraceRecord], traced: list[TraceRecord]) -> str | None:
     for index, (mine, theirs) in enumerate(zip(plain, traced, strict=False)):
         for field in ("where", "metadata", "payload"):
             found = first_difference(getattr(mine, field), getattr(theirs, field))
