@@ -1,5 +1,7 @@
 """Run a program untraced, but with each Dynamo frame compile made from otel_dynamo's
-frame-stack room (``otel_dynamo._sources.stack_room``), as a traced job's are.
+frame-stack room (``otel_dynamo._sources.stack_room``): how much a plain job would gain
+from the room (a traced job's frame compiles have none since no frame of ours may wrap
+them; its backend and lazy backward compiles do).
 
     python bench/plain_with_room.py PROGRAM [ARGS...]
 
