@@ -607,11 +607,23 @@ JOBS: dict[str, Callable[[], None]] = {
 }
 
 
+def _seed_sympy() -> None:
+    """Seed the random source sympy's assumption system shuffles with (it evaluates
+    symbolic shapes; under compiled autograd, with Dynamo's frame evaluation on, so which
+    of its frames Dynamo is shown otherwise differs from run to run)."""
+    try:
+        import sympy.core.random
+    except ImportError:  # a torch without sympy
+        return
+    sympy.core.random.seed(SEED)
+
+
 def main() -> None:
     job, out_dir = sys.argv[1], Path(sys.argv[2])
     rank = os.environ.get("RANK", "0")
     torch.manual_seed(SEED)
-    random.seed(SEED)  # sympy's assumptions shuffle with it (symbolic shapes)
+    random.seed(SEED)
+    _seed_sympy()
     metrics = CompilationMetrics()
     trace = logging.getLogger(TRACE_LOGGER)
     trace.addHandler(metrics)
