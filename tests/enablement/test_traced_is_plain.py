@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-import otel_dynamo
 from _export_support import PROGRAMS, child_environ
 from programs import torch_records
 from programs.differential_jobs import JOBS, View
+
+import otel_dynamo
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch_facing]  # Dynamo's decisions, on every torch
 
@@ -50,7 +50,9 @@ TEARDOWN_GRACE_S = 30.0
 POLL_S = 0.2
 TORCH_LOGS = "recompiles,graph_breaks,dynamo,aot"
 """What each arm logs: Dynamo's and AOT Autograd's own logs, recompiles and breaks."""
-WRAPPER_FRAME = re.compile(r'File "[^"]*otel_dynamo/_sources/traced_backend\.py", line \d+, in __call__')
+WRAPPER_FRAME = re.compile(
+    r'File "[^"]*otel_dynamo/_sources/traced_backend\.py", line \d+, in __call__'
+)
 """The one frame of ours a traceback through a traced backend may show."""
 OWN_CODE = re.compile(
     "|".join(
@@ -209,7 +211,9 @@ def _without_wrapper_frame(record: torch_records.TraceRecord) -> torch_records.T
 
 
 def _without_wrapper_frame_in(value: Any) -> Any:
-    if isinstance(value, list) and all(isinstance(line, str) and "\n" not in line for line in value):
+    if isinstance(value, list) and all(
+        isinstance(line, str) and "\n" not in line for line in value
+    ):
         return without_wrapper_frames(value)  # a payload's lines
     if isinstance(value, list):
         return [_without_wrapper_frame_in(item) for item in value]
@@ -243,7 +247,9 @@ def differences(job: str, root: Path, plain: dict[str, View], traced: dict[str, 
             if difference:
                 found.append(f"rank {rank} {field}{difference}")
     plain_trace = torch_records.trace_records(root / "plain-trace")
-    traced_trace = [_without_wrapper_frame(r) for r in torch_records.trace_records(root / "traced-trace")]
+    traced_trace = [
+        _without_wrapper_frame(r) for r in torch_records.trace_records(root / "traced-trace")
+    ]
     difference = torch_records.trace_difference(plain_trace, traced_trace)
     if difference:
         found.append(f"TORCH_TRACE: {difference}")

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-TRACE_HEADER = re.compile(
-    r"^(?P<level>[A-Z])\d{4} [\d:.]+ \d+ (?P<where>\S+)\] (?P<metadata>.*)$"
-)
+TRACE_HEADER = re.compile(r"^(?P<level>[A-Z])\d{4} [\d:.]+ \d+ (?P<where>\S+)\] (?P<metadata>.*)$")
 """``V1128 16:37:16.123456 4242 torch/_dynamo/utils.py:2350] {...}`` (glog's layout)."""
 LOG_PREFIX = re.compile(r"^(\[rank\d+\]:)?[A-Z]\d{4} [\d:.]+ \d+ ")
 """The time and thread id that start a ``TORCH_LOGS`` line."""
@@ -159,7 +157,8 @@ def first_difference(plain: Any, traced: Any, path: str = "") -> str | None:
         if len(plain) != len(traced):
             longer, side = (plain, "plain") if len(plain) > len(traced) else (traced, "traced")
             extra = longer[min(len(plain), len(traced))]
-            return f"{path}: {len(plain)} items plain, {len(traced)} traced; first {side} only: {extra!r}"
+            counts = f"{len(plain)} items plain, {len(traced)} traced"
+            return f"{path}: {counts}; first {side} only: {extra!r}"
         return None
     if plain != traced:
         return f"{path}: plain {plain!r}, traced {traced!r}"
