@@ -264,6 +264,12 @@ class FrameCompileRouter:
             if frame.f_code is target:
                 frame_locals = frame.f_locals
                 convert = frame_locals.get("self")
+                if convert is None:
+                    self._warn(
+                        "torch %s's ConvertFrameAssert.__call__ has no 'self' to read its "
+                        "backend from; frame compile spans are not recorded (graph spans "
+                        "still are)"
+                    )
                 return route_for(self._compiler_of(convert), frame_locals.get("frame"))
             frame = frame.f_back  # type: ignore[assignment]
         return route_for(None)

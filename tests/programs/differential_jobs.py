@@ -356,8 +356,12 @@ def training_step() -> None:
 
 
 def training_step_inductor() -> None:
-    """A whole training step compiled with inductor."""
-    _whole_step(ResidualMLP(8), "inductor", (4, 8))
+    """A whole training step compiled with inductor, twice: the second time, after
+    ``torch._dynamo.reset()``, from inductor's FX graph and AOT Autograd caches."""
+    model = ResidualMLP(8)
+    for _ in range(2):
+        _whole_step(model, "inductor", (4, 8))
+        torch._dynamo.reset()
 
 
 def backward_inside() -> None:
@@ -537,29 +541,9 @@ def fullgraph_break() -> None:
     _value(model(torch.randn(4, 8)))
 
 
-def inductor_cache() -> None:
-    """Inductor twice on one function after ``torch._dynamo.reset()``: FX graph and
-    AOT Autograd caches hit the second time."""
-    for _ in range(2):
-        _value(torch.compile(_scaled, backend="inductor")(torch.randn(8)))
-        torch._dynamo.reset()
-
-
 def ddp_step() -> None:
-    """One rank of a DDP job (gloo) whose whole training step is compiled."""
-    import torch.distributed as dist
-    from torch.nn.parallel import DistributedDataParallel
-
-    dist.init_process_group("gloo")  # torn down by main(), after the view is written
-    torch.manual_seed(SEED)
-    model = DistributedDataParallel(torch.nn.Sequential(ResidualMLP(32), ResidualMLP(32)))
-    torch.manual_seed(SEED + dist.get_rank())
-    _whole_step(model, "aot_eager", (4, 32))
-    dist.barrier()
-
-
-def ddp() -> None:
-    """One rank of a DDP job (gloo), compiled whole (DDPOptimizer buckets)."""
+    """One rank of a DDP job (gloo) whose whole training step is compiled; its buckets
+    split the graph (DDPOptimizer)."""
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
@@ -567,12 +551,8 @@ def ddp() -> None:
     torch.manual_seed(SEED)
     # About 1 MB of parameters a block, 1 MB buckets: the DDPOptimizer splits the graph.
     model = torch.nn.Sequential(*(ResidualMLP(256) for _ in range(3)))
-    ddp_model = torch.compile(DistributedDataParallel(model, bucket_cap_mb=1), backend="aot_eager")
     torch.manual_seed(SEED + dist.get_rank())
-    for batch in _batches(4, 256):
-        loss = ddp_model(batch).pow(2).mean()
-        loss.backward()
-        _value(loss)
+    _whole_step(DistributedDataParallel(model, bucket_cap_mb=1), "aot_eager", (4, 256))
     dist.barrier()
 
 
@@ -601,8 +581,6 @@ JOBS: dict[str, Callable[[], None]] = {
         set_stance,
         recompile_limit,
         fullgraph_break,
-        inductor_cache,
-        ddp,
     )
 }
 

@@ -432,3 +432,24 @@ def test_a_function_given_a_module_names_no_module(provider, exporter):
         if s.name == names.SPAN_FRAME and s.attributes[names.ATTR_CODE_FUNCTION] == "scale_by"
     ]
     assert names.ATTR_COMPILE_MODULE_CLASS not in frame
+
+
+def test_the_router_reads_the_frame_compiles_compiler_off_the_stack(provider):
+    """Canary of the router's private reads: during a traced compile, the compile's
+    ``CompileContext`` carries a route to the traced backend's recorder, naming the
+    function compiled (``ConvertFrameAssert.__call__``'s ``self`` and ``frame``)."""
+    from otel_dynamo._sources import routing
+
+    seen: list[Any] = []
+
+    def inner(gm: torch.fx.GraphModule, example_inputs: Any) -> Any:
+        seen.append(routing.router.route())
+        return gm.forward
+
+    traced = otel_dynamo.traced(inner, tracer_provider=provider)
+    x = torch.randn(4)
+    assert torch.equal(torch.compile(sin_plus, backend=traced)(x), sin_plus(x))
+    (route,) = seen
+    assert isinstance(route, routing.Route)
+    assert route.recorder() is not None
+    assert route.code is not None and route.code.function == "sin_plus"
