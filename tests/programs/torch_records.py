@@ -47,6 +47,14 @@ ENABLING_VARIABLE = re.compile(r"\bOTEL_(DYNAMO_)?[A-Z_]+\b")
 """The variables that turn tracing on: the traced job's environment differs from the
 plain one's by them alone, and inductor's repro artifacts list the environment."""
 PAYLOAD_HASH = "has_payload"
+GUARD_TREE = "dynamo_cpp_guards_str"
+"""Dynamo's guard tree, compared line by line in any order: on torch 2.8 the order of
+sibling guards differs between two plain runs of one job (seen: ``DICT_CONTAINS`` guards
+on a ``**kwargs`` dict)."""
+WORKER_EVENTS = frozenset({"compile_file"})
+"""Chromium events of inductor's asynchronous compile: how many kernels its workers
+compile, and when, depends on timing (a kernel another request already compiled is not
+compiled again), so two runs of one job differ in them."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +97,10 @@ def normalized_value(value: Any, key: str = "") -> Any:
     return value
 
 
-def _payload(lines: list[str]) -> Any:
+def _payload(lines: list[str], *, unordered: bool = False) -> Any:
     lines = [line for line in lines if not ENABLING_VARIABLE.search(line)]
+    if unordered:
+        return sorted(normalized_text(line) for line in lines)
     text = "\n".join(lines)
     try:
         return normalized_value(json.loads(text))
@@ -105,15 +115,25 @@ def trace_records(trace_dir: Path) -> list[TraceRecord]:
     for path in sorted(trace_dir.glob("*.log")):
         for where, metadata, payload in _raw_records(path):
             fields = json.loads(metadata)
+            if "chromium_event" in fields and _event_name(payload) in WORKER_EVENTS:
+                continue
             records.append(
                 TraceRecord(
                     where=normalized_text(where),
                     metadata=normalized_value(fields),
-                    payload=_payload(payload),
+                    payload=_payload(payload, unordered=GUARD_TREE in fields),
                     in_compile="frame_id" in fields or "compiled_autograd_id" in fields,
                 )
             )
     return records
+
+
+def _event_name(lines: list[str]) -> str | None:
+    """The name a chromium event's payload gives (its second line, ``"name": ...``)."""
+    for line in lines[:3]:
+        if line.startswith('"name": '):
+            return str(json.loads(line.removeprefix('"name": ').rstrip(",")))
+    return None
 
 
 def _raw_records(path: Path) -> Iterator[tuple[str, str, list[str]]]:

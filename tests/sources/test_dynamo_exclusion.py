@@ -126,6 +126,7 @@ def test_a_backward_inside_a_compiled_function_compiles_nothing_of_ours(traced_b
     """``.backward()`` inside the compiled function: traced, Dynamo is shown the same
     frames, breaks and graphs as plain; no compile is of our code or OpenTelemetry's; no
     warning is raised."""
+    _step_counts("aot_eager")  # first compiles of the process: torch's lazy imports
     plain = _step_counts("aot_eager")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
