@@ -99,7 +99,7 @@ def _device_run(recorder: Recorder, clock: StandInClock, device_ms: float) -> No
     def call() -> None:
         clock.now_ms += device_ms
 
-    recorder.record_run(_run_state(recorder, clock), call)
+    recorder.record_run(_run_state(recorder, clock), call, (), {})
 
 
 def _wait_for(condition: Any, timeout_s: float = 5.0) -> None:

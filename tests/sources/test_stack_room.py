@@ -16,7 +16,11 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 import otel_dynamo
-from otel_dynamo._sources.stack_room import call_with_room, has_chunked_frame_stack
+from otel_dynamo._sources.stack_room import (
+    ROOM_FRAME_SLOTS,
+    call_with_room,
+    has_chunked_frame_stack,
+)
 
 CHUNKED_FRAME_STACK = has_chunked_frame_stack()
 ORDINARY_CHUNK_BYTES = 16 * 1024
@@ -47,11 +51,11 @@ def _page_faults(call: Callable[[], object]) -> int:
 
 
 def _rooms_below() -> int:
-    """How many calls of ``call_with_room`` this frame runs above."""
+    """How many frames that declare the room (``with_room``) this frame runs above."""
     rooms = 0
     frame: types.FrameType | None = sys._getframe()
     while frame is not None:
-        rooms += frame.f_code is call_with_room.__code__
+        rooms += frame.f_code.co_stacksize >= ROOM_FRAME_SLOTS
         frame = frame.f_back
     return rooms
 
@@ -111,9 +115,10 @@ def _noting_compiler(seen: dict[str, int], kind: str) -> Callable[..., Any]:
 
 
 def test_frame_compiles_and_lazy_backwards_run_in_the_room(provider) -> None:
-    """The traced forward compile runs above two rooms (the frame compile's and its own);
-    the backward AOT Autograd compiles lazily at the first .backward(), after the frame
-    compile returned, above its own room."""
+    """The traced forward compile runs above two rooms (the traced backend's frame and AOT's
+    traced compiler's), and no frame of ours wraps the frame compile; the backward AOT
+    Autograd compiles lazily at the first .backward(), after the frame compile returned,
+    above its own room."""
     seen: dict[str, int] = {}
     inner = aot_autograd(
         fw_compiler=_noting_compiler(seen, "forward"),
