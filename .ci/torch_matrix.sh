@@ -11,11 +11,12 @@
 # has ended: .ci/run prepares it while the pinned torch's suite runs.
 #
 # The oldest version given, the furthest from the pinned torch (whose suite runs
-# everything), runs every torch-facing test; the newest runs the fast ones and the
+# everything), runs every torch-facing test but the heavy traced-against-plain jobs
+# (-m 'torch_facing and not heavy'); the newest runs the fast ones and the core
 # traced-against-plain jobs (-m 'torch_facing and (not slow or plain_vs_traced)'); those
 # between run the fast ones only (-m 'torch_facing and not slow': every hook's fit and
 # torch's own counts on small programs, without the real models and the
-# traced-against-plain jobs). One version given alone runs them all.
+# traced-against-plain jobs). One version given alone runs them all but the heavy ones.
 #
 # Versions are prepared one after another in the background, niced, ahead of their tests:
 # download torch's wheels into a folder of their own, install torch from them offline
@@ -43,7 +44,7 @@ cd "$(dirname "$0")/.." || exit 1
 DEFAULT_VERSIONS="2.8.0 2.10.0 2.12.1 2.15.0"
 FAST_SELECTION="torch_facing and not slow"
 NEWEST_SELECTION="torch_facing and (not slow or plain_vs_traced)"
-FULL_SELECTION="torch_facing"
+FULL_SELECTION="torch_facing and not heavy"
 PREPARE_FREE_GB=16
 # shellcheck source=.ci/test_workers.sh
 source .ci/test_workers.sh

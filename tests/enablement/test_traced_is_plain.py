@@ -38,9 +38,10 @@ from programs.differential_jobs import JOBS, View
 
 import otel_dynamo
 
-# Dynamo's decisions and torch's records: on every torch; in CI, the pinned one and the
-# oldest and newest of the matrix (plain_vs_traced)
-pytestmark = [pytest.mark.slow, pytest.mark.torch_facing, pytest.mark.plain_vs_traced]
+# Dynamo's decisions and torch's records: on every torch. In CI: all jobs on the pinned
+# torch, all but the heavy ones on the oldest of the matrix, the core ones
+# (plain_vs_traced) on the newest.
+pytestmark = [pytest.mark.slow, pytest.mark.torch_facing]
 
 JOB_PROGRAM = PROGRAMS / "differential_jobs.py"
 TIMEOUT_S = 240
@@ -270,7 +271,23 @@ def differences(job: str, root: Path, plain: dict[str, View], traced: dict[str, 
     return [f"job {job} {item}" for item in found]
 
 
-@pytest.mark.parametrize("job", sorted(JOBS))
+HEAVY_JOBS = frozenset({"training_step_inductor", "transformers_step", "ddp_step", "regional_gpt2"})
+"""Jobs of a minute or more on 2 cores: run on the pinned torch only (CI's time)."""
+CORE_JOBS = frozenset(
+    {"backward_inside", "training_step", "compiled_autograd", "backend_raises", "fullgraph_break"}
+)
+"""The jobs the newest torch of CI's matrix runs too (``plain_vs_traced``): code of ours
+inside a compiled step, and the tracebacks of failing compiles."""
+
+
+def _job_param(job: str) -> Any:
+    marks = [pytest.mark.heavy] if job in HEAVY_JOBS else []
+    if job in CORE_JOBS:
+        marks.append(pytest.mark.plain_vs_traced)
+    return pytest.param(job, marks=marks)
+
+
+@pytest.mark.parametrize("job", [_job_param(job) for job in sorted(JOBS)])
 def test_dynamo_decides_the_same_traced_as_plain(job: str, tmp_path: Path) -> None:
     """Job ``job`` plain and traced: Dynamo's whole view is identical, field by field."""
     plain, traced = run_pair(job, tmp_path)
