@@ -47,6 +47,10 @@ from otel_dynamo._sources.torch_version import torch_version
 _log = logging.getLogger(__name__)
 
 PACKAGE = "otel_dynamo"
+LEFT_TO_DYNAMO = ("otel_dynamo.cli", "otel_dynamo.report")
+"""Packages whose code is never ours to hide: the commands run no code inside a compiled
+function, and the demo's model and training loop (``cli.demo_training``) are the job
+Dynamo compiles."""
 GENERATED = "<string>"
 """Where the methods ``dataclasses`` writes for our classes say they come from."""
 MAX_DEPTH = 4
@@ -79,7 +83,9 @@ def exclude_loaded_modules() -> None:
     pending = [
         name
         for name in list(sys.modules)
-        if (name == PACKAGE or name.startswith(PACKAGE + ".")) and name not in _marked_modules
+        if (name == PACKAGE or name.startswith(PACKAGE + "."))
+        and not _left_to_dynamo(name)
+        and name not in _marked_modules
     ]
     if not pending:
         return
@@ -107,6 +113,10 @@ def exclude_loaded_modules() -> None:
                 type(error).__name__,
                 error,
             )
+
+
+def _left_to_dynamo(name: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in LEFT_TO_DYNAMO)
 
 
 def is_excluded(code: types.CodeType) -> bool:

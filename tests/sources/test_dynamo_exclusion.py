@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import torch
-from torch._dynamo.utils import counters, get_compilation_metrics
+from torch._dynamo.utils import clear_compilation_metrics, counters, get_compilation_metrics
 
 import otel_dynamo
 from otel_dynamo._recording import boundary
@@ -66,7 +66,11 @@ def traced_backend(provider: Any) -> Any:
 def test_every_code_object_of_every_loaded_module_of_ours_is_excluded(traced_backend):
     """Once a traced backend exists, each code object of each otel_dynamo module loaded,
     nested ones (closures, lambdas, comprehensions) included, has its strategy."""
-    modules = [m for name, m in list(sys.modules.items()) if name.startswith("otel_dynamo")]
+    modules = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.startswith("otel_dynamo") and not name.startswith(dynamo_exclusion.LEFT_TO_DYNAMO)
+    ]
     codes = [code for module in modules for code in dynamo_exclusion.codes_of(module)]
     nested = runs.wrap_unboxed_run.__code__.co_consts
     assert any(isinstance(const, types.CodeType) for const in nested)
@@ -75,6 +79,20 @@ def test_every_code_object_of_every_loaded_module_of_ours_is_excluded(traced_bac
     assert all(
         dynamo_exclusion.is_excluded(const) for const in nested if isinstance(const, types.CodeType)
     )
+
+
+def test_the_demos_model_is_left_to_dynamo(traced_backend):
+    """The demo's model lives in otel_dynamo's package but is the job Dynamo compiles:
+    its code is never excluded, and it compiles (one graph a call at least)."""
+    from otel_dynamo.cli import demo_training
+
+    dynamo_exclusion.exclude_loaded_modules()
+    model = demo_training._model()
+    forward = type(model).forward.__code__
+    assert not dynamo_exclusion.is_excluded(forward)
+    counters.clear()
+    torch.compile(model, backend=traced_backend)(torch.randn(4, demo_training.FEATURES))
+    assert counters["stats"]["unique_graphs"] >= 1
 
 
 def test_a_pass_through_frame_is_hidden_and_what_it_delegates_to_is_shown(traced_backend):
@@ -103,6 +121,7 @@ def _step_counts(backend: Any) -> tuple[dict[str, int], ...]:
     inside it (its backward compiles lazily, while Dynamo evaluates the frame)."""
     torch._dynamo.reset()
     counters.clear()
+    clear_compilation_metrics()
     torch.manual_seed(0)
     weight = torch.randn(8, 8, requires_grad=True)
 
