@@ -37,14 +37,6 @@ def passes_through(function: F) -> F:
     return function
 
 
-def replaced(old: CodeType, new: CodeType) -> None:
-    """A declared function's code object was replaced by ``new`` (``stack_room``)."""
-    with _lock:
-        if old in _codes:
-            _codes.discard(old)
-            _codes.add(new)
-
-
 def pass_through_codes() -> frozenset[CodeType]:
     """The code objects of every function declared so far."""
     with _lock:

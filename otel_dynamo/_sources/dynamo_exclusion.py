@@ -64,6 +64,8 @@ _lock = threading.Lock()
 _marked_modules: set[str] = set()
 _marked_codes: set[types.CodeType] = set()
 _unavailable = False
+_modules_seen = 0
+"""How many modules were loaded at the last call: each graph compile asks again."""
 
 
 def _strategy_setter() -> Any:
@@ -77,9 +79,10 @@ def _strategy_setter() -> Any:
 def exclude_loaded_modules() -> None:
     """Mark every code object of the otel_dynamo modules imported so far and not yet
     marked (idempotent; never raises)."""
-    global _unavailable
-    if _unavailable:
+    global _unavailable, _modules_seen
+    if _unavailable or len(sys.modules) == _modules_seen:  # no import since the last call
         return
+    _modules_seen = len(sys.modules)
     pending = [
         name
         for name in list(sys.modules)

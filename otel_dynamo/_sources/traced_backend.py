@@ -327,7 +327,7 @@ class TracedGraphCompile:
         """The compile raised ``exc`` (about to be re-raised unchanged)."""
         self._deactivate()
         discarded = is_control_flow(exc)
-        if not discarded and self.compiling is not None:
+        if isinstance(exc, Exception) and not discarded and self.compiling is not None:
             for aid in self.applied:
                 aid.compile_failed(self.compiling)
         graph = self.graph

@@ -166,6 +166,7 @@ def without_strategies(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(dynamo_exclusion, "_strategy_setter", missing)
     monkeypatch.setattr(dynamo_exclusion, "_unavailable", False)
     monkeypatch.setattr(dynamo_exclusion, "_marked_modules", set())
+    monkeypatch.setattr(dynamo_exclusion, "_modules_seen", 0)
     yield
 
 
