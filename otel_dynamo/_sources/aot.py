@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from otel_dynamo import names
 from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_PHASE
+from otel_dynamo._recording.recorder import CompileStep
 from otel_dynamo._sources import cudagraphs, graph_facts, patching
 from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
@@ -122,7 +123,7 @@ class TracedPartition:
             self._partitioned(span, joint_nodes, result, kwargs)
         return result
 
-    def _step(self) -> Any:
+    def _step(self) -> CompileStep:
         graph = self.graph
         attributes = {
             names.ATTR_COMPILE_ID: graph.compile_id,
@@ -139,10 +140,6 @@ class TracedPartition:
         self.graph.safely(
             lambda: span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
         )
-
-
-def wrap_partition(partition_fn: Callable[..., Any], graph: GraphCompile) -> Callable[..., Any]:
-    return TracedPartition(partition_fn, graph)
 
 
 # --- inner compilers ------------------------------------------------------------------------
@@ -184,7 +181,7 @@ class TracedCompiler:
             self._compiled(span, watch, compiled)
         return self._finished(compiled, graph_name)
 
-    def _step(self, gm: Any) -> tuple[Any, str | None]:
+    def _step(self, gm: Any) -> tuple[CompileStep, str | None]:
         graph, kind = self.graph, self.kind
         graph_name = aot_graph_name()
         attributes = (
@@ -222,12 +219,6 @@ class TracedCompiler:
         return compiled
 
 
-def _traced_compiler_fn(
-    inner: Callable[..., Any], graph: GraphCompile, kind: str
-) -> Callable[..., Any]:
-    return TracedCompiler(inner, graph, kind)
-
-
 def _wants_cudagraphs(graph: GraphCompile, kind: str) -> bool:
     """A backward whose forward inductor CUDA-graphed: decided on its own (a forward
     skipped takes its backward along, without another skip torch would count).
@@ -245,9 +236,9 @@ def wrap_compiler(inner: Any, graph: GraphCompile, kind: str) -> Any:
     if serializable is not None and isinstance(inner, serializable):
         cacheable: Any = inner
         return type(cacheable)(
-            cacheable.output_code_ty, _traced_compiler_fn(cacheable.compiler_fn, graph, kind)
+            cacheable.output_code_ty, TracedCompiler(cacheable.compiler_fn, graph, kind)
         )
-    traced = _traced_compiler_fn(inner, graph, kind)
+    traced = TracedCompiler(inner, graph, kind)
     if getattr(inner, "_is_wrapped_bw_compiler", False):
         traced._is_wrapped_bw_compiler = True  # type: ignore[attr-defined]  # AOT's marker on a function
     return traced
@@ -317,7 +308,7 @@ def instrument_kwargs(graph: GraphCompile, kwargs: dict[str, Any]) -> dict[str, 
         if instrumented.get(key) is not None:
             instrumented[key] = wrap_compiler(instrumented[key], graph, kind)
     partition_fn = instrumented.get("partition_fn") or default_partition
-    instrumented["partition_fn"] = wrap_partition(partition_fn, graph)
+    instrumented["partition_fn"] = TracedPartition(partition_fn, graph)
     return instrumented
 
 

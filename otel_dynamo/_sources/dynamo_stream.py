@@ -462,7 +462,7 @@ class RecordReader(logging.Filter):
             if name in _WANTED:
                 event = metadata[name]
                 payload = getattr(record, "payload", None)
-                self._tap._observe(
+                self._tap.observe(
                     name,
                     lambda: event if isinstance(event, dict) else {},
                     {"payload_fn": lambda: decoded_payload(name, event, payload)},
@@ -549,10 +549,12 @@ class StreamTap:
         if name in _WANTED:
             metadata_fn = args[1] if len(args) > 1 else kwargs.get("metadata_fn", dict)
             kw = {k: v for k, v in kwargs.items() if k not in ("name", "metadata_fn")}
-            self._observe(str(name), metadata_fn, kw)
+            self.observe(str(name), metadata_fn, kw)
         return trace_structured(*args, **kwargs)
 
-    def _observe(self, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
+    def observe(self, name: str, metadata_fn: MetadataFn, kw: dict[str, Any]) -> None:
+        """One event, from the tap or from ``RecordReader``, to the recorder of its compile
+        (never raises: the first failure of a kind is one warning)."""
         try:
             recorder = self._get_recorder()
             if recorder is None:

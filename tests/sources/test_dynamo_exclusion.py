@@ -20,6 +20,7 @@ import torch
 from torch._dynamo.utils import clear_compilation_metrics, counters, get_compilation_metrics
 
 import otel_dynamo
+from otel_dynamo import names
 from otel_dynamo._recording import boundary
 from otel_dynamo._sources import dynamo_exclusion, runs
 
@@ -178,3 +179,47 @@ def test_a_torch_without_frame_strategies_gets_one_warning(without_strategies, c
         dynamo_exclusion.exclude_loaded_modules()
     (warning,) = caplog.records
     assert f"torch {torch.__version__} cannot exclude code from Dynamo" in warning.getMessage()
+
+
+class _Kept(logging.Handler):
+    """A handler on ``torch.__trace``: torch then writes every structured-trace record."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def _with_break(x: torch.Tensor) -> torch.Tensor:
+    x = torch.sin(x) + 1
+    torch._dynamo.graph_break()
+    return torch.cos(x) * 2
+
+
+def _span_names(provider: Any, exporter: Any) -> list[str]:
+    exporter.clear()
+    torch._dynamo.reset()
+    backend = otel_dynamo.traced("aot_eager", tracer_provider=provider)
+    torch.compile(_with_break, backend=backend)(torch.randn(4))
+    return sorted(span.name for span in exporter.get_finished_spans())
+
+
+def test_with_a_structured_trace_handler_the_records_are_read_and_name_torchs_callers(
+    provider, exporter
+):
+    """With a handler on ``torch.__trace`` the tap steps aside and the records are read
+    instead: the same spans as without one, and no record names a frame of ours."""
+    without = _span_names(provider, exporter)
+    kept = _Kept()
+    trace_logger = logging.getLogger("torch.__trace")
+    trace_logger.addHandler(kept)
+    try:
+        with_handler = _span_names(provider, exporter)
+    finally:
+        trace_logger.removeHandler(kept)
+    assert names.SPAN_FRAME in without and names.SPAN_GRAPH in without
+    assert with_handler == without
+    assert kept.records
+    assert [r.pathname for r in kept.records if _own(r.pathname)] == []

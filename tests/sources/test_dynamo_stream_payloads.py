@@ -96,8 +96,8 @@ def test_payload_of_an_unknown_shape_warns_once_naming_event_and_torch(caplog):
     tap = dynamo_stream.StreamTap(_Sink)
     odd = {"payload_fn": lambda: {"ph": "B", "name": "bytecode_tracing"}}  # no "ts"
     with caplog.at_level(logging.WARNING, logger="otel_dynamo"):
-        tap._observe("chromium_event", dict, odd)
-        tap._observe("chromium_event", dict, odd)
+        tap.observe("chromium_event", dict, odd)
+        tap.observe("chromium_event", dict, odd)
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert "'chromium_event' event" in warning
     assert f"torch {torch.__version__}" in warning
