@@ -172,14 +172,14 @@ class TracedBackend:
             return self.inner(gm, example_inputs, **kwargs)
         compiling = self._begin(gm, example_inputs, kwargs)
         backend, options = self._callee(kwargs), self._passed(kwargs)
-        try:
-            with compiling.step as span, compiling.watching as watch:
+        with compiling.step as span, compiling.watching as watch:
+            try:
                 compiling.before_compile(span)
                 compiled = backend(gm, example_inputs, **options)  # otel_dynamo's traced backend
                 compiling.after_compile(watch, compiled)
-        except BaseException as exc:
-            compiling.failed(exc)
-            raise
+            except BaseException as exc:
+                compiling.failed(exc)
+                raise
         return compiling.finished(compiled)
 
     def _begin(self, gm: Any, example_inputs: Any, kwargs: dict[str, Any]) -> TracedGraphCompile:
@@ -271,8 +271,8 @@ class TracedGraphCompile:
 
     The traced backend's frame enters ``step`` (the graph span, current while the backend
     compiles) and ``watching`` (CUDA-graph skips), calls ``before_compile``, delegates,
-    then calls ``after_compile`` and ``finished``, or ``failed``: every piece of recording
-    is here, and none of it can fail the compile.
+    then calls ``after_compile`` and, the span closed, ``finished``; or, the span open,
+    ``failed``: every piece of recording is here, and none of it can fail the compile.
     """
 
     def __init__(
@@ -324,7 +324,9 @@ class TracedGraphCompile:
             graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, graph.inner_output))
 
     def failed(self, exc: BaseException) -> None:
-        """The compile raised ``exc`` (about to be re-raised unchanged)."""
+        """The compile raised ``exc`` (about to be re-raised unchanged), the graph span still
+        open so that what the aids record of it lands there; a Dynamo restart is control
+        flow, not a failure the aids hear of."""
         self._deactivate()
         discarded = is_control_flow(exc)
         if isinstance(exc, Exception) and not discarded and self.compiling is not None:
