@@ -61,16 +61,27 @@ _STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<rest>\d+.*)$")
 
 
 def duration(value: float | None) -> str:
-    """Seconds as "1.23 s", "45.0 ms" or "120 µs"; "0 s" for none; "-" when not recorded."""
+    """Seconds as "120 µs", "45.0 ms", "1.23 s", "2 min 05 s" or "3 h 07 min"; "0 s" for
+    none; "-" when not recorded. Each unit is chosen after rounding, so no figure reads
+    "1000 µs" or "60.00 s"; the page's script (``static/duration.js``) formats the same.
+    """
     if value is None:
         return "-"
     if value == 0:
         return "0 s"
-    if value >= 1:
-        return f"{value:.2f} s"
-    if value >= 0.001:
+    if value < 0:
+        return "-" + duration(-value)
+    if round(value * 1e6) < 1000:
+        return f"{value * 1e6:.0f} µs"
+    if round(value * 1e3, 1) < 1000:
         return f"{value * 1e3:.1f} ms"
-    return f"{value * 1e6:.0f} µs"
+    if round(value, 2) < 60:
+        return f"{value:.2f} s"
+    whole_seconds = round(value)
+    if whole_seconds < 3600:
+        return f"{whole_seconds // 60} min {whole_seconds % 60:02d} s"
+    whole_minutes = round(value / 60)
+    return f"{whole_minutes // 60} h {whole_minutes % 60:02d} min"
 
 
 def device_time_cells(row: Mapping[str, Any]) -> list[str]:

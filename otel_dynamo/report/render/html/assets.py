@@ -6,8 +6,8 @@ text that came from the telemetry files is never scanned for placeholders again.
 
 The script renders the tables and the timeline from the JSON in
 ``<script id="report-data">``, then records what it rendered on ``<body>``
-(``data-ready``, ``data-timeline-bars``, ``data-table-rows``, ``data-visible-rows``,
-``data-graph-texts``) so a headless browser can check it. ``#filter=TEXT`` in the URL
+(``data-ready``, ``data-timeline-bars``, ``data-timeline-axis`` (the tick labels, `` | ``
+between them), ``data-table-rows``, ``data-visible-rows``, ``data-graph-texts``) so a headless browser can check it. ``#filter=TEXT`` in the URL
 pre-fills the filter.
 """
 
@@ -26,7 +26,10 @@ def _static_text(name: str) -> str:
 STYLE = _static_text("report.css")
 """The stylesheet both pages share."""
 
-SCRIPT = _static_text("report.js")
+DURATION_SCRIPT = _static_text("duration.js")
+"""How the page writes durations (``otelDynamoDuration``): as ``format.duration`` does."""
+
+SCRIPT = DURATION_SCRIPT + "\n" + _static_text("report.js")
 """The report page's script (the diff page has none)."""
 
 REPORT_PAGE = Template(_static_text("report.html"))

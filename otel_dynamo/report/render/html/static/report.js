@@ -123,20 +123,6 @@
     });
   }
 
-  function niceStep(span, width) {
-    var raw = span / Math.max(width / 110, 1), p = Math.pow(10, Math.floor(Math.log10(raw)));
-    var f = raw / p;
-    return (f < 2 ? 2 : f < 5 ? 5 : 10) * p;
-  }
-
-  function fmt(us) {
-    var a = Math.abs(us);
-    if (a === 0) return "0";
-    if (a >= 1e6) return (us / 1e6).toFixed(a >= 1e8 ? 0 : 2).replace(/\.?0+$/, "") + " s";
-    if (a >= 1e3) return (us / 1e3).toFixed(1).replace(/\.0$/, "") + " ms";
-    return Math.round(us) + " µs";
-  }
-
   function fit(text, width) {
     if (ctx.measureText(text).width <= width) return text;
     while (text.length > 1 && ctx.measureText(text + "…").width > width) text = text.slice(0, -1);
@@ -151,11 +137,13 @@
     ctx.clearRect(0, 0, width, height);
     var plot = width - LABEL, scale = plot / (view.to - view.from), drawn = 0;
     ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "middle";
-    var step = niceStep(view.to - view.from, plot);
+    var step = otelDynamoDuration.step(view.to - view.from, plot), ticks = [];
     ctx.fillStyle = "#667085"; ctx.strokeStyle = "#eceef2";
     for (var t = Math.ceil(view.from / step) * step; t <= view.to; t += step) {
       var x = LABEL + (t - view.from) * scale;
-      ctx.fillRect(x, 0, 1, 6); ctx.fillText(fmt(t), x + 3, 9);
+      var tickText = otelDynamoDuration.tick(t);
+      ticks.push(tickText);
+      ctx.fillRect(x, 0, 1, 6); ctx.fillText(tickText, x + 3, 9);
       ctx.beginPath(); ctx.moveTo(x + 0.5, AXIS); ctx.lineTo(x + 0.5, height); ctx.stroke();
     }
     lanes.forEach(function (l) {
@@ -181,6 +169,7 @@
       ctx.globalAlpha = 1;
     });
     body.dataset.timelineBars = String(drawn);
+    body.dataset.timelineAxis = ticks.join(" | ");
   }
 
   function hit(event) {
@@ -210,8 +199,8 @@
     var found = hit(event);
     if (!found) { tip.style.display = "none"; return; }
     var l = found.l, i = found.i;
-    tip.textContent = l.lane.name + " · " + label(l, i) + " · " + fmt(l.lane.d[i]) +
-      " at +" + fmt(l.s[i]) + ((l.lane.k[i] & ERROR) ? " · ERROR" : "");
+    tip.textContent = l.lane.name + " · " + label(l, i) + " · " + otelDynamoDuration.duration(l.lane.d[i]) +
+      " at +" + otelDynamoDuration.duration(l.s[i]) + ((l.lane.k[i] & ERROR) ? " · ERROR" : "");
     tip.style.display = "block";
     tip.style.left = Math.min(found.x + 12, canvas.clientWidth - tip.offsetWidth - 4) + "px";
     tip.style.top = (found.y + 14) + "px";
