@@ -178,6 +178,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "TIME_BACKEND_OTHER",
     "TIME_GUARDS",
     "TIME_CACHE",
+    "TIME_CACHE_LOAD",
     "TIME_OTHER",
     "RUN_KIND_FORWARD",
     "RUN_KIND_BACKWARD",
@@ -803,7 +804,13 @@ TIME_GUARDS = "guards"
 """Building the frame's guards."""
 
 TIME_CACHE = "cache"
-"""Compile-cache lookups and saves (AOT Autograd, FX graph, Triton bundles)."""
+"""Compile-cache lookups and saves (AOT Autograd, FX graph, Triton bundles): keys,
+lookups, writing entries."""
+
+TIME_CACHE_LOAD = "cache_load"
+"""Loading a compiled graph from a compile cache (AOT Autograd, FX graph and the Inductor
+code it names, Triton bundles, precompiled guards; local or remote): the warm path,
+everything inside the load included, never counted as compiling."""
 
 TIME_OTHER = "other"
 """Time no timed phase covers (Dynamo's own bookkeeping, garbage collection)."""

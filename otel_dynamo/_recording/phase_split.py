@@ -9,6 +9,13 @@ when its name says one, else the category of the phase around it (inductor's man
 covers is ``other``. The categories therefore never overlap and add up to the compile's
 duration, which the report, the span attributes and the metrics all rely on.
 
+Loading from a compile cache is the one category that holds everything under it: a warm
+compile's ``AOTAutogradCache.inductor_load`` runs ``PyCodeCache.load_by_key_path`` (and,
+on a machine whose kernel cache is gone, compiles C++ again), and all of it is the
+load's time, not compiling. ``PyCodeCache.load_by_key_path`` itself is compiling only
+where inductor's code generation calls it (a cold compile); anywhere else (an FX graph
+cache hit) it loads a cached graph.
+
 Nested calls of AOT Autograd's inner compilers are timed by the AOT source (a pseudo-phase
 named ``INNER_COMPILER_PHASE``), so a backend that names no phases of its own (a custom
 ``aot_autograd(fw_compiler=...)``) still shows as backend time, not AOT time.
@@ -25,6 +32,11 @@ INNER_COMPILER_PHASE = "otel_dynamo.aot_inner_compiler"
 """The pseudo-phase of an AOT inner compiler call (forward, backward, inference)."""
 PARTITION_PHASE = "otel_dynamo.aot_partition"
 """The pseudo-phase of an AOT partitioner call."""
+CODE_LOAD_PHASE = "PyCodeCache.load_by_key_path"
+"""Inductor importing a graph's generated module: loading it from the cache, or, under
+code generation (``CODE_GENERATION_PHASES``), compiling it."""
+CODE_GENERATION_PHASES = frozenset({"GraphLowering.compile_to_module", "code_gen"})
+"""The phases of a cold compile under which ``CODE_LOAD_PHASE`` compiles the module."""
 
 _EXACT = {
     "bytecode_tracing": names.TIME_TRACING,
@@ -46,8 +58,13 @@ _EXACT = {
     "PythonWrapperCodegen.generate": names.TIME_BACKEND_CODEGEN,
     "compile_file": names.TIME_BACKEND_COMPILE,
     "async_compile.wait": names.TIME_BACKEND_COMPILE,
-    "PyCodeCache.load_by_key_path": names.TIME_BACKEND_COMPILE,
+    CODE_LOAD_PHASE: names.TIME_CACHE_LOAD,
     "gc": names.TIME_OTHER,
+    "AOTAutogradCache.inductor_load": names.TIME_CACHE_LOAD,
+    "CompiledArtifact.load": names.TIME_CACHE_LOAD,
+    "TritonBundler.load_cached_static_autotuners": names.TIME_CACHE_LOAD,
+    "StaticAutotunerFuture.warm_precompile": names.TIME_CACHE_LOAD,
+    "precompile_load_guards": names.TIME_CACHE_LOAD,
 }
 """Dynamo's, AOT Autograd's and inductor's phase names (torch 2.8-2.15) by category."""
 
@@ -90,11 +107,13 @@ def split_seconds(phases: Iterable[Phase], duration_ns: int) -> dict[str, float]
     """
     ordered = list(nest_phases(list(phases)))
     categories: dict[int, str] = {}
+    phase_names: dict[int, str] = {}
     child_ns: dict[int, int] = {}
     for index, parent, phase in ordered:
-        own = category(phase.name)
+        phase_names[index] = phase.name
         inherited = categories.get(parent) if parent is not None else None
-        categories[index] = own or inherited or names.TIME_OTHER
+        parent_name = phase_names.get(parent) if parent is not None else None
+        categories[index] = _category_within(phase.name, inherited, parent_name)
         if parent is not None:
             child_ns[parent] = child_ns.get(parent, 0) + _length(phase)
     charged: dict[str, int] = {}
@@ -104,6 +123,15 @@ def split_seconds(phases: Iterable[Phase], duration_ns: int) -> dict[str, float]
     covered = sum(_length(phase) for _index, parent, phase in ordered if parent is None)
     charged[names.TIME_OTHER] = charged.get(names.TIME_OTHER, 0) + max(duration_ns - covered, 0)
     return {key: value / 1e9 for key, value in sorted(charged.items()) if value > 0}
+
+
+def _category_within(name: str, enclosing: str | None, enclosing_name: str | None) -> str:
+    """A phase's category given the phase around it (its category and name)."""
+    if enclosing == names.TIME_CACHE_LOAD:
+        return names.TIME_CACHE_LOAD
+    if name == CODE_LOAD_PHASE and enclosing_name in CODE_GENERATION_PHASES:
+        return names.TIME_BACKEND_COMPILE
+    return category(name) or enclosing or names.TIME_OTHER
 
 
 def time_attributes(split: Mapping[str, float]) -> dict[str, float]:

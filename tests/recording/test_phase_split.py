@@ -87,10 +87,50 @@ def test_inner_compiler_pseudo_phase_is_backend_time() -> None:
     }
 
 
+WARM_FRAME = [
+    _phase("entire_frame_compile", 0, 1000),
+    _phase("bytecode_tracing", 0, 100),
+    _phase("backend_compile", 100, 900),
+    _phase("AOTAutogradCache.inductor_load", 110, 890),
+    _phase("PyCodeCache.load_by_key_path", 120, 880),
+    _phase("compile_file", 130, 870),
+    _phase("build_guards", 900, 950),
+]
+
+
+def test_everything_a_cache_load_runs_is_loading_from_cache() -> None:
+    """A warm compile's AOT Autograd cache load, the code import and even a C++ compile
+    inside it, is cache_load time; none of it backend compile."""
+    assert split_seconds(WARM_FRAME, 1000 * MS) == {
+        names.TIME_BACKEND_OTHER: 0.02,
+        names.TIME_CACHE_LOAD: 0.78,
+        names.TIME_GUARDS: 0.05,
+        names.TIME_OTHER: 0.05,
+        names.TIME_TRACING: 0.1,
+    }
+
+
+def test_a_code_load_outside_code_generation_is_an_fx_graph_cache_hit() -> None:
+    """PyCodeCache.load_by_key_path straight under inductor's compile (an FX graph cache
+    hit loading its module) is cache_load; under code_gen (a cold compile) it compiles."""
+    hit = [
+        _phase("fx_codegen_and_compile", 0, 100),
+        _phase("PyCodeCache.load_by_key_path", 10, 90),
+    ]
+    cold = [
+        _phase("fx_codegen_and_compile", 0, 100),
+        _phase("GraphLowering.compile_to_module", 5, 95),
+        _phase("PyCodeCache.load_by_key_path", 10, 90),
+    ]
+    assert split_seconds(hit, 100 * MS) == {names.TIME_CACHE_LOAD: 0.08, names.TIME_OTHER: 0.02}
+    assert split_seconds(cold, 100 * MS)[names.TIME_BACKEND_COMPILE] == 0.08
+
+
 @pytest.mark.parametrize(
     ("phase", "expected"),
     [
-        ("AOTAutogradCache.inductor_load", names.TIME_CACHE),
+        ("AOTAutogradCache.inductor_load", names.TIME_CACHE_LOAD),
+        ("TritonBundler.load_cached_static_autotuners", names.TIME_CACHE_LOAD),
         ("TritonBundler.collect", names.TIME_CACHE),
         ("inductor_codecache_torch_key", names.TIME_CACHE),
         ("AlgorithmSelectorCache.autotune", names.TIME_BACKEND_AUTOTUNE),

@@ -177,3 +177,68 @@ def test_a_warm_start_records_the_hits_torch_counts(tmp_path: Path) -> None:
     assert warm["lookups"]["inductor_fx.hit"] == warm["inductor"]["fxgraph_cache_hit"] >= 1
     assert warm["lookups"].get("aot_autograd.hit", 0) == warm["aot"].get("autograd_cache_hit", 0)
     assert "inductor_fx.miss" not in warm["lookups"]
+
+
+WARM_JOB = """
+import json, torch
+from torch._dynamo.utils import counters
+compiled = torch.compile(lambda x: (x * 2).sin().sum(), backend="inductor")
+compiled(torch.randn(4, requires_grad=True)).backward()
+hits = counters["inductor"]["fxgraph_cache_hit"] + counters["aot_autograd"]["autograd_cache_hit"]
+misses = (
+    counters["inductor"]["fxgraph_cache_miss"] + counters["aot_autograd"]["autograd_cache_miss"]
+)
+print(json.dumps({"hits": hits, "misses": misses}))
+"""
+
+
+def _split_of_a_run(tmp_path: Path, out: str, environ: dict[str, str]) -> tuple[Any, Any]:
+    """torch's cache counters as the job printed them, and the report's compile_time."""
+    from otel_dynamo.report import load_telemetry, summarize
+
+    job = tmp_path / "job.py"
+    job.write_text(WARM_JOB, encoding="utf-8")
+    command = [sys.executable, "-m", "otel_dynamo", "run", "--out", str(tmp_path / out)]
+    done = subprocess.run(
+        [*command, "--", sys.executable, str(job)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    counted = json.loads(done.stdout.strip().splitlines()[-1])
+    telemetry = load_telemetry([tmp_path / out])
+    return counted, summarize(telemetry)["compile_time"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("aot_autograd_cache", ["1", "0"])
+def test_a_warm_rerun_is_loading_from_cache_not_compiling(
+    tmp_path: Path, aot_autograd_cache: str
+) -> None:
+    """The same job twice on one inductor cache (with and without AOT Autograd's cache):
+    the warm run's split has loading-from-cache time and no backend compile, and its
+    cold/warm table counts the hits and misses torch counted, in each run."""
+    environ = child_environ(
+        TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
+        TORCHINDUCTOR_AUTOGRAD_CACHE=aot_autograd_cache,
+    )
+    (cold_counts, cold), (warm_counts, warm) = (
+        _split_of_a_run(tmp_path, out, environ) for out in ("cold", "warm")
+    )
+    steps = {row["step"]: row["seconds"] for row in warm["steps"]}
+    phases = {row["phase"]: row["seconds"] for row in warm["phases"]}
+    cold_steps = {row["step"]: row["seconds"] for row in cold["steps"]}
+    assert (warm_counts["misses"], warm_counts["hits"] >= 1) == (0, True)
+    assert (phases["cache_load"] > 0, steps.get("backend.compile", 0.0)) == (True, 0.0)
+    assert cold_steps["backend.compile"] > 0
+    assert (cold["cache"]["cache_hits"], cold["cache"]["cache_misses"]) == (
+        cold_counts["hits"],
+        cold_counts["misses"],
+    )
+    assert (warm["cache"]["cache_hits"], warm["cache"]["cache_misses"]) == (
+        warm_counts["hits"],
+        warm_counts["misses"],
+    )
+    assert (warm["cache"]["warm_compiles"], warm["cache"]["cold_compiles"]) == (1, 0)

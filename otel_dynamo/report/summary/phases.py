@@ -20,8 +20,17 @@ PHASE_AOT = "aot"
 PHASE_BACKEND = "backend"
 PHASE_GUARDS = "guards"
 PHASE_CACHE = "cache"
+PHASE_CACHE_LOAD = "cache_load"
 PHASE_OTHER = "other"
-PHASE_CATEGORIES = (PHASE_TRACING, PHASE_AOT, PHASE_BACKEND, PHASE_GUARDS, PHASE_CACHE, PHASE_OTHER)
+PHASE_CATEGORIES = (
+    PHASE_TRACING,
+    PHASE_AOT,
+    PHASE_BACKEND,
+    PHASE_GUARDS,
+    PHASE_CACHE,
+    PHASE_CACHE_LOAD,
+    PHASE_OTHER,
+)
 """The phases the report shows: exclusive, they add up to the compile time."""
 PHASE_TITLES = {
     PHASE_TRACING: "tracing",
@@ -29,6 +38,7 @@ PHASE_TITLES = {
     PHASE_BACKEND: "backend",
     PHASE_GUARDS: "guards",
     PHASE_CACHE: "cache lookups",
+    PHASE_CACHE_LOAD: "loading from cache",
     PHASE_OTHER: "other",
 }
 PHASE_DETAILS = (
