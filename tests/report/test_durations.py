@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 from pathlib import Path
@@ -113,6 +114,6 @@ def test_timeline_axis_of_a_long_run_reads_its_times(
     match = re.search(r'data-timeline-axis="([^"]*)"', result.stdout)
     assert match is not None, f"no axis; Chromium stderr: {result.stderr[-2000:]}"
     seconds = [_tick_seconds(label) for label in html.unescape(match.group(1)).split(" | ")]
-    steps = {round(b - a, 3) for a, b in zip(seconds, seconds[1:], strict=False)}
+    steps = {round(b - a, 3) for a, b in itertools.pairwise(seconds)}
     assert (seconds[0], len(steps), len(seconds) > 2) == (0.0, 1, True)
     assert run_seconds - steps.pop() < seconds[-1] <= run_seconds

@@ -7,8 +7,8 @@ text that came from the telemetry files is never scanned for placeholders again.
 The script renders the tables and the timeline from the JSON in
 ``<script id="report-data">``, then records what it rendered on ``<body>``
 (``data-ready``, ``data-timeline-bars``, ``data-timeline-axis`` (the tick labels, `` | ``
-between them), ``data-table-rows``, ``data-visible-rows``, ``data-graph-texts``) so a headless browser can check it. ``#filter=TEXT`` in the URL
-pre-fills the filter.
+between them), ``data-table-rows``, ``data-visible-rows``, ``data-graph-texts``) so a
+headless browser can check it. ``#filter=TEXT`` in the URL pre-fills the filter.
 """
 
 from __future__ import annotations
