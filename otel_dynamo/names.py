@@ -33,6 +33,10 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CODE_FILE",
     "ATTR_CODE_LINE",
     "ATTR_COMPILE_MODULE_CLASS",
+    "ATTR_COMPILE_MODE",
+    "ATTR_COMPILE_OPTIONS",
+    "ATTR_COMPILE_DYNAMIC",
+    "ATTR_COMPILE_FULLGRAPH",
     "ATTR_THREAD_ID",
     "ATTR_THREAD_NAME",
     "ATTR_OUTCOME",
@@ -326,6 +330,26 @@ ATTR_COMPILE_MODULE_CLASS = "torch.compile.module.class"
 the frame of ``model.forward``, or of a decorator's wrapper standing for it (whose code
 name, ``code.function.name``, is then the wrapper's). Absent for a frame whose first
 argument is no module."""
+
+ATTR_COMPILE_MODE = "torch.compile.mode"
+"""On a frame span: the ``mode`` the frame was compiled with, as given to
+``torch.compile`` ("default", "reduce-overhead", "max-autotune-no-cudagraphs", ...). For
+inductor, which keeps only the options a mode stands for, the mode whose options those
+are (options given by hand that equal a mode's read as that mode). Absent when the frame
+was compiled without ``torch.compile`` (``torch._dynamo.optimize``)."""
+
+ATTR_COMPILE_OPTIONS = "torch.compile.options"
+"""On a frame span: the ``options`` given to ``torch.compile`` beyond its mode, as JSON
+with sorted keys (a value JSON cannot hold is written as its type's name); absent when
+none were given. Secrets in it are redacted as in every exported string."""
+
+ATTR_COMPILE_DYNAMIC = "torch.compile.dynamic"
+"""On a frame span: ``dynamic`` as given to ``torch.compile`` (true or false); absent
+when it was not given (torch then marks dimensions dynamic after they change)."""
+
+ATTR_COMPILE_FULLGRAPH = "torch.compile.fullgraph"
+"""On a frame span: whether the frame was compiled with ``fullgraph=True`` (a graph break
+is then an error)."""
 
 ATTR_THREAD_ID = "thread.id"
 """The OS thread id (``threading.get_native_id``) of the thread that compiled (frame and

@@ -13,6 +13,7 @@ from otel_dynamo import names
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.stream_events import (
     CodeLocation,
+    CompileSettings,
     FrameEnded,
     GraphBreakReported,
     PhaseBoundary,
@@ -103,6 +104,21 @@ class FrameState(CompileState):
     guards: tuple[str, ...] = ()
     recompile_reasons: tuple[str, ...] = ()
     code: CodeLocation | None = None
+    settings: CompileSettings | None = None
+
+    def settings_attributes(self) -> dict[str, Any]:
+        """How the frame was asked to be compiled: ``torch.compile.mode``, ``options``,
+        ``dynamic``, ``fullgraph``, those torch kept."""
+        settings = self.settings
+        if settings is None:
+            return {}
+        found = {
+            names.ATTR_COMPILE_MODE: settings.mode,
+            names.ATTR_COMPILE_OPTIONS: settings.options,
+            names.ATTR_COMPILE_DYNAMIC: settings.dynamic,
+            names.ATTR_COMPILE_FULLGRAPH: settings.fullgraph,
+        }
+        return {key: value for key, value in found.items() if value is not None}
 
     def code_attributes(self) -> dict[str, Any]:
         """``code.*`` of the function, and the module it was called on, as known when

@@ -142,6 +142,7 @@ class Recorder:
     def frame_started(self, event: FrameStarted) -> None:
         frame = self._frame(event.compile_id)
         frame.code = frame.code or event.code or self._codes.get(frame_key(event.compile_id))
+        frame.settings = frame.settings or event.settings
         self._remember_code(frame.compile_id, frame.code)
         if frame.span is None:
             self._start_frame_span(frame, event.time_ns)
@@ -154,6 +155,7 @@ class Recorder:
             attributes={
                 names.ATTR_COMPILE_ID: frame.compile_id,
                 **frame.code_attributes(),
+                **frame.settings_attributes(),
                 **thread_attributes(),
             },
         )

@@ -19,6 +19,20 @@ class FrameStarted:
     code: CodeLocation | None = None
     """The function being compiled, known from the start (so a compile that never ends
     still says which)."""
+    settings: CompileSettings | None = None
+    """How it was asked to be compiled."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileSettings:
+    """How a frame was asked to be compiled: ``torch.compile``'s arguments as torch kept
+    them (``None``: not given, or not compiled through ``torch.compile``)."""
+
+    mode: str | None = None
+    options: str | None = None
+    """The options beyond the mode, as JSON with sorted keys."""
+    dynamic: bool | None = None
+    fullgraph: bool | None = None
 
 
 @dataclasses.dataclass(frozen=True)

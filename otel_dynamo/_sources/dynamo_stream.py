@@ -32,6 +32,7 @@ from otel_dynamo._recording.stream_events import (
     SKIPPED_FRAME_PREFIX,
     CacheLookup,
     CodeLocation,
+    CompileSettings,
     FrameEnded,
     FrameStarted,
     GraphBreakReported,
@@ -408,10 +409,13 @@ def dispatch(
     name: str,
     metadata_fn: MetadataFn,
     kw: dict[str, Any],
+    *,
     code: CodeLocation | None = None,
+    settings: CompileSettings | None = None,
 ) -> None:
-    """Turn one trace_structured call into an event for the recorder (or ignore it); ``code``
-    is the function whose frame compile is in progress, if the frame tap knows it."""
+    """Turn one trace_structured call into an event for the recorder (or ignore it);
+    ``code`` and ``settings`` are the function whose frame compile is in progress and how
+    it was asked for, where the router knows them."""
     if name == "chromium_event":
         _on_chromium(recorder, current_compile_id() or "", kw)
         return
@@ -419,7 +423,7 @@ def dispatch(
     if compile_id is None and name != "compilation_metrics":
         return
     if name == "dynamo_start":
-        recorder.frame_started(FrameStarted(compile_id or "", time.time_ns(), code))
+        recorder.frame_started(FrameStarted(compile_id or "", time.time_ns(), code, settings))
     elif name == "artifact":
         _on_artifact(recorder, compile_id or "", metadata_fn, kw)
     elif name == "compilation_metrics":
@@ -498,9 +502,11 @@ class StreamTap:
         self,
         get_recorder: Callable[[], StreamRecorder | None],
         get_code: Callable[[], CodeLocation | None] = lambda: None,
+        get_settings: Callable[[], CompileSettings | None] = lambda: None,
     ) -> None:
         self._get_recorder = get_recorder
         self._get_code = get_code
+        self._get_settings = get_settings
         self._failed_once = False
         self._trace_logger = logging.getLogger(TRACE_LOGGER)
         self._reader = RecordReader(self)
@@ -559,8 +565,17 @@ class StreamTap:
             recorder = self._get_recorder()
             if recorder is None:
                 return
-            code = self._get_code() if name == "dynamo_start" else None
-            dispatch(recorder, name, metadata_fn, kw, code)
+            if name == "dynamo_start":
+                dispatch(
+                    recorder,
+                    name,
+                    metadata_fn,
+                    kw,
+                    code=self._get_code(),
+                    settings=self._get_settings(),
+                )
+            else:
+                dispatch(recorder, name, metadata_fn, kw)
         except Exception:  # telemetry must never break a compile
             if not self._failed_once:
                 self._failed_once = True

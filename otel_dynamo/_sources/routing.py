@@ -40,7 +40,8 @@ from typing import Any
 
 from otel_dynamo._recording.boundary import report_internal_error
 from otel_dynamo._recording.sinks import StreamRecorder
-from otel_dynamo._recording.stream_events import CodeLocation
+from otel_dynamo._recording.stream_events import CodeLocation, CompileSettings
+from otel_dynamo._sources.compile_settings import reader as settings_reader
 from otel_dynamo._sources.suppression import suppressed
 from otel_dynamo._sources.torch_version import torch_version
 
@@ -83,12 +84,18 @@ backend sets (``_recording.recorder_lookup.RecorderLookup`` is one)."""
 class Route:
     """One frame compile in progress: its recorder lookup, asked on first use."""
 
-    __slots__ = ("_lookup", "_recorder", "code")
+    __slots__ = ("_lookup", "_recorder", "code", "settings")
 
-    def __init__(self, lookup: RecorderLookup | None, code: CodeLocation | None = None) -> None:
+    def __init__(
+        self,
+        lookup: RecorderLookup | None,
+        code: CodeLocation | None = None,
+        settings: CompileSettings | None = None,
+    ) -> None:
         self._lookup = lookup
         self._recorder: StreamRecorder | None = None
         self.code = code
+        self.settings = settings
 
     def recorder(self) -> StreamRecorder | None:
         if self._recorder is None and self._lookup is not None:
@@ -123,6 +130,12 @@ def current_code() -> CodeLocation | None:
     """The function whose frame compile is in progress on this thread, if known."""
     route = router.route()
     return None if route is None else route.code
+
+
+def current_settings() -> CompileSettings | None:
+    """How the frame compile in progress on this thread was asked for, if known."""
+    route = router.route()
+    return None if route is None else route.settings
 
 
 def code_of(frame: object) -> CodeLocation | None:
@@ -220,18 +233,20 @@ def frames_reporting_to(lookup: RecorderLookup) -> Iterator[None]:
         _torch_export_lookup.reset(token)
 
 
-def route_for(compiler: object, frame: object = None) -> Route:
-    """The route of a compile by ``compiler``: its traced backend's recorder lookup, else
-    an export's; nobody's while instrumentation is suppressed."""
+def route_for(compiler: object, frame: object = None, convert: object = None) -> Route:
+    """The route of a compile by ``compiler`` (under ``convert``, Dynamo's
+    ``ConvertFrameAssert``): its traced backend's recorder lookup, else an export's;
+    nobody's while instrumentation is suppressed."""
     try:
         lookup = (
             None if suppressed() else recorder_lookup_of(compiler) or _torch_export_lookup.get()
         )
         code = code_of(frame) if lookup is not None else None
+        settings = settings_reader.settings_of(convert, compiler) if lookup is not None else None
     except Exception:
         report_internal_error("could not tell which backend compiles a frame")
-        lookup, code = None, None
-    return Route(lookup, code)
+        lookup, code, settings = None, None, None
+    return Route(lookup, code, settings)
 
 
 class FrameCompileRouter:
@@ -270,7 +285,8 @@ class FrameCompileRouter:
                         "backend from; frame compile spans are not recorded (graph spans "
                         "still are)"
                     )
-                return route_for(self._compiler_of(convert), frame_locals.get("frame"))
+                compiler = self._compiler_of(convert)
+                return route_for(compiler, frame_locals.get("frame"), convert)
             frame = frame.f_back  # type: ignore[assignment]
         return route_for(None)
 

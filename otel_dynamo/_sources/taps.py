@@ -15,12 +15,12 @@ from collections.abc import Callable
 from otel_dynamo._sources import cudagraphs, dynamo_exclusion
 from otel_dynamo._sources.aot import AotTap
 from otel_dynamo._sources.dynamo_stream import StreamTap
-from otel_dynamo._sources.routing import current_code, current_recorder
+from otel_dynamo._sources.routing import current_code, current_recorder, current_settings
 from otel_dynamo._sources.torch_version import torch_version
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
-_stream = StreamTap(current_recorder, current_code)
+_stream = StreamTap(current_recorder, current_code, current_settings)
 _aot = AotTap()
 
 _TAPS: tuple[tuple[str, Callable[[], None], str], ...] = (

@@ -326,3 +326,26 @@ def test_the_verdict_is_the_first_thing_chromium_shows_of_the_diff_page(
     assert first is not None
     assert re.findall(r"<h3>(.*?)</h3>", first.group(1)) == ["Fail-on conditions (1)"]
     assert "FAILED" in first.group(1) and "new_graph_breaks&gt;1" in first.group(1)
+
+
+def test_a_function_compiled_another_way_is_listed_with_both_ways(tmp_path, capsys) -> None:
+    """Same counts and times, but NEW asked for max-autotune and fullgraph: the function is
+    a changed row whose compiled_with holds each run's way, and the terminal says it."""
+    asked = {names.ATTR_BACKEND: "inductor", names.ATTR_COMPILE_MODE: "default"}
+    tuned = {
+        names.ATTR_BACKEND: "inductor",
+        names.ATTR_COMPILE_MODE: "max-autotune",
+        names.ATTR_COMPILE_FULLGRAPH: True,
+    }
+    base = _write(tmp_path / "base", [FakeCompile("0/0", attributes=asked)])
+    new = _write(tmp_path / "new", [FakeCompile("0/0", attributes=tuned)])
+    _, diff = _diff(capsys, str(base), str(new))
+    (row,) = diff["functions"]
+    assert row["compiled_with"] == {
+        "base": ["inductor"],
+        "new": ["inductor · max-autotune · fullgraph"],
+    }
+    assert cli.main(["diff", str(base), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "Compiled another way (1)" in out
+    assert "forward (project/model.py): inductor → inductor · max-autotune · fullgraph" in out

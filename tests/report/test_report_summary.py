@@ -115,6 +115,7 @@ def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
             "backend": 0.06,
             "guards": 0.005,
             "cache": None,
+            "cache_load": None,
             "other": None,
         },
         "phase_details": {
@@ -135,6 +136,7 @@ def test_compile_row_holds_every_fact_of_the_frame(tmp_path: Path) -> None:
         },
         "error_type": None,
         "error_message": None,
+        "compiled_with": None,
     }
 
 
@@ -154,6 +156,7 @@ def test_phase_time_adds_repeated_spans_but_not_nested_ones(tmp_path: Path) -> N
         "backend": 0.12,
         "guards": 0.01,
         "cache": None,
+        "cache_load": None,
         "other": None,
     }
 
@@ -177,6 +180,7 @@ def test_recorded_time_split_gives_phases_and_details(tmp_path: Path) -> None:
             "backend": 0.05,
             "guards": None,
             "cache": None,
+            "cache_load": None,
             "other": 0.005,
         },
         {

@@ -357,6 +357,7 @@ class _FunctionTotals(TypedDict):
     ops: int
     guards: int
     compile_seconds: float
+    compiled_with: list[str]
 
 
 def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _FunctionTotals]:
@@ -366,8 +367,18 @@ def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _F
             file = short_path(row["file"]) if row["file"] else ""
             entry = found.setdefault(
                 (row["function"] or "?", file),
-                {"frame_compiles": 0, "graphs": 0, "ops": 0, "guards": 0, "compile_seconds": 0.0},
+                {
+                    "frame_compiles": 0,
+                    "graphs": 0,
+                    "ops": 0,
+                    "guards": 0,
+                    "compile_seconds": 0.0,
+                    "compiled_with": [],
+                },
             )
+            how = row["compiled_with"]
+            if how is not None and how not in entry["compiled_with"]:
+                entry["compiled_with"].append(how)
             entry["frame_compiles"] += 1
             entry["graphs"] += row["graphs"]
             entry["ops"] += row["ops"]
@@ -382,6 +393,7 @@ _NONE: _FunctionTotals = {
     "ops": 0,
     "guards": 0,
     "compile_seconds": 0.0,
+    "compiled_with": [],
 }
 
 
@@ -405,10 +417,16 @@ def _functions(
             "time_significant": min_change.significant(
                 round(old["compile_seconds"], 6), round(now["compile_seconds"], 6)
             ),
+            "compiled_with": {"base": old["compiled_with"], "new": now["compiled_with"]},
         }
         counts = (row["frame_compiles"], row["graphs"], row["ops"], row["guards"])
         counted = any(entry["change"] for entry in counts)
-        if counted or row["time_significant"]:
+        asked_otherwise = (
+            bool(old["compiled_with"])
+            and bool(now["compiled_with"])
+            and (old["compiled_with"] != now["compiled_with"])
+        )
+        if counted or row["time_significant"] or asked_otherwise:
             rows.append(row)
     rows.sort(key=lambda row: -abs(row["compile_seconds"]["change"]))
     return rows

@@ -131,6 +131,15 @@ class FunctionChange(TypedDict):
     guards: Change
     compile_seconds: Change
     time_significant: bool
+    compiled_with: ComparedSettings
+
+
+class ComparedSettings(TypedDict):
+    """How a function's frames were asked to be compiled in each run (``compiled_with`` of
+    its compiles, each way once, in compile order)."""
+
+    base: list[str]
+    new: list[str]
 
 
 class VariantChange(TypedDict):

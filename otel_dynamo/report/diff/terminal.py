@@ -146,7 +146,28 @@ def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]
         ]
         for row in rows
     ]
-    return _titled(f"Functions that changed ({len(rows)})", columns, table, width, color)
+    lines = _titled(f"Functions that changed ({len(rows)})", columns, table, width, color)
+    return lines + _settings_changes(rows, width, color)
+
+
+def _settings_changes(rows: list[FunctionChange], width: int, color: bool) -> list[str]:
+    """Functions asked to be compiled another way (mode, options, fullgraph, dynamic)."""
+    changed = [
+        row
+        for row in rows
+        if row["compiled_with"]["base"]
+        and row["compiled_with"]["new"]
+        and row["compiled_with"]["base"] != row["compiled_with"]["new"]
+    ]
+    if not changed:
+        return []
+    lines = ["", paint(f"Compiled another way ({len(changed)})", "bold", color=color)]
+    for row in changed:
+        before = "; ".join(row["compiled_with"]["base"])
+        after = "; ".join(row["compiled_with"]["new"])
+        text = f"{row['function']} ({row['file']}): {before} → {after}"
+        lines += [f"  {line}" for line in wrapped(text, width - 2)]
+    return lines
 
 
 VARIANTS_NOT_COMPARED = "Variants not compared: a run recorded no calls per variant"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo.report.summary.schema import ProcessSection, StackCount
+from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, StackCount
 
 TOTAL_TITLES: dict[str, str] = {
     "frame_compiles": "frame compiles",
@@ -82,6 +82,13 @@ def duration(value: float | None) -> str:
         return f"{whole_seconds // 60} min {whole_seconds % 60:02d} s"
     whole_minutes = round(value / 60)
     return f"{whole_minutes // 60} h {whole_minutes % 60:02d} min"
+
+
+def settings_vary(rows: Sequence[CompileRow]) -> bool:
+    """Whether the compiles were asked for in more than one way, or any beyond its backend
+    (then the views say how each was compiled)."""
+    shown = {row["compiled_with"] for row in rows}
+    return len(shown) > 1 or any(" · " in (text or "") for text in shown)
 
 
 def device_time_cells(row: Mapping[str, Any]) -> list[str]:

@@ -216,6 +216,7 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
         return [view.title("Frame compiles: none")]
     with_calls = _any_calls(rows)
     with_ops = not with_calls or view.width >= MIN_WIDTH_FOR_OPS_AND_CALLS
+    with_how = _format.settings_vary(rows)
     columns = [
         Column("id"),
         Column("function", flexible=True),
@@ -246,7 +247,20 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
         view.title("Frame compiles", len(rows)),
         *view.table(columns, table),
         *(note if with_ops else []),
+        *(_compiled_with(rows, view) if with_how else []),
     ]
+
+
+def _compiled_with(rows: Sequence[CompileRow], view: _View) -> list[str]:
+    """Each way the frames were asked to be compiled, with the compile ids asked so."""
+    ids: dict[str, list[str]] = {}
+    for row in rows:
+        ids.setdefault(row["compiled_with"] or "not recorded", []).append(row["compile_id"] or "?")
+    lines = [view.title("Compiled with")]
+    for how, compile_ids in ids.items():
+        text = f"{how}: {_format.plural(len(compile_ids), 'compile')} ({', '.join(compile_ids)})"
+        lines += [f"  {line}" for line in wrapped(text, view.width - 2)]
+    return lines
 
 
 def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:

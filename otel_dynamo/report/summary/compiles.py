@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from otel_dynamo import names
-from otel_dynamo.report.read.model import AttributeValue, Span
+from otel_dynamo.report.read.model import Attributes, AttributeValue, Span
 from otel_dynamo.report.read.values import attribute, integer, seconds, strings, text
 from otel_dynamo.report.summary.phases import (
     PHASE_DETAILS,
@@ -21,6 +21,9 @@ from otel_dynamo.report.summary.phases import (
 )
 from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
 from otel_dynamo.report.summary.tree import SpanTree
+
+DEFAULT_MODE = "default"
+"""torch.compile's mode when none is given (not shown)."""
 
 _RUN_KIND_OF_SPAN = {
     names.SPAN_RUN_FORWARD: names.RUN_KIND_FORWARD,
@@ -91,7 +94,27 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
         "dynamo_phases": dynamo_phase_seconds(below),
         "error_type": errors["error_type"],
         "error_message": errors["error_message"],
+        "compiled_with": compiled_with(attrs),
     }
+
+
+def compiled_with(attrs: Attributes) -> str | None:
+    """ "inductor · max-autotune · fullgraph · dynamic=False · options {...}": the backend,
+    then each setting torch.compile was given beyond its defaults; None when nothing of
+    it was recorded."""
+    backend = text(attrs.get(names.ATTR_BACKEND))
+    mode = text(attrs.get(names.ATTR_COMPILE_MODE))
+    options = text(attrs.get(names.ATTR_COMPILE_OPTIONS))
+    dynamic = attrs.get(names.ATTR_COMPILE_DYNAMIC)
+    parts = [
+        backend,
+        mode if mode not in (None, DEFAULT_MODE) else None,
+        "fullgraph" if attrs.get(names.ATTR_COMPILE_FULLGRAPH) is True else None,
+        f"dynamic={dynamic}" if isinstance(dynamic, bool) else None,
+        f"options {options}" if options else None,
+    ]
+    shown = [part for part in parts if part]
+    return " · ".join(shown) if shown else None
 
 
 def function_of(frame: Span, tree: SpanTree) -> str | None:

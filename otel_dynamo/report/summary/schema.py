@@ -50,6 +50,9 @@ class CompileRow(Location):
     dynamo_phases: dict[str, float]
     error_type: str | None
     error_message: str | None
+    compiled_with: str | None
+    """How the frame was asked to be compiled: backend, then the mode, ``fullgraph``,
+    ``dynamic=...`` and the options where they are not torch.compile's defaults."""
 
 
 class StackCount(TypedDict):

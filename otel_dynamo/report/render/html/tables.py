@@ -120,8 +120,10 @@ def process_heading(section: ProcessSection) -> str:
 
 
 def _compiles(section: ProcessSection) -> Table:
+    with_how = _format.settings_vary(section["compiles"])
     columns = [
         "id", "function", "location", "outcome", "duration", "graphs", "ops", "guards", "calls",
+        *(["compiled with"] if with_how else []),
     ]  # fmt: skip
     rows = [
         [
@@ -134,6 +136,7 @@ def _compiles(section: ProcessSection) -> Table:
             str(row["ops"]),
             _format.optional(row["guards"]),
             _format.calls(row),
+            *([row["compiled_with"] or ""] if with_how else []),
         ]
         for row in section["compiles"]
     ]
