@@ -159,6 +159,7 @@ def test_small_job_split_in_exact_values(tmp_path: Path) -> None:
         "backend": 0.156,
         "guards": 0.018,
         "cache": 0.0,
+        "cache_load": 0.0,
         "other": 0.0,
         "unrecorded": 0.018,
     }
