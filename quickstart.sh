@@ -11,4 +11,8 @@ VENV="${OTEL_DYNAMO_VENV:-.venv}"
 # numpy: torch warns "Failed to initialize NumPy" at import without it. Not pinned (a
 # release for this machine's Python, 3.10 included); otel_dynamo itself does not need it.
 "$VENV/bin/python" -m pip install -q -c constraints.txt -e . numpy
-exec "$VENV/bin/otel-dynamo" demo "$@"
+status=0
+"$VENV/bin/otel-dynamo" demo "$@" || status=$?
+# The command lives in the virtual environment, not on the PATH: say how to reach it.
+echo "otel-dynamo is installed in $VENV/bin: run 'source $VENV/bin/activate' to put it on the PATH (or call $VENV/bin/otel-dynamo)"
+exit "$status"

@@ -151,3 +151,29 @@ def test_quickstart_installs_numpy() -> None:
     lines = (ROOT / "quickstart.sh").read_text().splitlines()
     (install,) = [line for line in lines if " -m pip install " in line]
     assert "numpy" in install.split(" -m pip install ", 1)[1].split()
+
+
+def test_quickstart_ends_saying_how_to_reach_the_command(tmp_path: Path) -> None:
+    """After the demo, quickstart.sh's last line names the venv's bin and how to put it on
+    the PATH, and the demo's exit status is the script's (a venv stands in, its python
+    and otel-dynamo being stubs that record their calls)."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for name, status in (("python", 0), ("otel-dynamo", 3)):
+        stub = venv / "bin" / name
+        stub.write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\nexit {status}\n')
+        stub.chmod(0o755)
+    done = subprocess.run(
+        ["bash", str(ROOT / "quickstart.sh")],
+        env={**os.environ, "OTEL_DYNAMO_VENV": str(venv)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert (done.returncode, calls[-1]) == (3, "otel-dynamo demo")
+    assert done.stdout.splitlines()[-1] == (
+        f"otel-dynamo is installed in {venv}/bin: run 'source {venv}/bin/activate' to put it "
+        f"on the PATH (or call {venv}/bin/otel-dynamo)"
+    )
