@@ -9,6 +9,8 @@ from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DashboardCursorSync, DashboardLinkType
 
+from dashgen import datasources
+
 TAG = "otel-dynamo"
 Section = tuple[str, Sequence[object]]
 
@@ -38,7 +40,22 @@ def build(
         for panel in panels:
             panel_id += 1
             dash = dash.with_panel(panel.id(panel_id))
-    return json.loads(json.dumps(dash.build(), cls=JSONEncoder))
+    model: dict[str, object] = json.loads(json.dumps(dash.build(), cls=JSONEncoder))
+    return _with_datasource_variables(model)
+
+
+def _with_datasource_variables(model: dict[str, object]) -> dict[str, object]:
+    """The model with, first among its variables, one datasource variable per kind its
+    panels and variables reference (``datasources.ref``)."""
+    text = json.dumps(model)
+    kinds = [
+        kind for kind in datasources.UIDS if "${" + datasources.variable_name(kind) + "}" in text
+    ]
+    templating = model.setdefault("templating", {})
+    assert isinstance(templating, dict)
+    found = [datasources.variable(kind) for kind in kinds]
+    templating["list"] = found + list(templating.get("list") or [])
+    return model
 
 
 def _links() -> db.DashboardLink:

@@ -10,13 +10,24 @@ from dashgen.queries import datasource_refs, queries, render
 def datasource_problems(
     models: dict[str, dict[str, object]], provisioned: dict[str, str]
 ) -> list[str]:
-    """Datasource references (uid, type) of the dashboards that no provisioned one has.
+    """Datasource references (uid, type) of the dashboards that no provisioned one has,
+    each reference resolved through the dashboard's datasource variables (their defaults);
+    a reference naming a fixed uid instead of a variable is a problem too (the dashboard
+    would have no data in any other Grafana).
 
     ``provisioned`` maps uid -> type, as read from grafana/provisioning/datasources.
     """
     problems = []
     for file, model in models.items():
-        for where, kind, uid in datasource_refs(model):
+        defaults = datasource_defaults(model)
+        for where, kind, named in datasource_refs(model):
+            variable = _VARIABLE_REF.fullmatch(named)
+            if variable is None:
+                problems.append(
+                    f"{file}: {where}: datasource uid '{named}' is fixed, not a variable"
+                )
+                continue
+            uid = defaults.get(variable.group(1), named)
             if uid not in provisioned:
                 problems.append(f"{file}: {where}: datasource uid '{uid}' is not provisioned")
             elif provisioned[uid] != kind:
@@ -26,6 +37,19 @@ def datasource_problems(
     return problems
 
 
+_VARIABLE_REF = re.compile(r"\$\{(\w+)\}")
+
+
+def datasource_defaults(model: dict[str, object]) -> dict[str, str]:
+    """Each datasource variable of a dashboard and the uid it selects (its current value)."""
+    variables = (model.get("templating") or {}).get("list") or []  # type: ignore[union-attr]
+    return {
+        str(v["name"]): str((v.get("current") or {}).get("value") or "")
+        for v in variables
+        if v.get("type") == "datasource"
+    }
+
+
 _SELECTOR = re.compile(r"\{([^{}]*)\}")
 _MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')
 
@@ -33,7 +57,11 @@ _MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')
 def _all_values(model: dict[str, object]) -> dict[str, str]:
     """Each variable's widest value: its "All" value, else its default text."""
     variables = (model.get("templating") or {}).get("list") or []  # type: ignore[union-attr]
-    return {str(v["name"]): str(v.get("allValue") or v.get("query") or "") for v in variables}
+    return {
+        str(v["name"]): str(v.get("allValue") or v.get("query") or "")
+        for v in variables
+        if v.get("type") != "datasource"
+    }
 
 
 def _matches_nonempty(op: str, value: str) -> bool:

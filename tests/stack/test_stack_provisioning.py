@@ -10,7 +10,7 @@ from pathlib import Path
 import _stack_support as support
 import jsonschema
 import pytest
-from dashgen import provisioning, structure
+from dashgen import provisioning, queries, structure
 from dashgen.datasources import UIDS
 
 SCHEMAS = support.GRAFANA / "schema"
@@ -67,19 +67,52 @@ def test_every_dashboard_datasource_is_provisioned() -> None:
     assert structure.datasource_problems(support.dashboards(), provisioning.uid_types()) == []
 
 
+def _with_variables(panels: list[dict[str, object]], **defaults: str) -> dict[str, object]:
+    """A dashboard model of ``panels`` whose datasource variables default to ``defaults``."""
+    variables = [
+        {"type": "datasource", "name": name, "query": "x", "current": {"value": uid}}
+        for name, uid in defaults.items()
+    ]
+    return {"panels": panels, "templating": {"list": variables}}
+
+
 def test_unprovisioned_or_mistyped_uid_is_reported() -> None:
-    """A dashboard pointing at an unknown uid, or at a uid of another type, is reported."""
-    model = {
-        "panels": [
-            {"title": "a", "datasource": {"type": "prometheus", "uid": "nope"}},
-            {"title": "b", "datasource": {"type": "loki", "uid": UIDS["tempo"]}},
-        ]
-    }
+    """A datasource variable defaulting to an unknown uid, or to a uid of another type, is
+    reported, and so is a panel naming a fixed uid instead of a variable."""
+    model = _with_variables(
+        [
+            {"title": "a", "datasource": {"type": "prometheus", "uid": "${ds_a}"}},
+            {"title": "b", "datasource": {"type": "loki", "uid": "${ds_b}"}},
+            {"title": "c", "datasource": {"type": "loki", "uid": UIDS["loki"]}},
+        ],
+        ds_a="nope",
+        ds_b=UIDS["tempo"],
+    )
     problems = structure.datasource_problems({"d.json": model}, provisioning.uid_types())
     assert problems == [
         "d.json: panel 'a': datasource uid 'nope' is not provisioned",
         f"d.json: panel 'b': datasource '{UIDS['tempo']}' is a tempo, not a loki",
+        f"d.json: panel 'c': datasource uid '{UIDS['loki']}' is fixed, not a variable",
     ]
+
+
+def test_dashboards_imported_into_another_grafana_use_its_datasources() -> None:
+    """Imported where the datasources have other uids (each datasource variable set to
+    that Grafana's, as Grafana does on import), every panel, query and variable of every
+    dashboard resolves to those uids, and no shipped uid is left anywhere in it."""
+    theirs = {kind: f"their-{kind}-uid" for kind in UIDS}
+    for file, model in support.dashboards().items():
+        imported = json.loads(json.dumps(model))
+        for variable in imported["templating"]["list"]:
+            if variable["type"] == "datasource":
+                uid = theirs[variable["query"]]
+                variable["current"] = {"selected": True, "text": uid, "value": uid}
+        defaults = structure.datasource_defaults(imported)
+        resolved = {
+            (kind, defaults[uid[2:-1]]) for _where, kind, uid in queries.datasource_refs(imported)
+        }
+        assert resolved and resolved <= {(kind, uid) for kind, uid in theirs.items()}, file
+        assert not any(uid in json.dumps(imported) for uid in UIDS.values()), file
 
 
 def test_logs_traces_and_metrics_are_correlated() -> None:
