@@ -360,22 +360,25 @@ class _FunctionTotals(TypedDict):
     compiled_with: list[str]
 
 
+def _no_totals() -> _FunctionTotals:
+    """A function's totals before any compile of it."""
+    return {
+        "frame_compiles": 0,
+        "graphs": 0,
+        "ops": 0,
+        "guards": 0,
+        "compile_seconds": 0.0,
+        "compiled_with": [],
+    }
+
+
 def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _FunctionTotals]:
     found: dict[tuple[str, str], _FunctionTotals] = {}
     for section in sections:
         for row in section["compiles"]:
             file = short_path(row["file"]) if row["file"] else ""
-            entry = found.setdefault(
-                (row["function"] or "?", file),
-                {
-                    "frame_compiles": 0,
-                    "graphs": 0,
-                    "ops": 0,
-                    "guards": 0,
-                    "compile_seconds": 0.0,
-                    "compiled_with": [],
-                },
-            )
+            key = (row["function"] or "?", file)
+            entry = found.get(key) or found.setdefault(key, _no_totals())
             how = row["compiled_with"]
             if how is not None and how not in entry["compiled_with"]:
                 entry["compiled_with"].append(how)
@@ -387,14 +390,7 @@ def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _F
     return found
 
 
-_NONE: _FunctionTotals = {
-    "frame_compiles": 0,
-    "graphs": 0,
-    "ops": 0,
-    "guards": 0,
-    "compile_seconds": 0.0,
-    "compiled_with": [],
-}
+_NONE = _no_totals()
 
 
 def _functions(
