@@ -46,3 +46,14 @@ def test_a_cut_cell_ends_after_its_last_whole_word() -> None:
     """A cell longer than its lines ends in " …" after the last word that fits."""
     lines = wrapped(" ".join(["abcdefgh"] * 40), 17)
     assert lines[-2:] == ["abcdefgh abcdefgh", "abcdefgh …"]
+
+
+def test_a_wrapped_split_line_never_starts_with_its_separator() -> None:
+    """The "by phase" parts wrap after a " · ", so no continued line begins with "·"."""
+    from otel_dynamo.report.render.time_split import _labelled
+
+    parts = [f"phase{index} {index}.00 s ({index}%)" for index in range(12)]
+    lines = _labelled("by phase", " · ".join(parts), 60)
+    assert len(lines) > 2
+    assert [line.lstrip()[:1] for line in lines[1:]] == ["p"] * (len(lines) - 1)
+    assert all(len(line) <= 60 for line in lines)

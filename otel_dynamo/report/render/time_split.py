@@ -114,9 +114,10 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
 
 
 def _labelled(label: str, text: str, width: int) -> list[str]:
-    """ "  by phase  AOT 1.2 s (54%) · …", continued under the text, broken between parts."""
+    """ "  by phase  AOT 1.2 s (54%) · …", continued under the text, broken between parts
+    (after a separator, never before one: no line starts with "·")."""
     indent = 2 + 10 + 2
-    bound = " · ".join(
+    bound = f"{NO_BREAK_SPACE}· ".join(
         part.replace(" ", NO_BREAK_SPACE) if len(part) <= width - indent else part
         for part in text.split(" · ")
     )
