@@ -61,6 +61,7 @@ OWN_CODE = re.compile(
     "|".join(
         (
             re.escape(os.path.dirname(otel_dynamo.__file__) + os.sep),
+            re.escape(torch_records.INSTALLED_PACKAGE),
             re.escape(os.sep + "opentelemetry" + os.sep),
             r"\botel_dynamo: ",
         )
