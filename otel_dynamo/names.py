@@ -184,6 +184,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "TIME_CACHE",
     "TIME_CACHE_LOAD",
     "TIME_OTHER",
+    "COMPILE_MODE_DEFAULT",
     "RUN_KIND_FORWARD",
     "RUN_KIND_BACKWARD",
     "RUN_KIND_INFERENCE",
@@ -838,6 +839,10 @@ everything inside the load included, never counted as compiling."""
 
 TIME_OTHER = "other"
 """Time no timed phase covers (Dynamo's own bookkeeping, garbage collection)."""
+
+COMPILE_MODE_DEFAULT = "default"
+"""``torch.compile``'s mode when none is given (``torch.compile.mode``); the report does
+not show it."""
 
 RUN_KIND_FORWARD = "forward"
 """Run of a compiled forward graph."""

@@ -18,6 +18,7 @@ import json
 import logging
 from typing import Any
 
+from otel_dynamo import names
 from otel_dynamo._recording.stream_events import CompileSettings
 from otel_dynamo._sources.torch_version import torch_version
 
@@ -34,7 +35,6 @@ CHAIN_ATTRIBUTES = ("_torchdynamo_orig_backend", "_torchdynamo_orig_callable", "
 wrapper (``WrapBackendDebug``, which also copies the wrapper's attributes), a traced
 backend (``inner``)."""
 MAX_CHAIN = 8
-DEFAULT_MODE = "default"
 
 
 class SettingsReader:
@@ -75,7 +75,7 @@ def _read(convert: object, compiler: object) -> CompileSettings:
         mode, options = _inductor_mode(config, dynamic)
     else:
         kwargs = getattr(wrapper, "kwargs", None) or {}
-        mode = str(kwargs.get("mode") or DEFAULT_MODE)
+        mode = str(kwargs.get("mode") or names.COMPILE_MODE_DEFAULT)
         options = dict(kwargs.get("options") or {})
     return CompileSettings(
         mode=mode,
@@ -107,7 +107,7 @@ def _inductor_mode(config: dict[str, Any], dynamic: bool | None) -> tuple[str, d
     the options beyond it."""
     from torch._inductor import list_mode_options
 
-    best, best_options = DEFAULT_MODE, dict[str, Any]()
+    best, best_options = names.COMPILE_MODE_DEFAULT, dict[str, Any]()
     for mode, options in list_mode_options(None, dynamic).items():
         held = all(key in config and config[key] == value for key, value in options.items())
         if held and len(options) > len(best_options):

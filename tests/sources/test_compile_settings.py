@@ -15,7 +15,8 @@ from _telemetry_support import Signals
 
 import otel_dynamo
 from otel_dynamo import names
-from otel_dynamo._sources.compile_settings import reader
+from otel_dynamo._recording.stream_events import CompileSettings
+from otel_dynamo._sources.compile_settings import SettingsReader
 
 pytestmark = pytest.mark.torch_facing
 
@@ -116,22 +117,29 @@ def test_dynamo_optimize_without_torch_compile_records_only_fullgraph() -> None:
     assert _settings(signals.finished()) == [{names.ATTR_COMPILE_FULLGRAPH: False}]
 
 
-def test_an_unreadable_compiler_gives_no_settings_and_one_warning(
+def test_a_compiler_without_torch_compile_wrapper_gives_empty_settings() -> None:
+    """No torch.compile wrapper down the chain and a fullgraph that is not a bool: every
+    setting is None (nothing is guessed)."""
+
+    class Convert:
+        _one_graph = "yes"
+
+    assert SettingsReader().settings_of(Convert(), object()) == CompileSettings()
+
+
+def test_an_unreadable_compiler_switches_the_reader_off_with_one_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A ConvertFrameAssert whose fullgraph is not a bool and a chain of no torch wrapper:
-    empty settings; a reader that raises switches off with one warning."""
+    """A ConvertFrameAssert that raises when read: no settings, one warning, and the
+    reader stays off (the next, readable compile gets none and no second warning)."""
 
     class Exploding:
         @property
         def _one_graph(self) -> bool:
             raise RuntimeError("torch changed")
 
-    from otel_dynamo._sources.compile_settings import SettingsReader
-
     fresh = SettingsReader()
     first = fresh.settings_of(Exploding(), None)
     second = fresh.settings_of(object(), None)
     warnings = [r for r in caplog.records if "how a frame was compiled" in r.getMessage()]
     assert (first, second, len(warnings)) == (None, None, 1)
-    assert reader.settings_of(object(), None) is not None

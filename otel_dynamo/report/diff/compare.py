@@ -18,6 +18,7 @@ from typing import TypedDict, TypeVar, cast
 from otel_dynamo.report.diff.schema import (
     BreakItem,
     Change,
+    ComparedSettings,
     Counted,
     Diff,
     FailureItem,
@@ -360,6 +361,11 @@ class _FunctionTotals(TypedDict):
     compiled_with: list[str]
 
 
+def compiled_another_way(settings: ComparedSettings) -> bool:
+    """Whether both runs recorded how a function was compiled, and it differs."""
+    return bool(settings["base"]) and bool(settings["new"]) and settings["base"] != settings["new"]
+
+
 def _no_totals() -> _FunctionTotals:
     """A function's totals before any compile of it."""
     return {
@@ -377,8 +383,7 @@ def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _F
     for section in sections:
         for row in section["compiles"]:
             file = short_path(row["file"]) if row["file"] else ""
-            key = (row["function"] or "?", file)
-            entry = found.get(key) or found.setdefault(key, _no_totals())
+            entry = found.setdefault((row["function"] or "?", file), _no_totals())
             how = row["compiled_with"]
             if how is not None and how not in entry["compiled_with"]:
                 entry["compiled_with"].append(how)
@@ -417,12 +422,7 @@ def _functions(
         }
         counts = (row["frame_compiles"], row["graphs"], row["ops"], row["guards"])
         counted = any(entry["change"] for entry in counts)
-        asked_otherwise = (
-            bool(old["compiled_with"])
-            and bool(now["compiled_with"])
-            and (old["compiled_with"] != now["compiled_with"])
-        )
-        if counted or row["time_significant"] or asked_otherwise:
+        if counted or row["time_significant"] or compiled_another_way(row["compiled_with"]):
             rows.append(row)
     rows.sort(key=lambda row: -abs(row["compile_seconds"]["change"]))
     return rows

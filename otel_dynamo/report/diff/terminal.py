@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from otel_dynamo.report.diff.compare import compiled_another_way
 from otel_dynamo.report.diff.items import (
     ItemView,
     change_text,
@@ -152,13 +153,7 @@ def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]
 
 def _settings_changes(rows: list[FunctionChange], width: int, color: bool) -> list[str]:
     """Functions asked to be compiled another way (mode, options, fullgraph, dynamic)."""
-    changed = [
-        row
-        for row in rows
-        if row["compiled_with"]["base"]
-        and row["compiled_with"]["new"]
-        and row["compiled_with"]["base"] != row["compiled_with"]["new"]
-    ]
+    changed = [row for row in rows if compiled_another_way(row["compiled_with"])]
     if not changed:
         return []
     lines = ["", paint(f"Compiled another way ({len(changed)})", "bold", color=color)]

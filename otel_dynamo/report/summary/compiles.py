@@ -22,9 +22,6 @@ from otel_dynamo.report.summary.phases import (
 from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
 from otel_dynamo.report.summary.tree import SpanTree
 
-DEFAULT_MODE = "default"
-"""torch.compile's mode when none is given (not shown)."""
-
 _RUN_KIND_OF_SPAN = {
     names.SPAN_RUN_FORWARD: names.RUN_KIND_FORWARD,
     names.SPAN_RUN_BACKWARD: names.RUN_KIND_BACKWARD,
@@ -108,7 +105,7 @@ def compiled_with(attrs: Attributes) -> str | None:
     dynamic = attrs.get(names.ATTR_COMPILE_DYNAMIC)
     parts = [
         backend,
-        mode if mode not in (None, DEFAULT_MODE) else None,
+        mode if mode not in (None, names.COMPILE_MODE_DEFAULT) else None,
         "fullgraph" if attrs.get(names.ATTR_COMPILE_FULLGRAPH) is True else None,
         f"dynamic={dynamic}" if isinstance(dynamic, bool) else None,
         f"options {options}" if options else None,
