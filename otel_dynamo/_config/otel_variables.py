@@ -38,6 +38,8 @@ EXPORTER_ALIASES = {
 }
 """Exporter names the SDK registers for OTLP over one protocol: read as ``otlp`` with it."""
 BUILT_IN_EXPORTERS = frozenset({EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_CONSOLE, EXPORTER_NONE})
+LOCAL_EXPORTERS = frozenset({EXPORTER_FILE, EXPORTER_JSON_FILE, EXPORTER_CONSOLE, EXPORTER_NONE})
+"""Exporters whose telemetry never leaves the machine (no collector to wait for)."""
 JSON_HTTP_DISTRIBUTION = "opentelemetry-exporter-otlp-json-http"
 """What OTEL_EXPORTER_OTLP_PROTOCOL=http/json needs (otel_dynamo's ``json-http`` extra)."""
 

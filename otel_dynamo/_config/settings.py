@@ -64,6 +64,12 @@ DEFAULT_LOG_LEVEL = "info"
 DEFAULT_SLOW_COMPILE_SECONDS = 60.0
 DEFAULT_PROMETHEUS_HOST = "127.0.0.1"
 DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 0.5
+"""The exit flush's bound when telemetry leaves the machine (an OTLP endpoint, an
+exporter plugin): a collector that is down or silent never holds the job's exit longer."""
+DEFAULT_LOCAL_SHUTDOWN_TIMEOUT_SECONDS = 10.0
+"""The exit flush's bound when all telemetry stays on the machine (files, the console, a
+Prometheus endpoint): writing it takes milliseconds, but on a machine busy with every
+rank's exit at once it can take seconds, and what is dropped is lost for good."""
 
 ACCURACY_OFF = "off"
 ACCURACY_FORWARD = "forward"
@@ -123,7 +129,8 @@ class Settings:
     slow_compile_seconds: float = DEFAULT_SLOW_COMPILE_SECONDS
     prometheus_port: int | None = None
     prometheus_host: str = DEFAULT_PROMETHEUS_HOST
-    shutdown_timeout_seconds: float = DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
+    shutdown_timeout_seconds: float | None = None
+    """None: by where telemetry goes (``shutdown_timeout_for``)."""
     fault: tuple[FaultSpec, ...] = ()
     accuracy: str = DEFAULT_ACCURACY
     repro_dir: str | None = None
@@ -418,9 +425,13 @@ VARIABLES: tuple[Variable, ...] = (
         "shutdown_timeout_seconds",
         _positive_float,
         "seconds, > 0 and <= 86400",
-        default="`0.5`",
+        default=(
+            f"`{DEFAULT_SHUTDOWN_TIMEOUT_SECONDS:g}` with an OTLP endpoint or exporter plugin; "
+            f"`{DEFAULT_LOCAL_SHUTDOWN_TIMEOUT_SECONDS:g}` when all telemetry stays local "
+            "(files, console, Prometheus)"
+        ),
         shown="seconds, > 0 and ≤ 86400",
-        meaning="most time spent flushing telemetry at exit",
+        meaning="most time spent flushing telemetry at exit (or at SIGTERM/SIGHUP)",
     ),
     Variable(
         ENV_FLUSH_ON_SIGNAL,
@@ -501,6 +512,16 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     settings = Settings(**values, problems=tuple(problems))
     raise_if_strict(settings)
     return settings
+
+
+def shutdown_timeout_for(settings: Settings, *, all_local: bool) -> float:
+    """The exit flush's bound in seconds: ``OTEL_DYNAMO_SHUTDOWN_TIMEOUT`` where it is set,
+    else the default for where telemetry goes (``all_local``: nothing leaves the machine)."""
+    if settings.shutdown_timeout_seconds is not None:
+        return settings.shutdown_timeout_seconds
+    if all_local:
+        return DEFAULT_LOCAL_SHUTDOWN_TIMEOUT_SECONDS
+    return DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
 
 
 def raise_if_strict(settings: Settings) -> None:

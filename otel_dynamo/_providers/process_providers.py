@@ -192,7 +192,8 @@ class ProcessProviders:
         return (
             f"otel_dynamo: telemetry shutdown did not finish within {budget:g} s; what was "
             f"still unsent was dropped (exporting {', '.join(targets) or 'nothing'}). Raise "
-            "OTEL_DYNAMO_SHUTDOWN_TIMEOUT if the collector is slow but alive"
+            "OTEL_DYNAMO_SHUTDOWN_TIMEOUT if the collector is slow but alive, or the machine "
+            "too busy at exit to write it in time"
         )
 
     def force_flush(self, timeout_s: float = FLUSH_TIMEOUT_SECONDS) -> bool:

@@ -45,6 +45,7 @@ from otel_dynamo._config.otel_variables import (
     ENV_EXPORTER,
     EXPORTER_FILE,
     EXPORTER_OTLP,
+    LOCAL_EXPORTERS,
     SIGNAL_LOGS,
     SIGNAL_METRICS,
     SIGNAL_TRACES,
@@ -58,6 +59,7 @@ from otel_dynamo._config.settings import (
     ConfigError,
     ConfigProblem,
     Settings,
+    shutdown_timeout_for,
 )
 from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
@@ -196,7 +198,8 @@ class _Builder:
         self._files = ProcessFiles(settings.output_dir)
         self._safe_exports: list[SafeExport] = []
         self._processors: dict[int, list[Any]] = {}
-        self._shutdown_ms = settings.shutdown_timeout_seconds * 1000
+        self._shutdown_s = shutdown_timeout_for(settings, all_local=self._all_local())
+        self._shutdown_ms = self._shutdown_s * 1000
 
     def build(
         self, prometheus: PrometheusEndpoint | None, problems: tuple[ConfigProblem, ...]
@@ -220,7 +223,7 @@ class _Builder:
             output_dir=Path(self._settings.output_dir) if uses_files else None,
             prometheus_url=prometheus.url if prometheus else None,
             pull_readers=pull_readers,
-            shutdown_timeout_s=self._settings.shutdown_timeout_seconds,
+            shutdown_timeout_s=self._shutdown_s,
             parts=parts,
             safe_exports=self._safe_exports,
             health=self._health,
@@ -247,6 +250,16 @@ class _Builder:
             else self._nothing(signal)
             for signal, places in found.items()
         }
+
+    def _all_local(self) -> bool:
+        """Whether every exporter of every signal built keeps its telemetry on this machine
+        (files, the console, a metric reader that is pulled, such as Prometheus's)."""
+        for signal in self._signals:
+            for kind in self._plans[signal].exporters:
+                pulled = signal == SIGNAL_METRICS and self._reader_class(kind) is not None
+                if kind not in LOCAL_EXPORTERS and not pulled:
+                    return False
+        return True
 
     def _nothing(self, signal: str) -> str:
         if self._otel.plans[signal].exporters:  # configured, then turned off by a problem

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import time
@@ -9,6 +10,7 @@ import time
 import pytest
 from _export_support import BlackHole, clear_otel_environ, free_port, wait_until
 
+from otel_dynamo._config import settings
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._providers.setup import setup_providers
 
@@ -174,3 +176,43 @@ def test_sdk_log_lines_do_not_reach_the_root_logger(tmp_path, caplog):
         if r.name.startswith("opentelemetry") and r.levelno >= logging.WARNING
     ]
     assert sdk == []
+
+
+def test_the_exit_flush_gives_local_files_the_local_bound(tmp_path):
+    """All telemetry to files (the default): the exit flush may take up to
+    DEFAULT_LOCAL_SHUTDOWN_TIMEOUT_SECONDS (10 s), so a machine busy with every rank's exit
+    still writes them whole."""
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ={})
+    try:
+        assert telemetry.shutdown_timeout_s == settings.DEFAULT_LOCAL_SHUTDOWN_TIMEOUT_SECONDS
+        assert telemetry.shutdown_timeout_s == 10.0
+    finally:
+        telemetry.shutdown()
+
+
+def test_the_exit_flush_gives_a_collector_the_network_bound(tmp_path):
+    """One signal to an OTLP endpoint: the whole exit flush is bounded by
+    DEFAULT_SHUTDOWN_TIMEOUT_SECONDS (0.5 s), so a collector that is down never holds the
+    job's exit longer."""
+    environ = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{free_port()}/v1/traces"}
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+    try:
+        assert telemetry.shutdown_timeout_s == settings.DEFAULT_SHUTDOWN_TIMEOUT_SECONDS
+        assert telemetry.shutdown_timeout_s == 0.5
+    finally:
+        telemetry.shutdown()
+
+
+def test_a_set_shutdown_timeout_is_the_bound_wherever_telemetry_goes(tmp_path):
+    """OTEL_DYNAMO_SHUTDOWN_TIMEOUT=2 bounds the exit flush at 2 s, to files as to a
+    collector."""
+    configured = settings.load_settings({"OTEL_DYNAMO_SHUTDOWN_TIMEOUT": "2"})
+    environ = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{free_port()}/v1/traces"}
+    for otel_environ in ({}, environ):
+        telemetry = setup_providers(
+            dataclasses.replace(configured, output_dir=str(tmp_path)), environ=otel_environ
+        )
+        try:
+            assert telemetry.shutdown_timeout_s == 2.0
+        finally:
+            telemetry.shutdown()

@@ -48,6 +48,8 @@ def eight_ranks(tmp_path_factory: pytest.TempPathFactory) -> Path:
         command, env=env, cwd=out, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    # eight ranks ending at once on a busy machine: each rank's files are still whole
+    assert "telemetry shutdown did not finish" not in done.stderr, done.stderr[-3000:]
     return out
 
 
