@@ -2,11 +2,12 @@
 
 It sets OTEL_DYNAMO_ENABLED=true (and OTEL_DYNAMO_OUTPUT_DIR with ``--out``) and runs
 the command; every Python process it starts, torchrun's ranks included, then traces
-its torch.compile calls through ``otel_dynamo.pth``. Without ``--out`` it first says on
-stderr where the telemetry goes: the files' directory (OTEL_DYNAMO_OUTPUT_DIR, else
+its torch.compile calls through ``otel_dynamo.pth``. It first says on stderr where the
+telemetry goes: the files' directory (``--out``, OTEL_DYNAMO_OUTPUT_DIR, else
 ``./otel-dynamo``) and any endpoint or exporter the OTEL_* variables send signals to.
 With ``--report`` the command runs as a child and the report of the files it wrote is
-printed when it ends: signals sent to ``otel-dynamo run`` reach the child, and it exits
+printed when it ends (signals the environment sends to an endpoint are written as files
+too, for the report): signals sent to ``otel-dynamo run`` reach the child, and it exits
 with the child's status (128 + N when signal N ended the child, as a shell reports it).
 """
 
@@ -66,12 +67,13 @@ def run_command(args: argparse.Namespace) -> int:
     if installed_startup_hook() is None:
         _say(f"warning: {PTH_NAME} is not in site-packages; reinstall otel-dynamo for tracing")
     env = traced_environment(os.environ, out=args.out)
+    if args.report:
+        env = with_files_for_the_report(env)
     elsewhere = elsewhere_than_files(env)
-    files = None if args.out else where_files_go(env)
-    if files:
-        _say(files)
-    if elsewhere:
-        _say(elsewhere)
+    files = where_files_go(env, out_given=bool(args.out))
+    for line in (files, also_elsewhere(env), elsewhere):
+        if line:
+            _say(line)
     if args.report:
         return _run_and_report(command, env, elsewhere)
     return _exec(command, env)
@@ -91,13 +93,30 @@ def output_dir(env: Mapping[str, str]) -> str:
     return env.get(ENV_OUTPUT_DIR, "").strip() or DEFAULT_OUTPUT_DIR
 
 
-def where_files_go(env: Mapping[str, str]) -> str | None:
-    """Which signals the embedded default writes as files, and where, said when ``run``
-    has no ``--out``: "traces, logs and metrics go to OTLP/JSON Lines files in
-    ./otel-dynamo (the default; --out DIR to choose)", or "... in DIR
-    (OTEL_DYNAMO_OUTPUT_DIR; ...)". None when no signal is written to files but some go
-    elsewhere (:func:`elsewhere_than_files` says where); "no telemetry is exported ..."
-    when nothing is."""
+def with_files_for_the_report(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with ``otlp_file`` added to the exporters of every signal the environment
+    sends elsewhere only (an OTLP endpoint, a plugin): ``--report`` reads the files, so
+    they are written as well; the exporters named stay as named (an ``otlp_proto_http``
+    keeps its protocol)."""
+    otel = read_otel_env(env)
+    changed = dict(env)
+    if otel.disabled:
+        return changed
+    for signal, plan in otel.plans.items():
+        if plan.exporters and EXPORTER_FILE not in plan.exporters:
+            variable = ENV_EXPORTER[signal]
+            named = env.get(variable, "").strip() or ",".join(plan.exporters)
+            changed[variable] = f"{named},{EXPORTER_FILE}"
+    return changed
+
+
+def where_files_go(env: Mapping[str, str], *, out_given: bool = False) -> str | None:
+    """Which signals the embedded default writes as files, and where: "traces, logs and
+    metrics go to OTLP/JSON Lines files in ./otel-dynamo (the default; --out DIR to
+    choose)", "... in DIR (OTEL_DYNAMO_OUTPUT_DIR; ...)", or "... in DIR (--out)". None
+    when no signal is written to files but some go elsewhere
+    (:func:`elsewhere_than_files` says where); "no telemetry is exported ..." when
+    nothing is."""
     otel = read_otel_env(env)
     if otel.disabled:
         return f"no telemetry is exported ({OTEL_SDK_DISABLED}=true)"
@@ -105,11 +124,36 @@ def where_files_go(env: Mapping[str, str]) -> str | None:
     if not files:
         exported = any(plan.exporters for plan in otel.plans.values())
         return None if exported else "no telemetry is exported, as the environment says"
-    origin = ENV_OUTPUT_DIR if env.get(ENV_OUTPUT_DIR, "").strip() else "the default"
-    return (
-        f"{join_signals(files)} go to OTLP/JSON Lines files in {output_dir(env)} "
-        f"({origin}; --out DIR to choose)"
+    if out_given:
+        origin = "--out"
+    elif env.get(ENV_OUTPUT_DIR, "").strip():
+        origin = f"{ENV_OUTPUT_DIR}; --out DIR to choose"
+    else:
+        origin = "the default; --out DIR to choose"
+    return f"{join_signals(files)} go to OTLP/JSON Lines files in {output_dir(env)} ({origin})"
+
+
+def also_elsewhere(env: Mapping[str, str]) -> str | None:
+    """Where the signals written as files also go (an endpoint, the console, a plugin):
+    "traces also go to the OTLP endpoint http://host:4318, as the environment says";
+    None when none does."""
+    otel = read_otel_env(env)
+    if otel.disabled:
+        return None
+    both = {
+        signal: plan
+        for signal, plan in otel.plans.items()
+        if EXPORTER_FILE in plan.exporters and len(plan.exporters) > 1
+    }
+    if not both:
+        return None
+    places = dict.fromkeys(
+        _place(kind, plan)
+        for plan in both.values()
+        for kind in plan.exporters
+        if kind != EXPORTER_FILE
     )
+    return f"{join_signals(list(both))} also go to {', '.join(places)}, as the environment says"
 
 
 def elsewhere_than_files(env: Mapping[str, str]) -> str | None:

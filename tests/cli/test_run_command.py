@@ -116,9 +116,12 @@ def test_job_exit_code_is_passed_through(tmp_path):
     assert "no telemetry was written" in done.stderr
 
 
-def _run_with_out(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+def _run_with_out(
+    tmp_path: Path, *program: str, report: bool = True, **environ: str
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "otel_dynamo", "run", "--out", str(tmp_path / "out")]
-    command += ["--report", "--", sys.executable, "-c", "pass"]
+    command += ["--report"] if report else []
+    command += ["--", sys.executable, "-c", *(program or ("pass",))]
     return subprocess.run(
         command,
         env=child_environ(**environ),
@@ -130,33 +133,83 @@ def _run_with_out(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess
     )
 
 
+COMPILING_PROGRAM = "import torch; torch.compile(lambda x: x + 1, backend='eager')(torch.ones(2))"
+
+
+def test_out_says_where_the_files_go(tmp_path: Path):
+    """--out DIR: the first line says every signal goes to files in DIR, chosen by --out."""
+    done = _run_with_out(tmp_path, report=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == (
+        "otel-dynamo run: traces, logs and metrics go to OTLP/JSON Lines files in "
+        f"{tmp_path / 'out'} (--out)"
+    )
+
+
 def test_out_with_an_endpoint_in_the_environment_says_where_telemetry_goes(tmp_path: Path):
-    """--out while OTEL_EXPORTER_OTLP_ENDPOINT sends every signal elsewhere: said at the
-    start and at the end, with the endpoint's scheme, host and port only, and the
+    """--out (no --report) while OTEL_EXPORTER_OTLP_ENDPOINT sends every signal
+    elsewhere: said once, with the endpoint's scheme, host and port only, and the
     variables that write files too."""
     endpoint = "http://user:s3cret-pass@127.0.0.1:9/v1?token=t0ken-value"
-    done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+    done = _run_with_out(tmp_path, report=False, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
     said = [line for line in done.stderr.splitlines() if "not to " in line]
-    assert said[0] == said[-1] and len(said) == 2
-    assert said[0] == (
+    assert said == [
         "otel-dynamo run: traces, logs and metrics go to the OTLP endpoint "
         f"http://127.0.0.1:9, not to {tmp_path / 'out'}, as the environment says; add "
         "otlp_file to OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER "
         "(e.g. otlp,otlp_file) to write files there too"
-    )
+    ]
     assert "s3cret" not in done.stderr and "t0ken" not in done.stderr
 
 
+def test_report_with_an_endpoint_in_the_environment_writes_files_too(tmp_path: Path):
+    """--report while OTEL_EXPORTER_OTLP_ENDPOINT sends every signal to a collector: the
+    job writes files as well (the report reads them), the endpoint still gets them, and
+    the first lines say both; the report is printed."""
+    endpoint = "http://user:s3cret-pass@127.0.0.1:9"
+    done = _run_with_out(tmp_path, COMPILING_PROGRAM, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[:2] == [
+        "otel-dynamo run: traces, logs and metrics go to OTLP/JSON Lines files in "
+        f"{tmp_path / 'out'} (--out)",
+        "otel-dynamo run: traces, logs and metrics also go to the OTLP endpoint "
+        "http://127.0.0.1:9, as the environment says",
+    ]
+    assert "not to " not in done.stderr and "s3cret" not in done.stderr
+    written = sorted(path.name.split("-")[0] for path in (tmp_path / "out").glob("*.jsonl"))
+    assert written == ["logs", "metrics", "traces"]
+    assert "1 frame compile · 1 graph" in done.stdout, done.stdout[-2000:]
+
+
+def test_report_keeps_the_protocol_an_exporter_name_gives(tmp_path: Path):
+    """OTEL_TRACES_EXPORTER=otlp_proto_http with --report: the child's variable becomes
+    ``otlp_proto_http,otlp_file`` (its protocol kept), not ``otlp,otlp_file``."""
+    from otel_dynamo.cli.run_command import with_files_for_the_report
+
+    env = with_files_for_the_report(
+        {
+            "OTEL_TRACES_EXPORTER": "otlp_proto_http",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+        }
+    )
+    assert env["OTEL_TRACES_EXPORTER"] == "otlp_proto_http,otlp_file"
+    assert env["OTEL_LOGS_EXPORTER"] == "otlp,otlp_file"
+
+
 def test_out_with_files_asked_for_says_nothing_more(tmp_path: Path):
-    """The same endpoint with otlp_file added for every signal: no such line."""
+    """The same endpoint with otlp_file added for every signal: files and the endpoint
+    both named, no advice to add files."""
     exporters = {f"OTEL_{s}_EXPORTER": "otlp,otlp_file" for s in ("TRACES", "LOGS", "METRICS")}
     done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9", **exporters)
     assert "not to " not in done.stderr
+    assert "also go to the OTLP endpoint http://127.0.0.1:9" in done.stderr
 
 
 def test_a_grpc_host_and_port_endpoint_is_shown_without_its_user(tmp_path: Path):
     """gRPC's form without a scheme, with a user and password: shown as host:port."""
-    done = _run_with_out(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT="alice:pw-s3cret@collector:4317")
+    done = _run_with_out(
+        tmp_path, report=False, OTEL_EXPORTER_OTLP_ENDPOINT="alice:pw-s3cret@collector:4317"
+    )
     (said, *_) = [line for line in done.stderr.splitlines() if "not to " in line]
     assert "go to the OTLP endpoint collector:4317, not to" in said
     assert "alice" not in done.stderr and "s3cret" not in done.stderr
