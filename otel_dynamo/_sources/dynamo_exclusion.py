@@ -38,6 +38,7 @@ import logging
 import sys
 import threading
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from otel_dynamo._recording.pass_through import pass_through_codes
@@ -126,61 +127,54 @@ def is_excluded(code: types.CodeType) -> bool:
     return code in _marked_codes
 
 
-def codes_of(module: types.ModuleType) -> list[types.CodeType]:
+def codes_of(module: types.ModuleType) -> Iterator[types.CodeType]:
     """Every code object defined in ``module``: reachable from its functions and classes,
-    nested ones (closures, lambdas, comprehensions) included. One pass over a work list,
-    not a recursion of generators: it runs at the first traced compile of each process."""
-    filename = getattr(module, "__file__", None)
-    own = (filename, GENERATED)
+    nested ones (closures, lambdas, comprehensions) included."""
     seen: set[int] = set()
-    found: list[types.CodeType] = []
-    work = [
-        (value, MAX_DEPTH) for name, value in list(vars(module).items()) if not name.startswith("__")
-    ]
-    while work:
-        value, depth = work.pop()
-        if type(value) in _ATOMS or depth < 0 or id(value) in seen:
-            continue
-        seen.add(id(value))
-        if type(value) is types.CodeType:
-            if value.co_filename in own:
-                found.append(value)
-                work.extend(
-                    (const, depth) for const in value.co_consts if type(const) is types.CodeType
-                )
-            continue
-        work.extend((inner, depth - 1) for inner in _members(value, own))
-    return found
+    filename = getattr(module, "__file__", None)
+    for name, value in list(vars(module).items()):
+        if not name.startswith("__"):  # not __builtins__, __spec__, ...
+            yield from _codes_in(value, filename, seen, MAX_DEPTH)
 
 
-def _members(value: Any, own: tuple[str | None, str]) -> list[Any]:
-    """What ``value`` holds that may lead to code of the module (``own``: its file, and
-    where generated methods say they come from)."""
+def _codes_in(value: Any, filename: str | None, seen: set[int], depth: int) -> Iterator[Any]:
+    if type(value) in _ATOMS or depth < 0 or id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, types.CodeType):
+        if value.co_filename in (filename, GENERATED):
+            yield value
+            for const in value.co_consts:
+                if isinstance(const, types.CodeType):
+                    yield from _codes_in(const, filename, seen, depth)
+        return
+    for inner in _members(value, filename):
+        yield from _codes_in(inner, filename, seen, depth - 1)
+
+
+def _members(value: Any, filename: str | None) -> Iterator[Any]:
+    """What ``value`` holds that may lead to code of the module (``filename``)."""
     if isinstance(value, types.FunctionType):
         wrapped = getattr(value, "__wrapped__", None)  # contextmanager, functools.wraps
-        members = [] if wrapped is None else [wrapped]
-        if value.__code__.co_filename not in own:  # imported from elsewhere
-            return members
-        members.append(value.__code__)
-        members.extend(value.__defaults__ or ())
-        members.extend((value.__kwdefaults__ or {}).values())
-        return members
-    if isinstance(value, (types.MethodType, staticmethod, classmethod)):
-        return [value.__func__]
-    if isinstance(value, property):
-        return [value.fget, value.fset, value.fdel]
-    if isinstance(value, type):
-        if getattr(sys.modules.get(value.__module__), "__file__", None) != own[0]:
-            return []
-        fields = getattr(value, "__dataclass_fields__", None) or {}
-        return [
-            *vars(value).values(),
-            *(getattr(field, "default_factory", None) for field in fields.values()),
-        ]
-    if isinstance(value, (tuple, list, frozenset, set)):
-        return list(value)
-    if isinstance(value, dict):
-        return list(value.values())
-    if isinstance(value, _CACHE_WRAPPER):  # functools.cache: the function it wraps
-        return [value.__wrapped__]
-    return []
+        if wrapped is not None:
+            yield wrapped
+        if value.__code__.co_filename not in (filename, GENERATED):  # imported from elsewhere
+            return
+        yield value.__code__
+        yield from value.__defaults__ or ()
+        yield from (value.__kwdefaults__ or {}).values()
+    elif isinstance(value, (types.MethodType, staticmethod, classmethod)):
+        yield value.__func__
+    elif isinstance(value, property):
+        yield from (value.fget, value.fset, value.fdel)
+    elif isinstance(value, type):
+        if getattr(sys.modules.get(value.__module__), "__file__", None) == filename:
+            yield from list(vars(value).values())
+            fields = getattr(value, "__dataclass_fields__", None) or {}
+            yield from (getattr(field, "default_factory", None) for field in fields.values())
+    elif isinstance(value, (tuple, list, frozenset, set)):
+        yield from list(value)
+    elif isinstance(value, dict):
+        yield from list(value.values())
+    elif isinstance(value, _CACHE_WRAPPER):  # functools.cache: the function it wraps
+        yield value.__wrapped__
