@@ -16,4 +16,4 @@ python3 -m mypy --strict --python-version "$newest_python" otel_dynamo
 wait "$oldest"
 # shellcheck source=.ci/test_workers.sh
 source .ci/test_workers.sh
-python3 -m pytest -q -p no:cacheprovider -n "$(test_workers)" --dist loadscope "$@"
+python3 -m pytest -q -p no:cacheprovider -n "$(test_workers)" --dist loadscope --durations=25 "$@"
