@@ -1051,7 +1051,8 @@ RESOURCE_RUN_ID = "torch.distributed.run_id"
 # --- resource attributes of the OpenTelemetry semantic conventions ------------------
 
 RESOURCE_SERVICE_NAME = "service.name"
-"""The job's service name (OTEL_SERVICE_NAME; "torch-compile" by default)."""
+"""The job's service name (OTEL_SERVICE_NAME; by default the job's program, such as
+"train" for ``python train.py``, else "torch-compile")."""
 
 RESOURCE_SERVICE_INSTANCE_ID = "service.instance.id"
 """The SDK's id of this process's providers, unique per process."""

@@ -277,7 +277,7 @@ SERVICE_NAME = Variable(
     "",
     None,
     "a name",
-    default="`torch-compile`",
+    default="the job's program (`train` for `python train.py`), else `torch-compile`",
     shown="a name",
     meaning="`service.name` of the resource",
 )
@@ -622,8 +622,9 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "`OTEL_SERVICE_NAME` unset",
         "`unknown_service:` and the Python executable's name",
-        "`torch-compile`",
-        "a name that says what the telemetry is",
+        "the job's program: `train` for `python train.py` and each rank of `torchrun "
+        "train.py`, `pkg.train` for `python -m pkg.train`; `torch-compile` for `python -c`",
+        "a name that tells one job from another (the `job` label of every metric)",
     ),
     Difference(
         "`OTEL_PYTHON_ID_GENERATOR=random`",

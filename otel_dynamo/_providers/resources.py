@@ -5,7 +5,8 @@ in OTEL_EXPERIMENTAL_RESOURCE_DETECTORS, and last ``otel``, which reads
 OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME) over its own ``telemetry.sdk.*``
 attributes. Under all of that lie our detected attributes (``host.name``,
 ``process.pid``, the torchrun ranks), so the user's configuration wins over them; and our
-default service name replaces the SDK's ``unknown_service`` fallback only.
+default service name (the job's program, ``program_service_name``, else
+``torch-compile``) replaces the SDK's ``unknown_service`` fallback only.
 
 Like the SDK, this reads the process environment (``os.environ``). The SDK's parser of
 OTEL_RESOURCE_ATTRIBUTES is the one that makes the attributes; the configuration check
@@ -19,7 +20,10 @@ import contextlib
 import logging
 import os
 import socket
+import sys
+import types
 from collections.abc import Iterator, Mapping
+from pathlib import PurePath
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource, ResourceDetector
@@ -34,6 +38,9 @@ ENV_GROUP_RANK = "GROUP_RANK"
 ENV_RUN_ID = "TORCHELASTIC_RUN_ID"
 
 DEFAULT_SERVICE_NAME = "torch-compile"
+"""``service.name`` where nobody named the service and there is no program to name it by
+(``python -c``, the REPL)."""
+MAIN_MODULE_SUFFIX = ".__main__"
 SDK_FALLBACK_SERVICE_NAME = "unknown_service"
 """What the specification has the SDK call a service nobody named (``unknown_service``,
 or ``unknown_service:<executable>``): the only service name our default replaces."""
@@ -52,9 +59,13 @@ _INT_ATTRIBUTES = (
 _log = logging.getLogger(__name__)
 
 
-def build_resource(*, default_service_name: str = DEFAULT_SERVICE_NAME) -> Resource:
-    """The SDK's ``Resource.create`` over our detected attributes; ``default_service_name``
-    when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names the service."""
+def build_resource(*, default_service_name: str | None = None) -> Resource:
+    """The SDK's ``Resource.create`` over our detected attributes; when neither
+    OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names the service,
+    ``default_service_name``, else the job's program (``program_service_name``), else
+    ``DEFAULT_SERVICE_NAME``."""
+    if default_service_name is None:
+        default_service_name = program_service_name() or DEFAULT_SERVICE_NAME
     with _sdk_pair_warnings_quieted():
         created = Resource.create()
     resource = Resource(detected_attributes(os.environ)).merge(created)
@@ -62,6 +73,22 @@ def build_resource(*, default_service_name: str = DEFAULT_SERVICE_NAME) -> Resou
     if service_name.startswith(SDK_FALLBACK_SERVICE_NAME):
         resource = resource.merge(Resource({SERVICE_NAME: default_service_name}))
     return resource
+
+
+def program_service_name(main: types.ModuleType | None = None) -> str | None:
+    """The job's program, as a service name: ``python -m pkg.train`` gives ``pkg.train``,
+    ``python train.py`` (and each rank of ``torchrun train.py``) ``train``, an installed
+    command its name; None where no program names the job (``python -c``, the REPL,
+    stdin). ``main`` is the ``__main__`` module (this process's by default)."""
+    if main is None:
+        main = sys.modules.get("__main__")
+    spec_name = getattr(getattr(main, "__spec__", None), "name", None)
+    if isinstance(spec_name, str) and spec_name:
+        return spec_name.removesuffix(MAIN_MODULE_SUFFIX) or None
+    path = getattr(main, "__file__", None)
+    if not isinstance(path, str) or path.startswith("<"):
+        return None
+    return PurePath(path).stem or None
 
 
 def detected_attributes(environ: Mapping[str, str]) -> dict[str, Any]:

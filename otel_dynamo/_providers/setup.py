@@ -68,7 +68,7 @@ from otel_dynamo._providers.exporters import entry_point_class, local_factory, o
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
 from otel_dynamo._providers.process_providers import ProcessProviders, run_parallel
 from otel_dynamo._providers.prometheus import INSTALL_HINT, PrometheusEndpoint, start_prometheus
-from otel_dynamo._providers.resources import DEFAULT_SERVICE_NAME, PROCESS_PID, build_resource
+from otel_dynamo._providers.resources import PROCESS_PID, build_resource
 from otel_dynamo._providers.safe_exporters import (
     SafeExport,
     SafeLogExporter,
@@ -93,7 +93,7 @@ def setup_providers(
     environ: Mapping[str, str] | None = None,
     signals: frozenset[str] = ALL_SIGNALS,
     job_resource: Resource | None = NO_JOB_RESOURCE,
-    default_service_name: str = DEFAULT_SERVICE_NAME,
+    default_service_name: str | None = None,
 ) -> ProcessProviders:
     """Providers and exporters for this process, as configured; registered for exit.
 
@@ -101,7 +101,8 @@ def setup_providers(
     environment by default); the resource, as the SDK builds it, always reads the process
     environment. Only ``signals`` get exporters (the others are no-op providers);
     ``job_resource``, when given, is merged over our resource (its attributes win);
-    ``default_service_name`` is ``service.name`` when the environment names none.
+    ``default_service_name`` is ``service.name`` when the environment names none (by
+    default the job's program: ``resources.program_service_name``).
 
     Never raises for bad configuration unless ``settings.strict`` (then ConfigError);
     problems are warned once each and listed in ``ProcessProviders.problems``.

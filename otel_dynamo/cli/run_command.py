@@ -102,9 +102,9 @@ def with_files_for_the_report(env: Mapping[str, str]) -> dict[str, str]:
     changed = dict(env)
     if otel.disabled:
         return changed
-    for signal, plan in otel.plans.items():
+    for kind, plan in otel.plans.items():
         if plan.exporters and EXPORTER_FILE not in plan.exporters:
-            variable = ENV_EXPORTER[signal]
+            variable = ENV_EXPORTER[kind]
             named = env.get(variable, "").strip() or ",".join(plan.exporters)
             changed[variable] = f"{named},{EXPORTER_FILE}"
     return changed

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import logging
 import os
 import socket
+import subprocess
+import sys
+import types
 
 import pytest
-from _export_support import clear_otel_environ
+from _export_support import child_environ, clear_otel_environ
 
 from otel_dynamo import names
-from otel_dynamo._providers.resources import build_resource
+from otel_dynamo._providers.resources import (
+    DEFAULT_SERVICE_NAME,
+    build_resource,
+    program_service_name,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -26,16 +34,86 @@ def _resource_with(monkeypatch, **variables):
     return build_resource().attributes
 
 
-def test_default_service_name_is_torch_compile(monkeypatch):
-    """With neither OTEL_SERVICE_NAME nor service.name in attributes: "torch-compile"."""
-    assert _resource_with(monkeypatch)["service.name"] == "torch-compile"
+def test_default_service_name_is_the_programs(monkeypatch):
+    """With neither OTEL_SERVICE_NAME nor service.name in attributes: the job's program
+    (this process's, whatever runs the tests), else "torch-compile"."""
+    expected = program_service_name() or DEFAULT_SERVICE_NAME
+    assert _resource_with(monkeypatch)["service.name"] == expected
 
 
 def test_default_service_name_can_be_given(monkeypatch):
-    """``default_service_name`` replaces "torch-compile", and only when none is configured."""
+    """``default_service_name`` replaces the program's name, and only when none is
+    configured."""
     assert build_resource(default_service_name="demo").attributes["service.name"] == "demo"
     monkeypatch.setenv("OTEL_SERVICE_NAME", "trainer")
     assert build_resource(default_service_name="demo").attributes["service.name"] == "trainer"
+
+
+def _main(**attributes: object) -> types.ModuleType:
+    module = types.ModuleType("__main__")
+    module.__spec__ = None
+    for name, value in attributes.items():
+        setattr(module, name, value)
+    return module
+
+
+def test_a_script_names_the_service_by_its_stem():
+    """``python /jobs/train.py`` (and each rank of ``torchrun /jobs/train.py``): "train"."""
+    assert program_service_name(_main(__file__="/jobs/train.py")) == "train"
+
+
+def test_a_module_run_with_dash_m_names_the_service():
+    """``python -m pkg.train``: "pkg.train"; ``python -m pkg`` (its ``__main__``): "pkg"."""
+    spec = importlib.machinery.ModuleSpec("pkg.train", None)
+    assert program_service_name(_main(__spec__=spec, __file__="/x/pkg/train.py")) == "pkg.train"
+    package = importlib.machinery.ModuleSpec("pkg.__main__", None)
+    assert program_service_name(_main(__spec__=package)) == "pkg"
+
+
+def test_no_program_leaves_torch_compile():
+    """``python -c`` and the REPL (no file) and stdin (``<stdin>``): no program name, so the
+    service is "torch-compile"."""
+    assert program_service_name(_main()) is None
+    assert program_service_name(_main(__file__="<stdin>")) is None
+    assert DEFAULT_SERVICE_NAME == "torch-compile"
+
+
+def test_python_dash_c_job_is_torch_compile(tmp_path):
+    """A real ``python -c`` process builds its resource with "torch-compile"."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from otel_dynamo._providers.resources import build_resource;"
+            "print(build_resource().attributes['service.name'])",
+        ],
+        env=child_environ(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == "torch-compile"
+
+
+def test_a_script_job_is_named_by_its_script(tmp_path):
+    """A real ``python train.py`` process: "train"."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from otel_dynamo._providers.resources import build_resource\n"
+        "print(build_resource().attributes['service.name'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env=child_environ(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == "train"
 
 
 def test_otel_service_name_wins(monkeypatch):
