@@ -22,7 +22,7 @@ uses 2 for bad arguments too)."""
 
 
 def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
-    from otel_dynamo.report.diff import DEFAULT_MIN_CHANGE
+    from otel_dynamo.report.diff import DEFAULT_MIN_CHANGE, MIN_CHANGE_FORMAT
 
     parser.add_argument("base", type=Path, help="the base run: a telemetry file or directory")
     parser.add_argument("new", type=Path, help="the new run: a telemetry file or directory")
@@ -30,8 +30,9 @@ def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-change",
         type=_min_change,
         default=DEFAULT_MIN_CHANGE,
-        metavar="REL,ABS",
-        help="a compile time changed when it moved by both (default %(default)s)",
+        metavar=MIN_CHANGE_FORMAT,
+        help="a compile time changed when it moved by both that share of the base and that "
+        "many seconds (default %(default)s)",
     )
     parser.add_argument(
         "--fail-on",

@@ -45,6 +45,7 @@ def test_diff_help_shows_the_default_minimum_change() -> None:
     """`diff --help` states the default of --min-change, percent sign and all."""
     done = _help("diff")
     assert "(default 10%,0.5s)" in " ".join(done.stdout.split())
+    assert "--min-change PERCENT%,SECONDSs" in done.stdout
 
 
 def test_subcommand_summaries_start_lowercase_with_no_full_stop() -> None:

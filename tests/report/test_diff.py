@@ -24,7 +24,9 @@ from _report_support import (
 from _typed_shape import mismatches, schema_keys
 
 from otel_dynamo import cli, names
-from otel_dynamo.report.diff import Diff
+from otel_dynamo.report import read_report
+from otel_dynamo.report.diff import Diff, MinChange, diff_summaries, render_diff
+from otel_dynamo.report.render.format import TOTAL_TITLES
 
 
 def _write(directory: Path, compiles: list[FakeCompile]) -> Path:
@@ -182,6 +184,17 @@ def test_a_bad_min_change_is_a_usage_error(runs, capsys, raw) -> None:
     with pytest.raises(SystemExit) as stopped:
         cli.main(["diff", str(runs[0]), str(runs[1]), f"--min-change={raw}"])
     assert stopped.value.code == 2
+
+
+def test_a_bad_min_change_names_the_options_own_format(runs, capsys) -> None:
+    """--min-change 5: the message shows the form the option takes (its metavar in
+    --help), an example of it, and the parts alone."""
+    with pytest.raises(SystemExit):
+        cli.main(["diff", str(runs[0]), str(runs[1]), "--min-change", "5"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "otel-dynamo diff: error: argument --min-change: '5': '5' is neither a percentage "
+        "nor seconds; give PERCENT%,SECONDSs (e.g. 10%,0.5s), or one of them (20% or 2s)"
+    )
 
 
 def test_the_same_run_twice_has_no_changes(tmp_path, capsys) -> None:
@@ -349,3 +362,26 @@ def test_a_function_compiled_another_way_is_listed_with_both_ways(tmp_path, caps
     out = capsys.readouterr().out
     assert "Compiled another way (1)" in out
     assert "forward (project/model.py): inductor → inductor · max-autotune · fullgraph" in out
+
+
+def test_every_total_keeps_its_whole_name_at_80_and_100_columns(runs, capsys) -> None:
+    """The totals table's names are never cut ("failed torch.export calls" included),
+    at 80 columns as at 100."""
+    base, new = (read_report([run]).summary for run in runs)
+    diff = diff_summaries(base, new, min_change=MinChange())
+    for columns in (80, 100):
+        out = render_diff(diff, [], width=columns, color=False)
+        assert all(len(line) <= columns for line in out.splitlines())
+        for title in TOTAL_TITLES.values():
+            assert f"  {title.strip()} " in out, (columns, title)
+
+
+def test_the_mark_of_a_small_change_is_explained_at_the_top(runs, capsys, tmp_path) -> None:
+    """The terminal diff's second line and the page's heading say what counts as changed
+    and that "~" marks a smaller change, shown but not counted."""
+    cli.main(["diff", str(runs[0]), str(runs[1]), "--color", "never"])
+    explained = "a compile time counts as changed past 10% and 0.5 s; ~ marks a smaller change"
+    assert capsys.readouterr().out.splitlines()[1] == explained
+    page = tmp_path / "diff.html"
+    cli.main(["diff", str(runs[0]), str(runs[1]), "--html", str(page)])
+    assert f"<div>{explained}</div>" in page.read_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from otel_dynamo.report.diff.compare import (
     DEFAULT_MIN_CHANGE,
     DIFF_SCHEMA_VERSION,
+    MIN_CHANGE_FORMAT,
     MinChange,
     diff_summaries,
     occurrences,
@@ -21,6 +22,7 @@ from otel_dynamo.report.diff.terminal import render_diff
 __all__ = [
     "DEFAULT_MIN_CHANGE",
     "DIFF_SCHEMA_VERSION",
+    "MIN_CHANGE_FORMAT",
     "Condition",
     "Diff",
     "MinChange",

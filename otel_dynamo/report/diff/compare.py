@@ -44,6 +44,8 @@ DIFF_SCHEMA_VERSION = 1
 RELATIVE_DECIMALS = 6
 """Relative changes are rounded to this many decimals (a millionth of the base)."""
 DEFAULT_MIN_CHANGE = "10%,0.5s"
+MIN_CHANGE_FORMAT = "PERCENT%,SECONDSs"
+"""How ``--min-change`` is written (``DEFAULT_MIN_CHANGE`` is one)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,12 +60,18 @@ class MinChange:
         """``"10%,0.5s"``, ``"20%"``, ``"2s"``: either part may be left out (then 0)."""
         relative, seconds = 0.0, 0.0
         for part in (piece.strip() for piece in raw.split(",") if piece.strip()):
-            if part.endswith("%"):
-                relative = float(part[:-1]) / 100
-            elif part.endswith("s"):
-                seconds = float(part[:-1])
-            else:
-                raise ValueError(f"{part!r}: give a percentage (10%) or seconds (0.5s)")
+            try:
+                if part.endswith("%"):
+                    relative = float(part[:-1]) / 100
+                elif part.endswith("s"):
+                    seconds = float(part[:-1])
+                else:
+                    raise ValueError(part)
+            except ValueError:
+                raise ValueError(
+                    f"{raw!r}: {part!r} is neither a percentage nor seconds; give "
+                    f"{MIN_CHANGE_FORMAT} (e.g. {DEFAULT_MIN_CHANGE}), or one of them (20% or 2s)"
+                ) from None
         if not (relative >= 0 and seconds >= 0):  # also nan
             raise ValueError(f"{raw!r}: thresholds are not negative")
         return cls(relative, seconds)

@@ -7,10 +7,12 @@ import html
 from collections.abc import Sequence
 
 from otel_dynamo.report.diff.items import (
+    UNDER_MIN_CHANGE,
     ItemView,
     change_text,
     keyed_parts,
     number_text,
+    threshold_text,
     variant_parts,
 )
 from otel_dynamo.report.diff.schema import (
@@ -96,6 +98,7 @@ def render_diff_html(diff: Diff, verdicts: list[Verdict]) -> str:
         f"{_format.plural(base['files'], 'file')}</b></div>"
         f"<div>new <b>{_format.plural(new['processes'], 'process', 'processes')}, "
         f"{_format.plural(new['files'], 'file')}</b></div>"
+        f"<div>{html.escape(threshold_text(diff['min_change']))}</div>"
     )
     return DIFF_PAGE.substitute(
         title=html.escape(PAGE_TITLE), style=STYLE, stats=stats, sections="".join(sections)
@@ -131,7 +134,7 @@ def _function_row(row: FunctionChange) -> list[str]:
         f"{row['frame_compiles']['base']:g} → {row['frame_compiles']['new']:g}",
         f"{row['graphs']['base']:g} → {row['graphs']['new']:g}",
         f"{_format.duration(time['base'])} → {_format.duration(time['new'])}",
-        change_text("compile_seconds", time) if row["time_significant"] else "~",
+        change_text("compile_seconds", time) if row["time_significant"] else UNDER_MIN_CHANGE,
     ]
 
 
@@ -155,7 +158,7 @@ def _variant_row(item: VariantChange) -> list[_Cell]:
 
 
 def _phase_row(phase: str, entry: Change) -> list[str]:
-    change = change_text("compile_seconds", entry) if entry["significant"] else "~"
+    change = change_text("compile_seconds", entry) if entry["significant"] else UNDER_MIN_CHANGE
     title = PHASE_TITLES[phase]
     return [title, _format.duration(entry["base"]), _format.duration(entry["new"]), change]
 

@@ -13,6 +13,7 @@ from otel_dynamo.report.diff.schema import (
     Counted,
     Diff,
     FailureItem,
+    MinChangeData,
     RecompileItem,
     VariantChange,
     VariantChanges,
@@ -116,6 +117,19 @@ def variant_parts(changes: VariantChanges) -> list[tuple[str, list[VariantChange
 def number_text(key: str, value: float) -> str:
     """A total's value: a duration for a time, else the number."""
     return _format.duration(value) if key in TIME_TOTALS else f"{value:g}"
+
+
+UNDER_MIN_CHANGE = "~"
+"""Marks a time change smaller than ``--min-change``: shown, not counted as a change."""
+
+
+def threshold_text(threshold: MinChangeData) -> str:
+    """What counts as a changed time, and what marks one that does not: said once, at the
+    top of the terminal diff and of the page."""
+    return (
+        f"a compile time counts as changed past {threshold['relative']:.0%} and "
+        f"{threshold['seconds']:g} s; {UNDER_MIN_CHANGE} marks a smaller change"
+    )
 
 
 def change_text(key: str, entry: Change) -> str:

@@ -10,10 +10,12 @@ from typing import Any
 
 from otel_dynamo.report.diff.compare import compiled_another_way
 from otel_dynamo.report.diff.items import (
+    UNDER_MIN_CHANGE,
     ItemView,
     change_text,
     keyed_parts,
     number_text,
+    threshold_text,
     variant_parts,
 )
 from otel_dynamo.report.diff.schema import (
@@ -38,7 +40,7 @@ def render_diff(diff: Diff, verdicts: list[Verdict], *, width: int, color: bool)
     """The diff for a terminal; made printable (text from the files never reaches the
     terminal raw)."""
     diff = _format.printable_values(diff)
-    lines = _heading(diff)
+    lines = _heading(diff, width)
     lines += ["", *_totals_table(diff["totals"], width, color)]
     lines += _parts(diff, width, color)
     lines += _functions(diff["functions"], width, color)
@@ -50,14 +52,13 @@ def render_diff(diff: Diff, verdicts: list[Verdict], *, width: int, color: bool)
     return "\n".join(lines) + "\n"
 
 
-def _heading(diff: Diff) -> list[str]:
+def _heading(diff: Diff, width: int) -> list[str]:
     base, new = diff["inputs"]["base"], diff["inputs"]["new"]
-    threshold = diff["min_change"]
-    return [
+    said = (
         f"otel-dynamo diff: base {_side(base)} → new {_side(new)}",
-        f"compile times count as changed past {threshold['relative']:.0%} and "
-        f"{threshold['seconds']:g} s",
-    ]
+        threshold_text(diff["min_change"]),
+    )
+    return [line for text in said for line in wrapped(text, width)]
 
 
 def _side(side: Side) -> str:
@@ -71,13 +72,13 @@ def _change(key: str, entry: Change) -> Cell:
         return Cell("0", "dim")
     shown = change_text(key, entry)
     if not entry.get("significant", True):  # a time inside --min-change: shown, not news
-        return Cell(shown + " ~", "dim")
+        return Cell(f"{shown} {UNDER_MIN_CHANGE}", "dim")
     return Cell(shown, "red" if entry["change"] > 0 else "green")
 
 
 def _totals_table(totals: dict[str, Change], width: int, color: bool) -> list[str]:
     columns = [
-        Column(""),
+        Column("", flexible=True),  # each total's name whole
         Column("base", right=True),
         Column("new", right=True),
         Column("change", right=True),
@@ -143,7 +144,7 @@ def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]
             f"{_format.duration(row['compile_seconds']['new'])}",
             _change("compile_seconds", row["compile_seconds"])
             if row["time_significant"]
-            else Cell("~", "dim"),
+            else Cell(UNDER_MIN_CHANGE, "dim"),
         ]
         for row in rows
     ]
@@ -216,7 +217,7 @@ def _phases(phases: dict[str, Change], width: int, color: bool) -> list[str]:
     if not moved:
         return []
     columns = [
-        Column("phase"),
+        Column("phase", flexible=True),
         Column("base", right=True),
         Column("new", right=True),
         Column("change", right=True),
