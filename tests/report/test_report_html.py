@@ -266,14 +266,30 @@ def _two_stacks_one_reason(tmp_path: Path) -> Path:
     return write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0", graph_breaks=breaks)])
 
 
-def test_graph_break_heading_counts_breaks_and_ids_show_once(tmp_path: Path) -> None:
-    """The graph-break table counts breaks (3, as the summary), not rows (2 stacks); the
-    group's compile ids are on its first row only."""
+def test_graph_break_heading_counts_breaks_not_rows(tmp_path: Path) -> None:
+    """The graph-break table counts breaks (3, as the summary), not rows (2 stacks)."""
     (process,) = _data(_page(_two_stacks_one_reason(tmp_path)))["processes"]
     table = next(t for t in process["tables"] if t["title"] == "Graph breaks")
     assert (table["count"], len(table["rows"])) == (3, 2)
     assert [row[0] for row in table["rows"]] == ["2", "1"]
-    assert [row[4] for row in table["rows"]] == ["0/0", ""]
+
+
+def test_each_graph_break_row_lists_exactly_its_own_compile_ids(tmp_path: Path) -> None:
+    """One reason, two call sites: compiles 0/0 and 2/0 broke at the first, 1/0 at the
+    second; each row lists the compile ids of its own breaks, and only those."""
+    first = ("/src/train.py:40 in main", "/src/model.py:20 in forward")
+    second = ("/src/train.py:41 in main", "/src/model.py:20 in forward")
+    compiles = [
+        FakeCompile(compile_id, start_ms=start, graph_breaks=(GraphBreak("one reason", "k", at),))
+        for compile_id, start, at in (
+            ("0/0", 0, first),
+            ("1/0", 1000, second),
+            ("2/0", 2000, first),
+        )
+    ]
+    (process,) = _data(_page(write_traces(tmp_path / "t.jsonl", compiles)))["processes"]
+    table = next(t for t in process["tables"] if t["title"] == "Graph breaks")
+    assert [(row[0], row[4]) for row in table["rows"]] == [("2", "0/0, 2/0"), ("1", "1/0")]
 
 
 def test_graph_break_heading_shows_the_break_count_in_chromium(

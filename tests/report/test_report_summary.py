@@ -222,6 +222,7 @@ def test_graph_breaks_grouped_by_reason_with_stacks_and_counts(tmp_path: Path) -
                 {
                     "user_stack": [f"{TRAIN_FILE}:40 in main", f"{MODEL_FILE}:20 in forward"],
                     "count": 2,
+                    "compile_ids": ["0/0", "2/0"],
                 }
             ],
         },
@@ -230,7 +231,9 @@ def test_graph_breaks_grouped_by_reason_with_stacks_and_counts(tmp_path: Path) -
             "kind": "data_dependent",
             "count": 1,
             "compile_ids": ["2/0"],
-            "stacks": [{"user_stack": [f"{MODEL_FILE}:33 in step"], "count": 1}],
+            "stacks": [
+                {"user_stack": [f"{MODEL_FILE}:33 in step"], "count": 1, "compile_ids": ["2/0"]}
+            ],
         },
     ]
 
@@ -240,7 +243,7 @@ def test_graph_break_reasons_without_events_are_still_grouped(tmp_path: Path) ->
     attrs = {names.ATTR_GRAPH_BREAK_REASONS: ["r1", "r1"], names.ATTR_GRAPH_BREAK_COUNT: 2}
     section = _process(tmp_path, [FakeCompile("0/0", attributes=attrs)])
     assert [(g["reason"], g["count"], g["stacks"]) for g in section["graph_breaks"]] == [
-        ("r1", 2, [{"user_stack": [], "count": 2}])
+        ("r1", 2, [{"user_stack": [], "count": 2, "compile_ids": ["0/0"]}])
     ]
 
 

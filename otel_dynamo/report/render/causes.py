@@ -12,7 +12,7 @@ from collections import Counter
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.report.summary.schema import Summary
+from otel_dynamo.report.summary.schema import StackCount, Summary
 
 SHOWN_CAUSES = 5
 """Reasons each list shows; the per-process tables have all of them."""
@@ -45,7 +45,12 @@ def break_causes(summary: Summary) -> list[Cause]:
     counts: Counter[tuple[str, str, str]] = Counter()
     for section in summary["processes"]:
         for group in section["graph_breaks"]:
-            for stack in group["stacks"] or [{"user_stack": [], "count": group["count"]}]:
+            unrecorded: StackCount = {
+                "user_stack": [],
+                "count": group["count"],
+                "compile_ids": group["compile_ids"],
+            }
+            for stack in group["stacks"] or [unrecorded]:
                 file, function, line = _format.user_location(stack["user_stack"])
                 location = f"{file}:{line}" if line is not None else file
                 counts[(group["reason"] or NO_REASON, function or "?", location)] += stack["count"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -194,14 +195,26 @@ def folded_stack(user_stack: list[str]) -> list[tuple[str, int]]:
 FoldedStack = list[tuple[str, int]]
 
 
-def merged_stacks(stacks: list[StackCount]) -> list[tuple[FoldedStack, int]]:
-    """A graph-break group's stacks (``user_stack``, ``count``) folded (``folded_stack``);
-    those that then read the same counted together; most frequent first."""
-    merged: dict[tuple[tuple[str, int], ...], int] = {}
+@dataclasses.dataclass
+class MergedStack:
+    """Stacks of a graph-break group that read the same once folded: the folded stack,
+    how many breaks it stands for, and their compile ids (in first-seen order)."""
+
+    stack: FoldedStack
+    count: int
+    compile_ids: list[str]
+
+
+def merged_stacks(stacks: list[StackCount]) -> list[MergedStack]:
+    """A graph-break group's stacks folded (``folded_stack``); those that then read the
+    same counted together, with their compile ids; most frequent first."""
+    merged: dict[tuple[tuple[str, int], ...], MergedStack] = {}
     for stack in stacks:
-        key = tuple(folded_stack(stack["user_stack"]))
-        merged[key] = merged.get(key, 0) + stack["count"]
-    return sorted(((list(key), count) for key, count in merged.items()), key=lambda e: -e[1])
+        folded = folded_stack(stack["user_stack"])
+        entry = merged.setdefault(tuple(folded), MergedStack(folded, 0, []))
+        entry.count += stack["count"]
+        entry.compile_ids += [i for i in stack["compile_ids"] if i not in entry.compile_ids]
+    return sorted(merged.values(), key=lambda entry: -entry.count)
 
 
 def _is_library(entry: str) -> bool:

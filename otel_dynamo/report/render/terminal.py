@@ -291,8 +291,8 @@ def _graph_break_group(group: GraphBreakGroup, view: _View) -> list[str]:
     lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
     lines += [f"{' ' * 10}{line}" for line in reason[1:]]
     stacks = _format.merged_stacks(group["stacks"])
-    for user_stack, stack_count in stacks[: view.limit if view.limit > 0 else None]:
-        lines += _stack_lines(user_stack, stack_count, view)
+    for merged in stacks[: view.limit if view.limit > 0 else None]:
+        lines += _stack_lines(merged.stack, merged.count, view)
     return lines
 
 

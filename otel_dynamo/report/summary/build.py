@@ -292,8 +292,10 @@ def _graph_breaks(frames: list[Span]) -> list[GraphBreakGroup]:
             group = groups.setdefault(reason, _BreakGroup())
             group.kind = group.kind or kind
             group.count += 1
-            group.compile_ids[_compile_id(frame)] = None
+            compile_id = _compile_id(frame)
+            group.compile_ids[compile_id] = None
             group.stacks[stack] += 1
+            group.stack_compile_ids.setdefault(stack, {})[compile_id] = None
     rows = [_graph_break_row(reason, group) for reason, group in groups.items()]
     return sorted(rows, key=lambda row: (-row["count"], row["reason"]))
 
@@ -304,6 +306,9 @@ class _BreakGroup:
     count: int = 0
     compile_ids: dict[str | None, None] = dataclasses.field(default_factory=dict)
     stacks: Counter[tuple[str, ...]] = dataclasses.field(default_factory=Counter)
+    stack_compile_ids: dict[tuple[str, ...], dict[str | None, None]] = dataclasses.field(
+        default_factory=dict
+    )
 
 
 def _graph_break_row(reason: str, group: _BreakGroup) -> GraphBreakGroup:
@@ -313,7 +318,14 @@ def _graph_break_row(reason: str, group: _BreakGroup) -> GraphBreakGroup:
         "kind": group.kind,
         "count": group.count,
         "compile_ids": [compile_id for compile_id in group.compile_ids if compile_id],
-        "stacks": [{"user_stack": list(stack), "count": count} for stack, count in stacks],
+        "stacks": [
+            {
+                "user_stack": list(stack),
+                "count": count,
+                "compile_ids": [known for known in group.stack_compile_ids[stack] if known],
+            }
+            for stack, count in stacks
+        ],
     }
 
 

@@ -56,10 +56,12 @@ class CompileRow(Location):
 
 
 class StackCount(TypedDict):
-    """A distinct user stack ("file:line in function", innermost last) and its count."""
+    """A distinct user stack ("file:line in function", innermost last), its count, and
+    the compile ids of the frame compiles that broke there."""
 
     user_stack: list[str]
     count: int
+    compile_ids: list[str]
 
 
 class GraphBreakGroup(TypedDict):

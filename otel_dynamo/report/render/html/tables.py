@@ -147,18 +147,18 @@ def _compiles(section: ProcessSection) -> Table:
 
 def _graph_breaks(section: ProcessSection) -> Table:
     """One row per stack (torch/library frames folded, stacks that then read the same
-    merged); the group's compile ids on its first row only; the heading counts breaks."""
+    merged), each with the compile ids that broke there; the heading counts breaks."""
     columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
     rows = []
     for group in section["graph_breaks"]:
-        for index, (stack, count) in enumerate(_format.merged_stacks(group["stacks"])):
+        for merged in _format.merged_stacks(group["stacks"]):
             rows.append(
                 [
-                    str(count),
+                    str(merged.count),
                     group["reason"],
                     group["kind"] or "",
-                    " ← ".join(text for text, _frames in stack) or "(not recorded)",
-                    _compile_ids(group["compile_ids"]) if index == 0 else "",
+                    " ← ".join(text for text, _frames in merged.stack) or "(not recorded)",
+                    _compile_ids(merged.compile_ids),
                 ]
             )
     table = _table("Graph breaks", columns, rows, right=range(1))
