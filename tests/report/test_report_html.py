@@ -313,3 +313,22 @@ def test_the_page_says_what_the_ops_column_counts(tmp_path: Path, chromium: str)
         "ops: call_function, call_method and call_module nodes, every compile summed "
         "(torch._dynamo.explain's op_count: call_function nodes only)"
     ]
+
+
+def test_empty_sections_fold_into_one_line_in_chromium(tmp_path: Path, chromium: str) -> None:
+    """One compile with nothing else: the tables with rows are drawn with headings; every
+    table without rows is named once, on the line that ends the process's section, and
+    has no heading of its own."""
+    path = write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0")])
+    page = _page(path)
+    (process,) = _data(page)["processes"]
+    empty = [t["title"] for t in process["tables"] if not t["rows"]]
+    assert empty  # recompiles, graph breaks, failures, ... had nothing
+    (tmp_path / "r.html").write_text(page, encoding="utf-8")
+    url = (tmp_path / "r.html").as_uri()
+    dom = run_chromium(chromium, tmp_path / "profile", url, "--dump-dom").stdout
+    headings = re.findall(r"<h3>([^<(]*) \(\d+\)</h3>", dom)
+    assert not set(headings) & set(empty)
+    assert "Frame compiles" in headings
+    folded = re.findall(r'<p class="empty">([^<]*)</p>', dom)
+    assert folded == ["None recorded: " + ", ".join(title.lower() for title in empty)]

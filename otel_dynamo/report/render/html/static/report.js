@@ -20,7 +20,6 @@
   function renderTable(parent, spec, linkFor) {
     var count = spec.count === undefined ? spec.rows.length : spec.count;
     parent.appendChild(el("h3", null, spec.title + " (" + count + ")"));
-    if (!spec.rows.length) { parent.appendChild(el("p", "empty", "none")); return; }
     var table = el("table"), head = el("tr"), tbody = el("tbody");
     var right = {};
     spec.right.forEach(function (i) { right[i] = true; });
@@ -61,11 +60,16 @@
       proc.graphs.forEach(function (c) {
         anchors[c.compile_id] = "#graphs-" + p + "-" + c.compile_id;
       });
+      // A table with no rows is not drawn: its title joins the one line that ends the
+      // process's section ("None recorded: …"), so empty sections fold away.
+      var empty = [];
       proc.tables.forEach(function (spec) {
+        if (!spec.rows.length) { empty.push(spec.title.toLowerCase()); return; }
         var link = spec.title === "Frame compiles" ? function (id) { return anchors[id]; } : null;
         renderTable(details, spec, link);
       });
       renderGraphs(details, proc.graphs, p);
+      if (empty.length) details.appendChild(el("p", "empty", "None recorded: " + empty.join(", ")));
       main.appendChild(details);
     });
     body.dataset.tableRows = String(allRows.length);
