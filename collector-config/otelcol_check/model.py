@@ -11,7 +11,13 @@ import yaml
 SIGNALS = ("traces", "metrics", "logs")
 SECTIONS = ("receivers", "processors", "exporters", "connectors", "extensions")
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG_FILES = ("agent.yaml", "gateway.yaml", "single-node.yaml", "replay.yaml")
+CONFIG_FILES = (
+    "agent.yaml",
+    "gateway.yaml",
+    "single-node.yaml",
+    "replay.yaml",
+    "add-to-your-collector.yaml",
+)
 SCHEMA_FILE = ROOT / "schema" / "otelcol-config.schema.json"
 ALLOWLIST_FILE = ROOT / "otelcol-contrib-0.136.0.components.yaml"
 
@@ -24,6 +30,19 @@ def load(path: Path) -> Config:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a YAML mapping")
     return data
+
+
+def merged(first: Config, then: Config) -> Config:
+    """Two configs as the Collector merges its ``--config`` files: mappings key by key,
+    anything else (a list, a scalar) taken whole from the later file."""
+    result = dict(first)
+    for key, value in then.items():
+        earlier = result.get(key)
+        if isinstance(earlier, dict) and isinstance(value, dict):
+            result[key] = merged(earlier, value)
+        else:
+            result[key] = value
+    return result
 
 
 def shipped() -> dict[str, Path]:

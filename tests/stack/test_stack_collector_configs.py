@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import fnmatch
+from pathlib import Path
 from typing import Any
 
 import _stack_support as support
+import check_configs
 import pytest
+import yaml
 from dashgen import catalog
 from otelcol_check import envrefs
 from otelcol_check.allowlist import load_allowlist
-from otelcol_check.model import load, section, shipped
+from otelcol_check.model import load, merged, section, shipped
+from otelcol_check.report import check_file
 
 from otel_dynamo import names
 from otel_dynamo._config import settings
@@ -123,3 +127,89 @@ def test_every_env_variable_is_documented_in_the_file(name: str) -> None:
     text = shipped()[name].read_text("utf-8")
     header = "\n".join(line for line in text.splitlines() if line.startswith("#"))
     assert sorted(v for v in envrefs.env_refs(text) if v not in header) == []
+
+
+FRAGMENT = "add-to-your-collector.yaml"
+TEAM_CONFIG = """
+extensions:
+  health_check: {}
+  pprof: {}
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "0.0.0.0:4317"}
+      http: {endpoint: "0.0.0.0:4318"}
+processors:
+  memory_limiter: {check_interval: 1s, limit_mib: 512}
+  batch: {}
+exporters:
+  otlp/tempo: {endpoint: "tempo.observability:4317"}
+  debug: {}
+service:
+  extensions: [health_check, pprof]
+  telemetry:
+    logs: {level: warn}
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [memory_limiter, batch]
+      exporters: [otlp/tempo]
+    metrics:
+      receivers: [otlp]
+      processors: [memory_limiter, batch]
+      exporters: [debug]
+"""
+"""A team's own Collector config: its receiver on 4317/4318, its pipelines, extensions."""
+
+
+def test_the_fragment_merges_into_a_teams_collector_leaving_theirs_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """The team's config with the fragment merged after it (as ``--config theirs --config
+    add-to-your-collector.yaml`` does) passes every check; the team's components,
+    pipelines, extensions and telemetry are exactly theirs, and the fragment adds one
+    pipeline per signal."""
+    team = yaml.safe_load(TEAM_CONFIG)
+    fragment = load(shipped()[FRAGMENT])
+    combined = merged(team, fragment)
+    path = tmp_path / "combined.yaml"
+    path.write_text(yaml.safe_dump(combined), encoding="utf-8")
+    assert check_file(path, check_configs.known_names()) == []
+    for kind in ("receivers", "processors", "exporters", "extensions"):
+        assert {k: combined[kind][k] for k in team[kind]} == team[kind], kind
+    service = combined["service"]
+    assert service["extensions"] == team["service"]["extensions"]
+    assert service["telemetry"] == team["service"]["telemetry"]
+    assert {k: service["pipelines"][k] for k in team["service"]["pipelines"]} == team["service"][
+        "pipelines"
+    ]
+    assert set(service["pipelines"]) - set(team["service"]["pipelines"]) == {
+        "traces/otel_dynamo",
+        "metrics/otel_dynamo",
+        "logs/otel_dynamo",
+    }
+
+
+def test_every_id_the_fragment_adds_is_named_for_otel_dynamo() -> None:
+    """No component or pipeline id of the fragment can be one of a team's own: each has
+    ``otel_dynamo`` in its name; the fragment sets no service list (extensions) nor
+    service.telemetry, which a merge would replace."""
+    fragment = load(shipped()[FRAGMENT])
+    ids = [k for kind in ("receivers", "processors", "exporters") for k in fragment[kind]]
+    ids += list(fragment["service"]["pipelines"])
+    assert [i for i in ids if "otel_dynamo" not in i.split("/", 1)[-1]] == []
+    assert set(fragment["service"]) == {"pipelines"}
+    assert "extensions" not in fragment
+
+
+def test_the_fragment_copies_the_rank_labels_as_the_gateway_does() -> None:
+    """The fragment's rank-label statements are the gateway's, word for word: the
+    per-job dashboard and the rank alerts group by the labels they set."""
+    fragment = section(load(shipped()[FRAGMENT]), "processors")
+    gateway = section(load(shipped()["gateway.yaml"]), "processors")
+    assert (
+        fragment["transform/otel_dynamo_rank_labels"]["metric_statements"]
+        == gateway["transform/rank_labels"]["metric_statements"]
+    )
+    metrics = load(shipped()[FRAGMENT])["service"]["pipelines"]["metrics/otel_dynamo"]
+    assert "transform/otel_dynamo_rank_labels" in metrics["processors"]
