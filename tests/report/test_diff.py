@@ -385,3 +385,34 @@ def test_the_mark_of_a_small_change_is_explained_at_the_top(runs, capsys, tmp_pa
     page = tmp_path / "diff.html"
     cli.main(["diff", str(runs[0]), str(runs[1]), "--html", str(page)])
     assert f"<div>{explained}</div>" in page.read_text()
+
+
+def test_the_diff_names_functions_as_the_report_does(tmp_path, capsys) -> None:
+    """A function compiled on a module is ``Block.forward`` in every part of the diff: the
+    functions that changed, the new graph break (matched to Block's forward by its line)
+    and the new failure."""
+    module = names.ATTR_COMPILE_MODULE_CLASS
+    tiny = FakeCompile("0/0", line=10, attributes={module: "lm.TinyLM"})
+    stack = (f"{MODEL_FILE}:34 in forward",)
+    block = FakeCompile(
+        "1/0",
+        line=30,
+        start_ms=1000,
+        graph_breaks=(GraphBreak("one reason", "k", stack),),
+        attributes={module: "lm.Block"},
+    )
+    failed = dataclasses.replace(
+        block,
+        compile_id="1/1",
+        start_ms=2000,
+        graph_breaks=(),
+        outcome=names.OUTCOME_FAILURE,
+        error_type="BackendCompilerFailed",
+        error_message="boom",
+    )
+    base = _write(tmp_path / "base", [tiny])
+    new = _write(tmp_path / "new", [tiny, block, failed])
+    _, diff = _diff(capsys, str(base), str(new))
+    assert [row["function"] for row in diff["functions"]] == ["Block.forward"]
+    assert [item["function"] for item in diff["graph_breaks"]["new"]] == ["Block.forward"]
+    assert [item["function"] for item in diff["failures"]["new"]] == ["Block.forward"]

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from _report_support import (
+    MODEL_FILE,
+    TRAIN_FILE,
     FakeCompile,
     GraphBreak,
     write_job,
@@ -395,3 +397,48 @@ def test_a_function_run_on_a_module_is_shown_with_its_class(
     function: str | None, module: str | None, shown: str
 ) -> None:
     assert function_label(function, module) == shown
+
+
+def _two_modules_one_file(tmp_path: Path) -> Path:
+    """Two classes' ``forward`` in one file (TinyLM's at line 10, Block's at line 30), each
+    compiled on its module; Block's breaks at line 34 (compile 1/0) and 1/1 fails."""
+    module = names.ATTR_COMPILE_MODULE_CLASS
+    breaks = (
+        GraphBreak("one reason", "k", (f"{TRAIN_FILE}:5 in main", f"{MODEL_FILE}:34 in forward")),
+    )
+    compiles = [
+        FakeCompile("0/0", line=10, attributes={module: "lm.TinyLM"}),
+        FakeCompile(
+            "1/0", line=30, start_ms=1000, graph_breaks=breaks, attributes={module: "lm.Block"}
+        ),
+    ]
+    failed = FakeCompile(
+        "1/1",
+        line=30,
+        start_ms=2000,
+        outcome=names.OUTCOME_FAILURE,
+        error_type="BackendCompilerFailed",
+        error_message="boom",
+        attributes={module: "lm.Block"},
+    )
+    return write_traces(tmp_path / "t.jsonl", [*compiles, failed])
+
+
+def test_one_function_has_one_name_in_every_section(tmp_path: Path) -> None:
+    """The frame table, the graph-break stack, the causes and the failures all call the
+    function that broke and failed ``Block.forward`` (its line is below Block's def, not
+    TinyLM's), never bare ``forward``."""
+    text = _render(_two_modules_one_file(tmp_path), limit=0)
+    assert "model.py:34 in Block.forward" in text
+    assert " in forward" not in text
+    causes = text[text.index("Why graphs broke") :].splitlines()[2]
+    assert causes.split()[3:5] == ["Block.forward", "project/model.py:34"]
+    failures = text[text.index("Failures") :].splitlines()[2]
+    assert "Block.forward" in failures
+    summary = summarize(load_telemetry([tmp_path / "t.jsonl"]))
+    (process,) = summary["processes"]
+    assert [function_label(r["function"], r["module"]) for r in process["compiles"]] == [
+        "TinyLM.forward",
+        "Block.forward",
+        "Block.forward",
+    ]

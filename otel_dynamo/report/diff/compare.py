@@ -29,7 +29,12 @@ from otel_dynamo.report.diff.schema import (
     VariantChange,
     VariantChanges,
 )
-from otel_dynamo.report.render.format import short_path, user_location
+from otel_dynamo.report.render.format import (
+    FunctionNames,
+    function_label,
+    short_path,
+    user_location,
+)
 from otel_dynamo.report.summary import (
     COUNT_TOTALS,
     HOT_VARIANT_SHARE,
@@ -182,9 +187,10 @@ def _breaks(sections: Iterable[ProcessSection]) -> dict[_Key, BreakItem]:
     ``new_count`` until compared, and where (file:line) they were seen."""
     found: dict[_Key, BreakItem] = {}
     for section in sections:
+        function_names = FunctionNames(section["compiles"])
         for group in section["graph_breaks"]:
             for stack in group["stacks"]:
-                file, function, line = user_location(stack["user_stack"])
+                file, function, line = user_location(function_names.stack(stack["user_stack"]))
                 key = (group["reason"] or "", file, function)
                 entry = found.setdefault(
                     key,
@@ -214,7 +220,7 @@ def _recompiles(sections: Iterable[ProcessSection]) -> dict[_Key, RecompileItem]
     for section in sections:
         for row in section["recompiles"]:
             file = short_path(row["file"]) if row["file"] else ""
-            key = (row["function"] or "", file, row["reason"] or "")
+            key = (function_label(row["function"], row["module"]), file, row["reason"] or "")
             entry = found.setdefault(
                 key,
                 {
@@ -234,10 +240,14 @@ def _recompiles(sections: Iterable[ProcessSection]) -> dict[_Key, RecompileItem]
 def _failures(sections: Iterable[ProcessSection]) -> dict[_Key, FailureItem]:
     found: dict[_Key, FailureItem] = {}
     for section in sections:
+        function_names = FunctionNames(section["compiles"])
         for row in section["failures"]:
+            function = row["function"] and function_names.of_compile(
+                row["compile_id"], row["function"]
+            )
             key = (
                 row["stage"] or "",
-                row["function"] or row["span"] or "",
+                function or row["span"] or "",
                 row["error_type"] or "",
             )
             entry = found.setdefault(
@@ -307,7 +317,7 @@ def _variants(sections: Iterable[ProcessSection]) -> dict[_Key, _VariantCalls]:
                 continue
             file = short_path(row["file"]) if row["file"] else ""
             reason = (row["recompile_reason"] or "") if row["is_recompile"] else ""
-            calls[(row["function"] or "?", file, reason)] += row["calls"]
+            calls[(function_label(row["function"], row["module"]), file, reason)] += row["calls"]
     by_function: dict[_Key, int] = defaultdict(int)
     for (function, file, _reason), count in calls.items():
         by_function[(function, file)] += count
@@ -391,7 +401,8 @@ def _by_function(sections: Iterable[ProcessSection]) -> dict[tuple[str, str], _F
     for section in sections:
         for row in section["compiles"]:
             file = short_path(row["file"]) if row["file"] else ""
-            entry = found.setdefault((row["function"] or "?", file), _no_totals())
+            function = function_label(row["function"], row["module"])
+            entry = found.setdefault((function, file), _no_totals())
             how = row["compiled_with"]
             if how is not None and how not in entry["compiled_with"]:
                 entry["compiled_with"].append(how)

@@ -44,6 +44,7 @@ def break_causes(summary: Summary) -> list[Cause]:
     user frame of their stack), most frequent first."""
     counts: Counter[tuple[str, str, str]] = Counter()
     for section in summary["processes"]:
+        function_names = _format.FunctionNames(section["compiles"])
         for group in section["graph_breaks"]:
             unrecorded: StackCount = {
                 "user_stack": [],
@@ -51,7 +52,8 @@ def break_causes(summary: Summary) -> list[Cause]:
                 "compile_ids": group["compile_ids"],
             }
             for stack in group["stacks"] or [unrecorded]:
-                file, function, line = _format.user_location(stack["user_stack"])
+                user_stack = function_names.stack(stack["user_stack"])
+                file, function, line = _format.user_location(user_stack)
                 location = f"{file}:{line}" if line is not None else file
                 counts[(group["reason"] or NO_REASON, function or "?", location)] += stack["count"]
     return _ranked(counts)

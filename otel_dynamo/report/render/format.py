@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from otel_dynamo import names
@@ -153,6 +153,62 @@ def location(path: str | None, line: int | None, *, short: bool = True) -> str:
 _USER_FRAME = re.compile(r"^(?P<path>.*?):(?P<line>\d+) in (?P<function>.*)$")
 
 
+class FunctionNames:
+    """The names the frame tables give compiled functions (``function_label``:
+    ``TinyLM.forward``), for the other places that name them from a stack entry's code
+    name alone (graph-break stacks, their causes, the diff), so one function has one name.
+
+    A stack entry ("path:line in forward") is the function of that name in that file whose
+    first line is the nearest at or above the entry's line; where that function ran on
+    modules of several classes, or on none, the code name stays."""
+
+    def __init__(self, compiles: Iterable[CompileRow]) -> None:
+        labels: dict[tuple[str, str, int], set[str]] = {}
+        self._by_compile_id: dict[str, str] = {}
+        for row in compiles:
+            if row["compile_id"]:
+                self._by_compile_id[row["compile_id"]] = function_label(
+                    row["function"], row["module"]
+                )
+            if row["function"] and row["file"] and row["line"] is not None:
+                key = (short_path(row["file"]), row["function"], row["line"])
+                labels.setdefault(key, set()).add(function_label(row["function"], row["module"]))
+        self._starts: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
+        for (file, function, line), found in labels.items():
+            label = next(iter(found)) if len(found) == 1 else None
+            self._starts.setdefault((file, function), []).append((line, label))
+        for starts in self._starts.values():
+            starts.sort(key=lambda start: start[0])
+
+    def label(self, file: str, function: str, line: int | None) -> str:
+        """``function`` (of ``file``, at ``line``) as the frame tables name it."""
+        starts = self._starts.get((short_path(file), function))
+        if not starts or line is None:
+            return function
+        enclosing = [label for first, label in starts if first <= line]
+        return (enclosing[-1] or function) if enclosing else function
+
+    def of_compile(self, compile_id: str | None, function: str | None) -> str:
+        """The function compile ``compile_id`` compiled (a failure's, a fault's), named as
+        its frame-table row names it; else ``function`` as it is ("?" when unknown)."""
+        return self._by_compile_id.get(compile_id or "", function or "?")
+
+    def entry(self, entry: str) -> str:
+        """A "path:line in function" stack entry with its function so named."""
+        match = _USER_FRAME.match(entry)
+        if match is None:
+            return entry
+        label = self.label(match["path"], match["function"], int(match["line"]))
+        return f"{match['path']}:{match['line']} in {label}"
+
+    def stack(self, user_stack: list[str]) -> list[str]:
+        return [self.entry(entry) for entry in user_stack]
+
+
+NO_FUNCTION_NAMES = FunctionNames(())
+"""Code names as they are (nothing known of the compiled functions)."""
+
+
 def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
     """(short file, function, line) of a stack's innermost entry ("", "", None if none)."""
     if not user_stack:
@@ -205,12 +261,15 @@ class MergedStack:
     compile_ids: list[str]
 
 
-def merged_stacks(stacks: list[StackCount]) -> list[MergedStack]:
-    """A graph-break group's stacks folded (``folded_stack``); those that then read the
-    same counted together, with their compile ids; most frequent first."""
+def merged_stacks(
+    stacks: list[StackCount], function_names: FunctionNames = NO_FUNCTION_NAMES
+) -> list[MergedStack]:
+    """A graph-break group's stacks folded (``folded_stack``), functions named as the
+    frame tables name them; those that then read the same counted together, with their
+    compile ids; most frequent first."""
     merged: dict[tuple[tuple[str, int], ...], MergedStack] = {}
     for stack in stacks:
-        folded = folded_stack(stack["user_stack"])
+        folded = folded_stack(function_names.stack(stack["user_stack"]))
         entry = merged.setdefault(tuple(folded), MergedStack(folded, 0, []))
         entry.count += stack["count"]
         entry.compile_ids += [i for i in stack["compile_ids"] if i not in entry.compile_ids]

@@ -275,14 +275,17 @@ def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
     total = sum(group["count"] for group in groups)
     lines = [view.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
     shown = groups if view.limit <= 0 else groups[: view.limit]
+    function_names = _format.FunctionNames(section["compiles"])
     for group in shown:
-        lines += _graph_break_group(group, view)
+        lines += _graph_break_group(group, view, function_names)
     if len(shown) < len(groups):
         lines.append(view.paint(f"  … {len(groups) - len(shown)} more reasons", "dim"))
     return lines
 
 
-def _graph_break_group(group: GraphBreakGroup, view: _View) -> list[str]:
+def _graph_break_group(
+    group: GraphBreakGroup, view: _View, function_names: _format.FunctionNames
+) -> list[str]:
     count = f"{group['count']}x"
     reason_text = group["reason"] or ""
     shown_kind = group["kind"] and not reason_text.startswith(group["kind"])
@@ -290,7 +293,7 @@ def _graph_break_group(group: GraphBreakGroup, view: _View) -> list[str]:
     reason = wrapped(f"{reason_text}{kind}", view.width - 10)
     lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
     lines += [f"{' ' * 10}{line}" for line in reason[1:]]
-    stacks = _format.merged_stacks(group["stacks"])
+    stacks = _format.merged_stacks(group["stacks"], function_names)
     for merged in stacks[: view.limit if view.limit > 0 else None]:
         lines += _stack_lines(merged.stack, merged.count, view)
     return lines
@@ -426,11 +429,12 @@ def _failures(section: ProcessSection, view: _View) -> list[str]:
         Column("function"),
         Column("error", wrap=True),
     ]
+    function_names = _format.FunctionNames(section["compiles"])
     table: list[list[CellLike]] = [
         [
             Cell(row["stage"], "red"),
             row["compile_id"] or "?",
-            row["function"] or "?",
+            function_names.of_compile(row["compile_id"], row["function"]),
             _format.error(row["error_type"], row["error_message"]),
         ]
         for row in rows

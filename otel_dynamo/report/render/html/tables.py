@@ -150,8 +150,9 @@ def _graph_breaks(section: ProcessSection) -> Table:
     merged), each with the compile ids that broke there; the heading counts breaks."""
     columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
     rows = []
+    function_names = _format.FunctionNames(section["compiles"])
     for group in section["graph_breaks"]:
-        for merged in _format.merged_stacks(group["stacks"]):
+        for merged in _format.merged_stacks(group["stacks"], function_names):
             rows.append(
                 [
                     str(merged.count),
@@ -224,11 +225,12 @@ def _slowest(section: ProcessSection) -> Table:
 
 def _failures(section: ProcessSection) -> Table:
     columns = ["stage", "id", "function", "span", "error"]
+    function_names = _format.FunctionNames(section["compiles"])
     rows = [
         [
             [row["stage"], "bad"],
             row["compile_id"] or "?",
-            row["function"] or "",
+            function_names.of_compile(row["compile_id"], row["function"]),
             row["span"],
             _format.error(row["error_type"], row["error_message"]),
         ]
