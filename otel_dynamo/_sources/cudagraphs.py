@@ -60,6 +60,11 @@ CATEGORIES = (
 )
 """Reason text -> a bounded category for metric labels (first match wins)."""
 OTHER_CATEGORY = "other"
+MULTIPLE_DEVICES = "multiple devices"
+NOT_ON_CUDA_CATEGORY = "cpu_device"
+"""A graph with no CUDA device at all: whatever torch's text says of it (with graph
+partitions on, a CPU-only graph reads "multiple devices: " with none listed), it was
+skipped because CUDA graphs need CUDA."""
 UNSTATED = "not stated by torch"
 """The reason of a counted skip torch neither stated nor kept where we could read it (a
 graph loaded from AOT Autograd's cache on a device other than CUDA)."""
@@ -175,15 +180,34 @@ def noticed() -> bool:
     return False
 
 
-def decided(watch: Watch, compiled: Any) -> Decision:
+def decided(watch: Watch, compiled: Any, input_devices: frozenset[str] = frozenset()) -> Decision:
     """The decision for the graph compiled while ``watch`` was open (``compiled``: what
-    its inner compiler returned, for a reason torch kept but did not state)."""
+    its inner compiler returned, for a reason torch kept but did not state;
+    ``input_devices``: its tensor inputs' device types, where ``compiled`` tells none)."""
     skips = _counter("cudagraph_skips") - watch.skips_before - watch.inner_skips
     partitions = _counter("cudagraph_partitions") - watch.partitions_before - watch.inner_partitions
     if skips <= 0:
         return Decision(names.CUDAGRAPH_GRAPHED, None, None, partitions)
     reason = watch.stated[-1] if watch.stated else own_reason(compiled)
+    devices = graph_devices(compiled) or input_devices or None
+    if devices is not None and "cuda" not in devices:
+        shown = reason or f"{STATED_PREFIX}no CUDA device ({', '.join(sorted(devices))})"
+        return Decision(names.CUDAGRAPH_SKIPPED, shown, NOT_ON_CUDA_CATEGORY, partitions)
     return Decision(names.CUDAGRAPH_SKIPPED, reason or UNSTATED, category(reason), partitions)
+
+
+def graph_devices(compiled: Any) -> frozenset[str] | None:
+    """The device types of the compiled graph (inductor's ``device_types``, found down
+    ``__wrapped__``), None where none is readable."""
+    current = compiled
+    for _ in range(MAX_UNWRAP):
+        if current is None:
+            return None
+        devices = getattr(current, "device_types", None)
+        if isinstance(devices, (set, frozenset, list, tuple)) and devices:
+            return frozenset(str(device) for device in devices)
+        current = getattr(current, "__wrapped__", None)
+    return None
 
 
 def own_reason(compiled: Any) -> str | None:
@@ -205,7 +229,11 @@ def own_reason(compiled: Any) -> str | None:
 
 
 def category(reason: str | None) -> str:
+    """The bounded kind of torch's reason text (``CATEGORIES``); "multiple devices" that
+    names no CUDA device is a graph without one (``NOT_ON_CUDA_CATEGORY``)."""
     text = (reason or "").lower()
+    if MULTIPLE_DEVICES in text and "cuda" not in text.split(MULTIPLE_DEVICES, 1)[1]:
+        return NOT_ON_CUDA_CATEGORY
     for marker, kind in CATEGORIES:
         if marker in text:
             return kind

@@ -50,6 +50,9 @@ class GraphCompile:
         """A debugging aid acts on the first run (a fault, a check): record it whatever
         the run-span policy."""
         self.device_clock: DeviceClock | None = None
+        self.input_devices: frozenset[str] = frozenset()
+        """The device types of the graph's tensor inputs (where a CUDA-graph skip of a
+        graph loaded from a cache, with no compiled graph to read, happened)."""
         """Times the graph's recorded runs on its device (None on the CPU)."""
         self.cudagraph_requested = False
         """CUDA graphs were asked for when the graph compiled (inductor's config)."""
@@ -74,7 +77,7 @@ class GraphCompile:
         self, span: Span | None, kind: str, watch: cudagraphs.Watch, compiled: Any
     ) -> None:
         """Record inductor's CUDA-graph decision for this graph (or its backward)."""
-        made = cudagraphs.decided(watch, compiled)
+        made = cudagraphs.decided(watch, compiled, self.input_devices)
         if kind != names.RUN_KIND_BACKWARD:
             self.cudagraph_forward = made.decision
         fields = {

@@ -67,6 +67,12 @@ def describe_input(value: Any) -> tuple[str, str, str] | None:
     return f"[{dims}]", str(dtype).removeprefix("torch."), str(getattr(value, "device", ""))
 
 
+def input_devices(example_inputs: Iterable[Any]) -> frozenset[str]:
+    """The device types (``cpu``, ``cuda``) of a graph's tensor inputs."""
+    found = (getattr(getattr(value, "device", None), "type", None) for value in example_inputs)
+    return frozenset(kind for kind in found if isinstance(kind, str))
+
+
 def input_attributes(example_inputs: Sequence[Any], *, max_items: int) -> dict[str, Any]:
     """Input count, shapes (capped), distinct dtypes and devices."""
     described = [d for d in map(describe_input, example_inputs) if d is not None]

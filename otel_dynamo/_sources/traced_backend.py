@@ -193,6 +193,9 @@ class TracedBackend:
         )
         graph.safely(keep_route_for_lazy_backward)
         graph.device_clock = graph.safely(lambda: device_clock.clock_for(example_inputs))
+        graph.input_devices = (
+            graph.safely(lambda: graph_facts.input_devices(example_inputs)) or frozenset()
+        )
         graph.cudagraph_requested = graph.safely(lambda: self._asks_for_cudagraphs(kwargs)) or False
         return TracedGraphCompile(self, graph, gm, example_inputs, attributes)
 

@@ -27,7 +27,10 @@ BOUND_IN = ("torch._inductor.compile_fx", "torch._inductor.cudagraph_trees")
 
 @pytest.fixture
 def tap() -> Iterator[cudagraphs.SkipTap]:
-    """A fresh tap, removed after the test."""
+    """A fresh tap, alone, removed after the test: the process's own, installed by an
+    earlier traced compile that asked for CUDA graphs, is taken off first (the next such
+    compile installs it again)."""
+    cudagraphs._skip_tap.uninstall()
     fresh = cudagraphs.SkipTap()
     yield fresh
     fresh.uninstall()
@@ -133,6 +136,8 @@ def test_a_skip_stated_during_a_recorded_run_lands_on_its_span(
         (MUTATED, "mutated_inputs"),
         ("skipping cudagraphs due to dynamic shape ops", "dynamic_shapes"),
         ("skipping cudagraphs due to multiple devices: cuda:0, cuda:1", "multiple_devices"),
+        ("skipping cudagraphs due to multiple devices: ", "cpu_device"),
+        ("skipping cudagraphs due to multiple devices: device(type='cpu')", "cpu_device"),
         ("skipping cudagraph due to function 3 exceeding max re-recording limit", "rerecord_limit"),
         ("skipping cudagraphs due to incompatible op aten.nonzero", "incompatible_ops"),
         ("skipping cudagraphs due to something new", "other"),

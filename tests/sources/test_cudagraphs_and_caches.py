@@ -44,7 +44,8 @@ def _skips(signals: Signals) -> list[Any]:
 
 def test_reduce_overhead_on_cpu_tensors_records_torchs_skip(fresh_inductor_cache: Path) -> None:
     """mode="reduce-overhead" on CPU tensors: one skip on the graph span, with torch's
-    reason in the words torch states it on CUDA, as many as torch counted."""
+    reason in the words torch states it on CUDA, as many as torch counted, in category
+    cpu_device (CUDA graphs need CUDA, whatever the text names)."""
     signals = Signals()
     compiled = torch.compile(_mutating, backend=signals.traced("inductor"), mode="reduce-overhead")
     x, y = torch.randn(8, requires_grad=True), torch.randn(8)
@@ -56,7 +57,23 @@ def test_reduce_overhead_on_cpu_tensors_records_torchs_skip(fresh_inductor_cache
     assert isinstance(reason, str)
     assert reason.startswith("skipping cudagraphs due to ")
     assert len(reason) > len("skipping cudagraphs due to ")  # torch's own reason follows
-    assert span.attributes[names.ATTR_CUDAGRAPH_SKIP_CATEGORY] in {"cpu_device", "multiple_devices"}
+    assert span.attributes[names.ATTR_CUDAGRAPH_SKIP_CATEGORY] == "cpu_device"
+
+
+def test_a_warm_cpu_skip_is_still_a_cpu_device_skip(fresh_inductor_cache: Path) -> None:
+    """The same CPU graph compiled again from inductor's caches (after
+    ``torch._dynamo.reset()``): still one skip in category cpu_device, with a reason in
+    words, never "not stated by torch"."""
+    for _ in range(2):
+        signals = Signals()
+        compiled = torch.compile(
+            _mutating, backend=signals.traced("inductor"), mode="reduce-overhead"
+        )
+        compiled(torch.randn(8), torch.randn(8))
+        (span,) = _skips(signals)
+        assert span.attributes[names.ATTR_CUDAGRAPH_SKIP_CATEGORY] == "cpu_device"
+        assert span.attributes[names.ATTR_CUDAGRAPH_SKIP_REASON] != "not stated by torch"
+        torch._dynamo.reset()
 
 
 def test_a_skip_is_a_log_event_and_a_metric_point(fresh_inductor_cache: Path) -> None:
