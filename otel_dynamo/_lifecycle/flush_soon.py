@@ -5,6 +5,11 @@ Metrics are read on an interval (60 s by default): a job killed between two read
 every compile counted since the last one. After each frame compile the recorder kicks a
 ``FlushSoon``: a daemon thread then calls the provider's ``force_flush``. Kicks that come
 while it flushes are coalesced into one more flush, so the compile thread never waits.
+
+Before the providers' own flush or shutdown (``exit_steps``) a flush in progress is
+waited for, at most its own timeout: a job that ends right after a compile would
+otherwise shut the exporter down under that flush, and lose what it was writing. The
+final one stops the kicks too.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import contextlib
 import os
 import threading
 from typing import Any
+
+from otel_dynamo._lifecycle import exit_steps
 
 FLUSH_SOON_TIMEOUT_S = 5.0
 
@@ -27,12 +34,26 @@ class FlushSoon:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
+        self._timeout_s = timeout_s
+        exit_steps.before_flush(self.settle)
+
+    def settle(self, final: bool) -> None:
+        """Wait until no flush is wanted or running (at most the flush's timeout); after
+        the final one, kicks flush nothing more."""
+        if final:
+            self._closed = True
+        if self._pid == os.getpid():  # a forked child's flush thread is not there
+            self._idle.wait(self._timeout_s)
 
     def kick(self) -> None:
-        if self._flush is None:
+        if self._flush is None or self._closed:
             return
-        self._wanted.set()
         with self._lock:
+            self._idle.clear()
+            self._wanted.set()
             if self._thread is None or self._pid != os.getpid():  # none yet, or forked away
                 self._pid = os.getpid()
                 self._thread = threading.Thread(
@@ -45,6 +66,10 @@ class FlushSoon:
         while True:
             self._wanted.wait()
             self._wanted.clear()
-            # Export trouble is reported by the exporters themselves.
-            with contextlib.suppress(Exception):
-                self._flush(self._timeout_millis)
+            if not self._closed:
+                # Export trouble is reported by the exporters themselves.
+                with contextlib.suppress(Exception):
+                    self._flush(self._timeout_millis)
+            with self._lock:
+                if not self._wanted.is_set():  # a kick during the flush: one more round
+                    self._idle.set()

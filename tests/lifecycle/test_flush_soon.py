@@ -43,3 +43,43 @@ def test_a_provider_without_force_flush_is_left_alone():
     before = threading.active_count()
     FlushSoon(object()).kick()
     assert threading.active_count() == before
+
+
+def test_settling_waits_for_the_flush_in_progress():
+    """Before the providers' flush or shutdown, a flush in progress is waited for: the
+    exporter is never shut down under it (a job ending right after a compile)."""
+    provider = BlockingProvider()
+    flush_soon = FlushSoon(provider)
+    flush_soon.kick()
+    assert provider.entered.wait(timeout=30)
+    settled = threading.Event()
+    waiter = threading.Thread(target=lambda: (flush_soon.settle(False), settled.set()))
+    waiter.start()
+    assert not settled.wait(timeout=0.5)  # still flushing: settle has not returned
+    provider.release.set()
+    waiter.join(timeout=30)
+    assert settled.is_set()
+
+
+def test_settling_gives_up_after_the_flush_timeout():
+    """A flush that never ends holds settling no longer than the flush's own timeout."""
+    provider = BlockingProvider()
+    flush_soon = FlushSoon(provider, timeout_s=0.2)
+    flush_soon.kick()
+    assert provider.entered.wait(timeout=30)
+    waiter = threading.Thread(target=flush_soon.settle, args=(True,))
+    waiter.start()
+    waiter.join(timeout=30)
+    assert not waiter.is_alive() and not provider.release.is_set()
+    provider.release.set()
+
+
+def test_after_the_final_settle_kicks_flush_nothing():
+    """The final settle (the exit flush) stops the kicks: no flush starts after it."""
+    provider = BlockingProvider()
+    provider.release.set()
+    flush_soon = FlushSoon(provider)
+    flush_soon.settle(True)
+    flush_soon.kick()
+    assert not provider.entered.wait(timeout=0.5)
+    assert provider.calls == 0
