@@ -98,15 +98,11 @@ def with_files_for_the_report(env: Mapping[str, str]) -> dict[str, str]:
     sends elsewhere only (an OTLP endpoint, a plugin): ``--report`` reads the files, so
     they are written as well; the exporters named stay as named (an ``otlp_proto_http``
     keeps its protocol)."""
-    otel = read_otel_env(env)
     changed = dict(env)
-    if otel.disabled:
-        return changed
-    for kind, plan in otel.plans.items():
-        if plan.exporters and EXPORTER_FILE not in plan.exporters:
-            variable = ENV_EXPORTER[kind]
-            named = env.get(variable, "").strip() or ",".join(plan.exporters)
-            changed[variable] = f"{named},{EXPORTER_FILE}"
+    for kind, plan in _plans_where(env, _elsewhere_only).items():
+        variable = ENV_EXPORTER[kind]
+        named = env.get(variable, "").strip() or ",".join(plan.exporters)
+        changed[variable] = f"{named},{EXPORTER_FILE}"
     return changed
 
 
@@ -137,14 +133,9 @@ def also_elsewhere(env: Mapping[str, str]) -> str | None:
     """Where the signals written as files also go (an endpoint, the console, a plugin):
     "traces also go to the OTLP endpoint http://host:4318, as the environment says";
     None when none does."""
-    otel = read_otel_env(env)
-    if otel.disabled:
-        return None
-    both = {
-        signal: plan
-        for signal, plan in otel.plans.items()
-        if EXPORTER_FILE in plan.exporters and len(plan.exporters) > 1
-    }
+    both = _plans_where(
+        env, lambda plan: EXPORTER_FILE in plan.exporters and len(plan.exporters) > 1
+    )
     if not both:
         return None
     places = dict.fromkeys(
@@ -160,14 +151,7 @@ def elsewhere_than_files(env: Mapping[str, str]) -> str | None:
     """What says where the signals that do not go to the telemetry directory go (an OTLP
     endpoint or an exporter set in the environment), and how to write files too; None
     when every signal goes there (or nothing is exported at all)."""
-    otel = read_otel_env(env)
-    if otel.disabled:
-        return None
-    away = {
-        signal: plan
-        for signal, plan in otel.plans.items()
-        if plan.exporters and EXPORTER_FILE not in plan.exporters
-    }
+    away = _plans_where(env, _elsewhere_only)
     if not away:
         return None
     places = dict.fromkeys(_place(kind, plan) for plan in away.values() for kind in plan.exporters)
@@ -178,6 +162,21 @@ def elsewhere_than_files(env: Mapping[str, str]) -> str | None:
         f"environment says; add {EXPORTER_FILE} to {variables} (e.g. "
         f"{EXPORTER_OTLP},{EXPORTER_FILE}) to write files there too"
     )
+
+
+def _elsewhere_only(plan: SignalPlan) -> bool:
+    """A signal exported, and not to the files."""
+    return bool(plan.exporters) and EXPORTER_FILE not in plan.exporters
+
+
+def _plans_where(
+    env: Mapping[str, str], wanted: Callable[[SignalPlan], bool]
+) -> dict[str, SignalPlan]:
+    """The signals whose plan ``wanted`` accepts (none where the SDK is disabled)."""
+    otel = read_otel_env(env)
+    if otel.disabled:
+        return {}
+    return {signal: plan for signal, plan in otel.plans.items() if wanted(plan)}
 
 
 def _place(kind: str, plan: SignalPlan) -> str:

@@ -78,15 +78,16 @@ def test_no_program_leaves_torch_compile():
     assert DEFAULT_SERVICE_NAME == "torch-compile"
 
 
-def test_python_dash_c_job_is_torch_compile(tmp_path):
-    """A real ``python -c`` process builds its resource with "torch-compile"."""
+PRINT_SERVICE_NAME = (
+    "from otel_dynamo._providers.resources import build_resource\n"
+    "print(build_resource().attributes['service.name'])\n"
+)
+
+
+def _service_name_of(tmp_path, *command: str) -> str:
+    """The service.name a real process started as ``python COMMAND`` builds."""
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from otel_dynamo._providers.resources import build_resource;"
-            "print(build_resource().attributes['service.name'])",
-        ],
+        [sys.executable, *command],
         env=child_environ(),
         cwd=tmp_path,
         capture_output=True,
@@ -94,26 +95,19 @@ def test_python_dash_c_job_is_torch_compile(tmp_path):
         timeout=120,
         check=True,
     )
-    assert done.stdout.strip() == "torch-compile"
+    return done.stdout.strip()
+
+
+def test_python_dash_c_job_is_torch_compile(tmp_path):
+    """A real ``python -c`` process builds its resource with "torch-compile"."""
+    assert _service_name_of(tmp_path, "-c", PRINT_SERVICE_NAME) == "torch-compile"
 
 
 def test_a_script_job_is_named_by_its_script(tmp_path):
     """A real ``python train.py`` process: "train"."""
     script = tmp_path / "train.py"
-    script.write_text(
-        "from otel_dynamo._providers.resources import build_resource\n"
-        "print(build_resource().attributes['service.name'])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        env=child_environ(),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert done.stdout.strip() == "train"
+    script.write_text(PRINT_SERVICE_NAME)
+    assert _service_name_of(tmp_path, str(script)) == "train"
 
 
 def test_otel_service_name_wins(monkeypatch):
