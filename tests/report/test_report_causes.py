@@ -60,3 +60,54 @@ def test_no_causes_when_nothing_recompiled_or_broke(tmp_path: Path) -> None:
     write_traces(tmp_path / "traces-1.jsonl", [FakeCompile("0/0")])
     text = _cli("report", str(tmp_path))
     assert "Why it recompiled" not in text and "Why graphs broke" not in text
+
+
+def _seven_breaks_in_a_deep_file(tmp_path: Path) -> Path:
+    """Seven graph-break reasons of 52 characters each, in a function with a long name in
+    a deeply nested file."""
+    from _report_support import GraphBreak
+
+    deep = "/home/someone/work/a-long-project-name/src/package/models/transformer_blocks.py"
+    breaks = tuple(
+        GraphBreak(
+            f"Data-dependent branching on the value of tensor n{index}",
+            "k",
+            (f"{deep}:{40 + index} in attention_with_rotary_embeddings",),
+        )
+        for index in range(7)
+    )
+    compile_ = FakeCompile(
+        "0/0",
+        function="attention_with_rotary_embeddings",
+        file=deep,
+        line=30,
+        graph_breaks=breaks,
+    )
+    return write_traces(tmp_path / "t.jsonl", [compile_])
+
+
+def test_the_reasons_get_the_width_before_function_and_location(tmp_path: Path) -> None:
+    """At 100 columns a 52-character reason stays on one line (the reason column had 40
+    before): the function and the location give up width first (the location cut at its
+    start, its line kept)."""
+    lines = _cli("report", str(_seven_breaks_in_a_deep_file(tmp_path))).splitlines()
+    start = lines.index("Why graphs broke (7)")
+    rows = lines[start + 2 : start + 7]
+    assert all(len(line) <= 100 for line in lines)
+    assert [row[9:].split("  ")[0] for row in rows] == [
+        f"Data-dependent branching on the value of tensor n{index}" for index in range(5)
+    ], rows
+    assert [row.rstrip()[-3:] for row in rows] == [f":{40 + index}" for index in range(5)]
+
+
+def test_limit_0_lists_every_reason_in_the_opening_tables(tmp_path: Path) -> None:
+    """The opening table shows five reasons and says how many more; with --limit 0, all
+    seven and no "more" line."""
+    path = str(_seven_breaks_in_a_deep_file(tmp_path))
+    default = _cli("report", path)
+    assert "… 2 more reasons in the tables below" in default
+    every = _cli("report", path, "--limit", "0").splitlines()
+    start = every.index("Why graphs broke (7)")
+    table = every[start : every.index("", start)]
+    assert sum("on the value of tensor" in line for line in table) == 7
+    assert "more reasons in the tables below" not in "\n".join(every)

@@ -64,9 +64,10 @@ def _ranked(counts: Counter[tuple[str, str, str]]) -> list[Cause]:
     return [Cause(count, *key) for key, count in ranked]
 
 
-def terminal_lines(summary: Summary, *, width: int, color: bool) -> list[str]:
-    """The two lists for the terminal (text from the files made printable); nothing when
-    nothing recompiled or broke."""
+def terminal_lines(summary: Summary, *, width: int, color: bool, limit: int) -> list[str]:
+    """The two lists for the terminal (text from the files made printable), each its first
+    SHOWN_CAUSES rows (fewer with a smaller ``limit``, all with 0); nothing when nothing
+    recompiled or broke."""
     lines: list[str] = []
     for title, causes, total in (
         ("Why it recompiled", recompile_causes(summary), summary["totals"]["recompiles"]),
@@ -78,7 +79,7 @@ def terminal_lines(summary: Summary, *, width: int, color: bool) -> list[str]:
         lines += [*([""] if lines else []), heading]
         columns = [
             Column("count", right=True),
-            Column("reason", wrap=True),
+            Column("reason", wrap=True, primary=True),
             Column("function", flexible=True),
             Column("location", flexible=True, cut_left=True),
         ]
@@ -89,11 +90,11 @@ def terminal_lines(summary: Summary, *, width: int, color: bool) -> list[str]:
                 _format.printable(cause.function),
                 _format.printable(cause.location),
             ]
-            for cause in causes[:SHOWN_CAUSES]
+            for cause in (causes if limit <= 0 else causes[: min(limit, SHOWN_CAUSES)])
         ]
         lines += format_table(columns, rows, width=width, color=color)
-        if len(causes) > SHOWN_CAUSES:
-            more = f"  … {len(causes) - SHOWN_CAUSES} more reasons in the tables below"
+        if len(causes) > len(rows):
+            more = f"  … {len(causes) - len(rows)} more reasons in the tables below"
             lines.append(paint(truncate(more, width), "dim", color=color))
     return lines
 

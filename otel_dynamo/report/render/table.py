@@ -21,6 +21,9 @@ COLUMN_GAP = "  "
 MIN_FLEXIBLE_WIDTH = 8
 MAX_FIXED_WIDTH = 24
 MIN_WRAP_WIDTH = 40
+MIN_SECONDARY_WIDTH = 16
+"""How narrow a flexible column gets for a table's primary column (a function name, a
+path cut at its start still reads at this width)."""
 """A wrapping column gives up width to the others only down to this."""
 _WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
 MAX_WRAPPED_LINES = 8
@@ -48,6 +51,9 @@ class Column:
     """Cut long cells at the start (paths: the file name and line matter most)."""
     wrap: bool = False
     """Flexible, and long cells continue on the next lines instead of being cut."""
+    primary: bool = False
+    """What the table is for (a reason): the other flexible columns give up width, down
+    to MIN_SECONDARY_WIDTH, before it does."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +159,9 @@ def _column_widths(columns: Sequence[Column], rows: list[list[Cell]], width: int
     spare = width - len(COLUMN_GAP) * (len(columns) - 1) - sum(widths)
     wrapping = [index for index, column in enumerate(columns) if column.wrap]
     flexible = [index for index, column in enumerate(columns) if _flexible(column)]
+    if spare < 0 and any(column.primary for column in columns):
+        secondary = [index for index in flexible if not columns[index].primary]
+        spare += _shrink(widths, secondary, -spare, floor=MIN_SECONDARY_WIDTH)
     if spare < 0 and wrapping:  # a wrapping cell loses nothing by being narrower
         spare += _shrink(widths, wrapping, -spare, floor=MIN_WRAP_WIDTH)
     if spare < 0 and flexible:

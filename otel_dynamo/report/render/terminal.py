@@ -72,7 +72,7 @@ def render_terminal(
     lines = _overview(top, view)
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
     lines += ["", *where] if where else []
-    why = causes.terminal_lines(summary, width=width, color=color)
+    why = causes.terminal_lines(summary, width=width, color=color, limit=limit)
     lines += ["", *why] if why else []
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, view)]
