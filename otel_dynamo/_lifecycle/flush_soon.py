@@ -7,9 +7,11 @@ every compile counted since the last one. After each frame compile the recorder 
 while it flushes are coalesced into one more flush, so the compile thread never waits.
 
 Before the providers' own flush or shutdown (``exit_steps``) a flush in progress is
-waited for, at most its own timeout: a job that ends right after a compile would
-otherwise shut the exporter down under that flush, and lose what it was writing. The
-final one stops the kicks too.
+waited for, at most ``settle_timeout_s`` (the exit flush's own bound, so a collector that
+does not answer holds the exit no longer than it would anyway), and not again once the
+final wait gave up: a job that ends right after a compile would otherwise shut the
+exporter down under that flush, and lose what it was writing. The final one stops the
+kicks too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ FLUSH_SOON_TIMEOUT_S = 5.0
 class FlushSoon:
     """``kick()`` makes a background thread flush ``provider`` (if it can be flushed)."""
 
-    def __init__(self, provider: Any, *, timeout_s: float = FLUSH_SOON_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        provider: Any,
+        *,
+        timeout_s: float = FLUSH_SOON_TIMEOUT_S,
+        settle_timeout_s: float = FLUSH_SOON_TIMEOUT_S,
+    ) -> None:
         self._flush = getattr(provider, "force_flush", None)
         self._timeout_millis = int(timeout_s * 1000)
         self._wanted = threading.Event()
@@ -37,16 +45,19 @@ class FlushSoon:
         self._idle = threading.Event()
         self._idle.set()
         self._closed = False
-        self._timeout_s = timeout_s
+        self._gave_up = False
+        self._settle_timeout_s = settle_timeout_s
         exit_steps.before_flush(self.settle)
 
     def settle(self, final: bool) -> None:
-        """Wait until no flush is wanted or running (at most the flush's timeout); after
-        the final one, kicks flush nothing more."""
+        """Wait until no flush is wanted or running (at most ``settle_timeout_s``, and not
+        at all once a final wait gave up); after the final one, kicks flush nothing more."""
         if final:
             self._closed = True
-        if self._pid == os.getpid():  # a forked child's flush thread is not there
-            self._idle.wait(self._timeout_s)
+        if self._pid != os.getpid() or self._gave_up:  # a forked child's flush thread is not there
+            return
+        if not self._idle.wait(self._settle_timeout_s) and final:
+            self._gave_up = True
 
     def kick(self) -> None:
         if self._flush is None or self._closed:

@@ -152,7 +152,11 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
     is_own = own is not None and providers.meter_provider is own.meter_provider
     # Not with a Prometheus reader: each flush queues a snapshot there until a scrape.
     pushes_only = own is not None and not own.pull_readers
-    flush_soon = FlushSoon(providers.meter_provider) if is_own and pushes_only else None
+    flush_soon = (
+        FlushSoon(providers.meter_provider, settle_timeout_s=own.shutdown_timeout_s)
+        if own is not None and is_own and pushes_only
+        else None
+    )
     metrics = CompileMetrics(providers.meter_provider, flush_soon=flush_soon)
     variants = VariantReport(metrics.run_counts, log_events)
     return Sinks(log_events=log_events, metrics=metrics, variants=variants)

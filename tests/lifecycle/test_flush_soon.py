@@ -61,16 +61,21 @@ def test_settling_waits_for_the_flush_in_progress():
     assert settled.is_set()
 
 
-def test_settling_gives_up_after_the_flush_timeout():
-    """A flush that never ends holds settling no longer than the flush's own timeout."""
+def test_settling_gives_up_at_its_bound_and_then_waits_no_more():
+    """A flush that never ends (a collector that does not answer) holds settling no
+    longer than ``settle_timeout_s`` (the exit flush's own bound), and once the final
+    wait gave up, a later settle (the providers' shutdown after ``atexit``) does not wait
+    again."""
     provider = BlockingProvider()
-    flush_soon = FlushSoon(provider, timeout_s=0.2)
+    flush_soon = FlushSoon(provider, settle_timeout_s=0.2)
     flush_soon.kick()
     assert provider.entered.wait(timeout=30)
-    waiter = threading.Thread(target=flush_soon.settle, args=(True,))
-    waiter.start()
-    waiter.join(timeout=30)
-    assert not waiter.is_alive() and not provider.release.is_set()
+    for _ in range(2):
+        waiter = threading.Thread(target=flush_soon.settle, args=(True,))
+        waiter.start()
+        waiter.join(timeout=30)
+        assert not waiter.is_alive() and not provider.release.is_set()
+    assert flush_soon._gave_up
     provider.release.set()
 
 
