@@ -112,14 +112,15 @@ def test_an_extra_graph_break_on_rank_1_is_the_one_change(recorded):
 
 
 def test_a_shape_change_is_a_new_recompile_on_each_rank(recorded):
-    """Batch 6 at the last step: forward and the function resumed after its break each
-    recompile on a size guard, once per rank; no break is new or gone (Dynamo reports the
+    """Batch 6 at the last step: Block.forward (named by its qualified name, as everywhere
+    in the report) and the function resumed after its break each recompile on a size
+    guard, once per rank; no break is new or gone (Dynamo reports the
     break again when it retraces); recompiles>+0 trips, new_graph_breaks>0 does not."""
     code, diff = _diff(recorded["base"], recorded["shape_change"], "recompiles>+0")
     assert code == 1
     recompiles = diff["recompiles"]["new"]
     functions = sorted(r["function"] for r in recompiles)
-    assert len(functions) == 2 and functions[0] == "forward"
+    assert len(functions) == 2 and functions[0] == "Block.forward"
     assert functions[1].startswith("torch_dynamo_resume_in_forward")
     assert all(r["new_count"] == 2 and "size mismatch" in r["reason"] for r in recompiles)
     assert diff["graph_breaks"]["new"] == [] and diff["graph_breaks"]["gone"] == []
