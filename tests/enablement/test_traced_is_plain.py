@@ -272,7 +272,15 @@ def differences(job: str, root: Path, plain: dict[str, View], traced: dict[str, 
     return [f"job {job} {item}" for item in found]
 
 
-HEAVY_JOBS = frozenset({"training_step_inductor", "transformers_step", "ddp_step", "regional_gpt2"})
+HEAVY_JOBS = frozenset(
+    {
+        "training_step_inductor",
+        "dynamic_step_inductor",
+        "transformers_step",
+        "ddp_step",
+        "regional_gpt2",
+    }
+)
 """Jobs of a minute or more on 2 cores: run on the pinned torch only (CI's time)."""
 CORE_JOBS = frozenset(
     {"backward_inside", "training_step", "compiled_autograd", "backend_raises", "fullgraph_break"}

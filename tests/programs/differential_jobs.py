@@ -364,6 +364,24 @@ def training_step_inductor() -> None:
         torch._dynamo.reset()
 
 
+def dynamic_step_inductor() -> None:
+    """A step with ``.backward()`` inside, compiled with inductor, whose batch size
+    changes (4, 4, 6, 4): the recompile is dynamic, and torch's trace records the stacks of
+    the guards inductor and AOT Autograd add while the forward and the backward compile
+    beneath the traced backend."""
+    weight = torch.randn(8, 8, requires_grad=True)
+
+    @torch.compile(backend="inductor")
+    def step(x: torch.Tensor) -> torch.Tensor:
+        out = (x @ weight).relu()
+        out.sum().backward()
+        return out.detach().sum(dim=0)
+
+    for size in (4, 4, 6, 4):
+        _value(step(torch.randn(size, 8)))
+    _value(weight.grad)
+
+
 def backward_inside() -> None:
     """``.backward()`` inside a compiled function, no optimizer: its backward compiles
     lazily while Dynamo evaluates the compiled function's frame."""
@@ -569,6 +587,7 @@ JOBS: dict[str, Callable[[], None]] = {
         compiled_autograd,
         training_step,
         training_step_inductor,
+        dynamic_step_inductor,
         backward_inside,
         checkpointed,
         hooks,

@@ -102,3 +102,23 @@ def test_missing_aot_entry_point_leaves_training_compiles_working(
     frames = [s for s in spans if s.name == names.SPAN_FRAME]
     assert [f.attributes[names.ATTR_OUTCOME] for f in frames] == [names.OUTCOME_SUCCESS]
     assert not [s for s in spans if s.name.startswith("torch.compile.aot")]
+
+
+def test_missing_stack_conversion_leaves_everything_recorded(
+    fresh_taps, monkeypatch, caplog, provider, exporter
+):
+    """With ``from_traceback`` gone from torch's structured module, the stack hook stays
+    off with one warning saying what that costs; compiles are traced as before."""
+    from torch._logging import structured
+
+    with monkeypatch.context() as patched, caplog.at_level(logging.WARNING, logger="otel_dynamo"):
+        patched.delattr(structured, "from_traceback")
+        traced = otel_dynamo.traced("aot_eager", tracer_provider=provider)
+        assert taps.switched_off() == frozenset({"structured trace stacks"})
+        (message,) = _tap_warnings(caplog)
+        assert f"torch {torch.__version__}" in message
+        assert "TORCH_TRACE's stacks may show frames of otel_dynamo's" in message
+    _train_step(traced)  # torch's own callers need the function back
+    assert taps.switched_off() == frozenset({"structured trace stacks"})
+    frames = [s for s in exporter.get_finished_spans() if s.name == names.SPAN_FRAME]
+    assert [f.attributes[names.ATTR_OUTCOME] for f in frames] == [names.OUTCOME_SUCCESS]
