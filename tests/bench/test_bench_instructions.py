@@ -16,9 +16,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_instructions import (  # noqa: E402
     COLLECTING_FUNCTION,
     DEFAULT_BACKEND,
+    DEFAULT_COMPILE_BACKEND,
     DEFAULT_RUN_SPANS,
     collected_instructions,
     measured_calls,
+    measured_compiles,
 )
 
 PROGRAM = """
@@ -62,3 +64,14 @@ def test_only_the_work_inside_math_fsum_is_counted(tmp_path):
 def test_the_measured_program_runs_each_variant(variant):
     """The program callgrind measures compiles the MLP and makes its calls (no valgrind)."""
     measured_calls(variant, calls=10, backend=DEFAULT_BACKEND, run_spans=DEFAULT_RUN_SPANS)
+
+
+@pytest.mark.parametrize("variant", ["untraced", "traced"])
+def test_the_measured_compiles_run_each_variant(variant):
+    """The program callgrind measures with --compiles compiles the MLP cold, runs it and
+    its backward, as many times as asked (no valgrind)."""
+    import torch
+
+    torch._dynamo.utils.counters.clear()
+    measured_compiles(variant, compiles=2, backend=DEFAULT_COMPILE_BACKEND)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 3
