@@ -4,12 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# shellcheck source=.ci/test_venv.sh
+source .ci/test_venv.sh
 cat >&2 <<EOF
-setup: installing into $(command -v python3) (the current Python, not a virtual environment
-of its own): otel_dynamo (editable) and its test tools, pinned by constraints.txt; unless
-OTEL_DYNAMO_SETUP_SERVICES=0, also Debian's chromium and prometheus (apt-get, as root) and
-Arize Phoenix in its own venv at ${OTEL_DYNAMO_PHOENIX_VENV:-/opt/phoenix-venv} (about
-850 MB). On a fresh 2-core machine: about 5 minutes to set up, 20 to 30 for the suite.
+setup: installing into the virtual environment $VIRTUAL_ENV (about 2 GB): otel_dynamo
+(editable) and its test tools, pinned by constraints.txt; unless OTEL_DYNAMO_SETUP_SERVICES=0,
+also Debian's chromium and prometheus (apt-get, as root) and Arize Phoenix in its own venv
+at ${OTEL_DYNAMO_PHOENIX_VENV:-/opt/phoenix-venv} (about 850 MB). On a fresh 2-core
+machine: about 5 minutes to set up, 20 to 30 for the suite.
 EOF
 python3 -m pip install -q -c constraints.txt -e ".[test]"
 if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && command -v apt-get >/dev/null; then

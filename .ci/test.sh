@@ -3,6 +3,8 @@
 # the whole suite (slow tests too) on every core (.ci/test_workers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=.ci/test_venv.sh
+source .ci/test_venv.sh
 bash .ci/setup.sh
 python3 -m ruff check otel_dynamo tests bench examples grafana collector-config .ci docs
 python3 -m ruff format --check otel_dynamo tests bench

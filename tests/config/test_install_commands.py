@@ -177,3 +177,41 @@ def test_quickstart_ends_saying_how_to_reach_the_command(tmp_path: Path) -> None
         f"otel-dynamo is installed in {venv}/bin: run 'source {venv}/bin/activate' to put it "
         f"on the PATH (or call {venv}/bin/otel-dynamo)"
     )
+
+
+def _sourced_test_venv(environ: dict[str, str]) -> list[str]:
+    """What python3 and VIRTUAL_ENV are after sourcing .ci/test_venv.sh as the test command
+    does (from the checkout)."""
+    script = 'source .ci/test_venv.sh && command -v python3 && echo "$VIRTUAL_ENV"'
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.split()
+
+
+def test_the_test_command_makes_and_uses_a_virtual_environment_of_its_own(tmp_path: Path) -> None:
+    """Outside any virtual environment, the test command makes its own (once) and puts it
+    first on the PATH: python3 is that environment's."""
+    venv = tmp_path / "tests-venv"
+    environ = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    environ["OTEL_DYNAMO_TEST_VENV"] = str(venv)
+    python3, virtual_env = _sourced_test_venv(environ)
+    assert (venv / "pyvenv.cfg").is_file()
+    assert virtual_env == str(venv)
+    assert python3 == str(venv / "bin" / "python3")
+    assert _sourced_test_venv(environ) == [python3, virtual_env]  # made once, then reused
+
+
+def test_the_test_command_keeps_an_active_virtual_environment(tmp_path: Path) -> None:
+    """Inside a virtual environment already, the test command makes none and uses it."""
+    environ = {**os.environ, "VIRTUAL_ENV": str(tmp_path / "active")}
+    environ["OTEL_DYNAMO_TEST_VENV"] = str(tmp_path / "unused")
+    _python3, virtual_env = _sourced_test_venv(environ)
+    assert virtual_env == str(tmp_path / "active")
+    assert not (tmp_path / "unused").exists()
