@@ -46,7 +46,53 @@ from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
         ("___check_obj_id(L['self'].fn, 140234)", "input self.fn: a different object than before"),
         ("___check_type_id(L['x'], 94012)", "input x: its type changed"),
         ("L['y'] is None", "input y: changed from None"),
-        ("GLOBAL_STATE changed: grad_mode ", "global torch state changed: grad_mode"),
+        (
+            "GLOBAL_STATE changed: grad_mode ",
+            "global torch state changed: grad mode (torch.no_grad / torch.enable_grad)",
+        ),
+        (
+            "GLOBAL_STATE changed: autocast(cpu)_enabled ",
+            "global torch state changed: autocast on cpu (on or off)",
+        ),
+        (
+            "GLOBAL_STATE changed: deterministic_algorithms num_threads ",
+            "global torch state changed: deterministic algorithms "
+            "(torch.use_deterministic_algorithms), number of threads (torch.set_num_threads)",
+        ),
+        (
+            "___check_type_id(y, 1401829), type=<class 'float'>  #   # job.py:28 in f "
+            "(HINT: type float)",
+            "input y: its type changed (was float)",
+        ),
+        (
+            "___check_obj_id(L['m'], 9475), type=<class 'torch.nn.modules.activation.ReLU'>",
+            "input m: a different object than before (was a ReLU)",
+        ),
+        (
+            "tensor 'x' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, "
+            "ADInplaceOrView, AutogradCPU), actual DispatchKeySet(Meta, BackendSelect, "
+            "ADInplaceOrView, AutogradMeta)",
+            "input x: device changed from CPU to Meta",
+        ),
+        (
+            "tensor 'x' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, "
+            "ADInplaceOrView, AutogradCPU), actual DispatchKeySet(CPU, BackendSelect)",
+            "input x: autograd state changed (requires_grad or inference mode)",
+        ),
+        (
+            "tensor 'x' Tensor device index mismatch. Expected device index to be 0, actual 1",
+            "input x: device index changed from 0 to 1",
+        ),
+        (
+            "BACKEND_MATCH failure: torch.compile detected different backend callables. Cached "
+            "backend: _TorchCompileWrapper(compiler='eager', dynamic=None) (id=0x7f7e). New "
+            "backend: _TorchCompileWrapper(compiler='aot_eager', dynamic=None) (id=0x7f7f). If "
+            "this is unexpected, wrap your backend in functools.partial.",
+            "compiled with another backend: aot_eager, was eager",
+        ),
+        ("___check_current_backend(140182917829120)", "compiled with another backend"),
+        ("not ___dict_contains('b', L['d'])", "input d: now has key 'b'"),
+        ("___dict_contains('b', L['d'])", "input d: no longer has key 'b'"),
         ("a shape the report does not know", "a shape the report does not know"),
     ],
 )
@@ -68,3 +114,34 @@ def test_guard_text_drops_the_source_comment() -> None:
     assert guard_text("scale == 64.75            # return x * scale  # job.py:4 in f") == (
         "scale == 64.75"
     )
+
+
+PARAMETER_HINT = (
+    ". Guard failed on a parameter, consider using \n"
+    "torch._dynamo.config.force_parameter_static_shapes = False \nto allow dynamism on parameters."
+)
+
+
+def test_a_failed_guard_on_a_parameter_reads_as_the_parameter() -> None:
+    """A module's parameter (model.double(): its dtype) reads as that parameter, without
+    Dynamo's config hint, whether torch writes the hint on one line or three."""
+    raw = "0/0: tensor 'L['self']._modules['fc']._parameters['weight']' dtype mismatch. "
+    raw += "expected Float, actual Double"
+    expected = "parameter self.fc.weight: dtype changed from Float to Double"
+    assert plain_reason(raw + PARAMETER_HINT) == expected
+    assert plain_reason(raw + " ".join(PARAMETER_HINT.split())) == expected
+
+
+def test_the_guard_text_keeps_the_parameter_hint_on_its_line() -> None:
+    """The raw guard beside the plain words keeps torch's hint whole, on one line."""
+    raw = "tensor 'w' requires_grad mismatch. expected requires_grad=1" + PARAMETER_HINT
+    assert guard_text(raw) == " ".join(raw.split())
+
+
+def test_the_users_stack_torch_appends_is_not_part_of_the_reason() -> None:
+    """torch 2.13 on append "User stack trace:" and its frames: neither the plain words
+    nor the guard text carry them (the report shows where the function is)."""
+    raw = "0/0: G['SCALE'] == 2    #   # job.py:24 in fn\nUser stack trace:\n"
+    raw += '  File "job.py", line 24, in fn'
+    assert plain_reason(raw) == "input SCALE: a Python int value changed (was 2)"
+    assert guard_text(raw) == "G['SCALE'] == 2"

@@ -21,6 +21,15 @@ _COMPILE_ID_PREFIX = re.compile(r"^\s*-?\s*\d+/\d+:\s*")
 """Several failed cache entries are listed "0/1: <guard>" per entry: the id is dropped."""
 _COMMENT = re.compile(r"\s+#\s.*$")
 """Dynamo's guard code ends in "# <user source line>  # <file>:<line> in <function>"."""
+_USER_STACK = re.compile(r"\n\s*User stack trace:.*$", re.DOTALL)
+"""torch 2.13 on append the user's stack to the reason; the report has its own columns
+for where the function is."""
+_PARAMETER_HINT = re.compile(
+    r"\.?\s*Guard failed on a parameter, consider using\s+"
+    r"torch\._dynamo\.config\.force_parameter_static_shapes = False\s+"
+    r"to allow dynamism on parameters\.?"
+)
+"""What Dynamo appends to a failed guard on a module's parameter (a config hint)."""
 
 _TENSOR = r"tensor '(?P<name>.+?)'"
 _EXPECTED_ACTUAL = r"\.? expected (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
@@ -57,8 +66,26 @@ _TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ..
         lambda m: f"input {_source(m['name'])}: requires_grad changed (was {_flag(m['expected'])})",
     ),
     (
+        re.compile(
+            _TENSOR
+            + r" dispatch key set mismatch\.? expected DispatchKeySet\((?P<expected>[^)]*)\),"
+            r" actual DispatchKeySet\((?P<actual>[^)]*)\)\.?$"
+        ),
+        lambda m: f"input {_source(m['name'])}: {_dispatch_change(m['expected'], m['actual'])}",
+    ),
+    (
         re.compile(_TENSOR + r" dispatch key set mismatch"),
         lambda m: f"input {_source(m['name'])}: device, layout or autograd state changed",
+    ),
+    (
+        re.compile(
+            _TENSOR + r" Tensor device index mismatch\.? Expected device index to be"
+            r" (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
+        ),
+        lambda m: (
+            f"input {_source(m['name'])}: device index changed "
+            f"from {m['expected']} to {m['actual']}"
+        ),
     ),
     (
         re.compile(_TENSOR + r" .*device.* mismatch", re.IGNORECASE),
@@ -75,8 +102,22 @@ _LENGTH = re.compile(r"^len\((?P<source>.+)\) == (?P<value>\d+)$")
 _DIMENSION = r"(?P<source>.+?)\.(?P<what>size|stride)\(\)\[(?P<index>\d+)\]"
 _SIZE = re.compile(r"^" + _DIMENSION + r" (?P<op>==|!=|<=|>=|<|>) (?P<value>-?\d+)$")
 _SIZE_FLIPPED = re.compile(r"^(?P<value>-?\d+) (?P<op><=|>=|<|>) " + _DIMENSION + r"$")
-_OBJECT_ID = re.compile(r"^(?:___check_obj_id|check_obj_id)\((?P<source>.+), \d+\)$")
-_TYPE_ID = re.compile(r"^(?:___check_type_id|check_type_id)\((?P<source>.+), \d+\)$")
+_TYPE_SUFFIX = r"(?:, type=<class '(?P<type>[^']+)'>)?"
+"""torch 2.12 on name the type the guard expected."""
+_OBJECT_ID = re.compile(
+    r"^(?:___check_obj_id|check_obj_id)\((?P<source>.+?), \d+\)" + _TYPE_SUFFIX + r"$"
+)
+_TYPE_ID = re.compile(
+    r"^(?:___check_type_id|check_type_id)\((?P<source>.+?), \d+\)" + _TYPE_SUFFIX + r"$"
+)
+_BACKEND = re.compile(
+    r"^BACKEND_MATCH failure:.*?Cached backend: (?P<old>.+?) \(id=\S+\)\.\s*"
+    r"New backend: (?P<new>.+?) \(id=\S+\)",
+    re.DOTALL,
+)
+_BACKEND_CODE = re.compile(r"^(?:___check_current_backend|BACKEND_MATCH)\b")
+_COMPILER_NAME = re.compile(r"compiler='(?P<name>[^']+)'")
+_DICT_CONTAINS = re.compile(r"^(?P<negated>not )?___dict_contains\((?P<key>.+?), (?P<source>.+)\)$")
 _IS_NONE = re.compile(r"^(?P<source>.+?) is (?P<negated>not )?None$")
 _HASATTR = re.compile(r"^(?P<negated>not )?hasattr\((?P<source>.+), '(?P<attr>[^']+)'\)$")
 _GLOBAL_STATE = re.compile(r"^(?:GLOBAL_STATE changed:|___check_global_state\(\))\s*(?P<what>.*)$")
@@ -91,7 +132,10 @@ def plain_reason(raw: str | None) -> str | None:
     line) are read one by one and joined with "; "."""
     if raw is None:
         return None
-    parts = [part.strip() for part in re.split(r"\n|;\s+(?=\S)", raw) if part.strip()]
+    text = _USER_STACK.sub("", raw)
+    parts = [
+        part.strip() for part in re.split(r"\n|;\s+(?=\S)", _one_line_hints(text)) if part.strip()
+    ]
     if not parts:
         return raw
     read = [_plain_one(part) for part in parts]
@@ -102,17 +146,28 @@ def guard_text(raw: str) -> str:
     """The failed guard as Dynamo wrote it, without its trailing source comment."""
     return "; ".join(
         _COMMENT.sub("", _COMPILE_ID_PREFIX.sub("", line)).strip()
-        for line in raw.splitlines()
+        for line in _one_line_hints(_USER_STACK.sub("", raw)).splitlines()
         if line.strip()
     )
 
 
+def _one_line_hints(text: str) -> str:
+    """The parameter hint (torch writes it over three lines) on its guard's line."""
+    return _PARAMETER_HINT.sub(lambda match: " ".join(match[0].split()), text)
+
+
 def _plain_one(reason: str) -> str:
     guard = _COMMENT.sub("", _COMPILE_ID_PREFIX.sub("", reason)).strip()
+    if match := _BACKEND.match(guard):
+        return (
+            f"compiled with another backend: {_backend(match['new'])}, was {_backend(match['old'])}"
+        )
+    checked = _PARAMETER_HINT.sub("", guard)
     for pattern, read in _TENSOR_CHECKS:
-        match = pattern.match(guard)
+        match = pattern.match(checked)
         if match is not None:
-            return read(match)
+            reading = read(match)
+            return reading.replace("input ", "parameter ", 1) if checked != guard else reading
     return _plain_guard_code(guard) or guard
 
 
@@ -126,9 +181,16 @@ def _plain_guard_code(guard: str) -> str | None:
         kind = _literal_kind(match["value"])
         return f"{_subject(match['source'])}a Python {kind} value changed (was {match['value']})"
     if match := _OBJECT_ID.match(guard):
-        return f"{_subject(match['source'])}a different object than before"
+        was = f" (was a {_class(match['type'])})" if match["type"] else ""
+        return f"{_subject(match['source'])}a different object than before{was}"
     if match := _TYPE_ID.match(guard):
-        return f"{_subject(match['source'])}its type changed"
+        was = f" (was {_class(match['type'])})" if match["type"] else ""
+        return f"{_subject(match['source'])}its type changed{was}"
+    if match := _DICT_CONTAINS.match(guard):
+        had = "no longer has" if match["negated"] is None else "now has"
+        return f"input {_source(match['source'])}: {had} key {match['key']}"
+    if _BACKEND_CODE.match(guard):
+        return "compiled with another backend"
     if match := _IS_NONE.match(guard):
         was = "None" if match["negated"] is None else "not None"
         return f"{_subject(match['source'])}changed from {was}"
@@ -136,7 +198,7 @@ def _plain_guard_code(guard: str) -> str | None:
         had = "did not have" if match["negated"] else "had"
         return f"{_subject(match['source'])}attribute {match['attr']} changed (it {had} it)"
     if match := _GLOBAL_STATE.match(guard):
-        what = match["what"].strip()
+        what = ", ".join(_global_state(field) for field in match["what"].split())
         return "global torch state changed" + (f": {what}" if what else "")
     if _TORCH_FUNCTION.match(guard):
         return "the torch function mode stack changed"
@@ -171,6 +233,55 @@ def _source(source: str) -> str:
     shown = _SOURCE_PART.sub(lambda match: match["name"], shown)
     shown = _MODULE_ITEM.sub(lambda match: "." + match["name"], shown)
     return shown
+
+
+_GLOBAL_STATE_WORDS = {
+    "grad_mode": "grad mode (torch.no_grad / torch.enable_grad)",
+    "torch_function": "torch function handling (torch._C.DisableTorchFunction)",
+    "deterministic_algorithms": "deterministic algorithms (torch.use_deterministic_algorithms)",
+    "deterministic_algorithms_warn_only": (
+        "deterministic algorithms' warn_only (torch.use_deterministic_algorithms)"
+    ),
+    "allow_tf32": "TF32 matmuls (torch.backends.cuda.matmul.allow_tf32)",
+    "allow_fp16_reduce": "reduced-precision fp16 matmul reductions",
+    "allow_bf16_reduce": "reduced-precision bf16 matmul reductions",
+    "num_threads": "number of threads (torch.set_num_threads)",
+    "default_dtype": "default dtype (torch.set_default_dtype)",
+    "autocast_cache_enabled": "autocast's weight cache",
+}
+"""The fields of Dynamo's global-state guard (its C++ reason names them) in words."""
+_AUTOCAST_FIELD = re.compile(r"^autocast\((?P<device>[^)]+)\)_(?P<what>\w+)$")
+
+
+def _global_state(field: str) -> str:
+    if match := _AUTOCAST_FIELD.match(field):
+        what = "on or off" if match["what"] == "enabled" else match["what"].replace("_", " ")
+        return f"autocast on {match['device']} ({what})"
+    return _GLOBAL_STATE_WORDS.get(field, field)
+
+
+def _dispatch_change(expected: str, actual: str) -> str:
+    """What differs between two dispatch key sets: the device (the first key, the
+    backend), else the autograd state, else something else of the tensor's kind."""
+    before = [key.strip() for key in expected.split(",") if key.strip()]
+    after = [key.strip() for key in actual.split(",") if key.strip()]
+    if before[:1] != after[:1] and before and after:
+        return f"device changed from {before[0]} to {after[0]}"
+    if {k for k in before if k.startswith("Autograd")} != {
+        k for k in after if k.startswith("Autograd")
+    }:
+        return "autograd state changed (requires_grad or inference mode)"
+    return "device, layout or autograd state changed"
+
+
+def _backend(shown: str) -> str:
+    """A backend as Dynamo shows it, by its name where torch.compile's wrapper names one."""
+    match = _COMPILER_NAME.search(shown)
+    return match["name"] if match else shown
+
+
+def _class(qualified: str) -> str:
+    return qualified.rsplit(".", 1)[-1]
 
 
 def _literal_kind(value: str) -> str:
