@@ -332,3 +332,68 @@ def test_empty_sections_fold_into_one_line_in_chromium(tmp_path: Path, chromium:
     assert "Frame compiles" in headings
     folded = re.findall(r'<p class="empty">([^<]*)</p>', dom)
     assert folded == ["None recorded: " + ", ".join(title.lower() for title in empty)]
+
+
+WORDS_BROKEN_SCRIPT = """<script>
+(function () {
+  var broken = [];
+  document.querySelectorAll("td, th").forEach(function (cell) {
+    var walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (var node = walker.nextNode(); node; node = walker.nextNode()) {
+      var pattern = /\\S+/g, found;
+      while ((found = pattern.exec(node.data)) !== null) {
+        var range = document.createRange();
+        range.setStart(node, found.index);
+        range.setEnd(node, found.index + found[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(range.getClientRects(), function (r) {
+          if (r.width > 0) tops[Math.round(r.top)] = true;
+        });
+        if (Object.keys(tops).length > 1) broken.push(found[0]);
+      }
+    }
+  });
+  document.body.dataset.brokenWords = broken.slice(0, 5).join(" | ") || "none";
+})();
+</script>"""
+"""Appended to a copy of the page by the test: names the words drawn across two lines."""
+
+
+@pytest.mark.slow
+def test_no_word_is_broken_across_lines_in_a_900_pixel_window(
+    tmp_path: Path, chromium: str
+) -> None:
+    """At 900 px, long function names, locations and reasons keep every word whole: a
+    table too wide for the window scrolls instead of breaking words."""
+    long_file = "/home/someone/projects/job/yourjob_with_a_long_module_name.py"
+    compiles = [
+        FakeCompile(
+            f"{index}/0",
+            function=f"torch_dynamo_resume_in_forward_at_{50 + index}",
+            file=long_file,
+            line=50 + index,
+            start_ms=index * 1000,
+            recompile_reason="tensor 'L['self']._modules['embedding']._parameters['weight']' "
+            "dtype mismatch. expected Float, actual Double",
+            graph_breaks=(
+                GraphBreak(
+                    "Data-dependent branching on a tensor's value inside forward",
+                    "k",
+                    (f"{long_file}:{50 + index} in forward",),
+                ),
+            ),
+        )
+        for index in range(3)
+    ]
+    page = _page(write_traces(tmp_path / "t.jsonl", compiles))
+    (tmp_path / "r.html").write_text(
+        page.replace("</body>", WORDS_BROKEN_SCRIPT + "</body>"), encoding="utf-8"
+    )
+    result = run_chromium(
+        chromium,
+        tmp_path / "profile",
+        (tmp_path / "r.html").as_uri(),
+        "--dump-dom",
+        "--window-size=900,1600",
+    )
+    assert _body_attributes(result).get("data-broken-words") == "none"

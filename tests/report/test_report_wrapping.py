@@ -58,3 +58,21 @@ def test_a_wrapped_split_line_never_starts_with_its_separator() -> None:
         assert len(lines) > 2
         assert [line.lstrip()[:1] for line in lines[1:]] == ["p"] * (len(lines) - 1), width
         assert all(len(line) <= width for line in lines)
+
+
+def test_a_word_longer_than_a_wrapped_columns_floor_stays_whole_at_80_columns() -> None:
+    """At 80 columns a wrapping reason column holding a 59-character word (a parameter's
+    source) keeps it whole: the function column is cut below its usual 16 first."""
+    from otel_dynamo.report.render.table import Column, format_table
+
+    word = "L['self']._modules['token_embedding']._parameters['weight']"
+    assert len(word) == 59
+    columns = [
+        Column("count", right=True),
+        Column("reason", wrap=True, primary=True),
+        Column("function", flexible=True),
+    ]
+    rows = [["3", f"guard: tensor {word} dtype mismatch. expected Float", "Model." + "f" * 40]]
+    lines = format_table(columns, rows, width=80, color=False)
+    assert max(map(len, lines)) <= 80
+    assert any(word in line for line in lines)

@@ -186,7 +186,10 @@ def _table(
         return f'<section>{heading}<p class="empty">none</p></section>'
     head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
     body = "".join("<tr>" + "".join(_td(cell) for cell in row) + "</tr>" for row in rows)
-    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    table = (
+        f'<div class="table-scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
     return f"<section>{heading}{table}</section>"
 
 

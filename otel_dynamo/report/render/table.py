@@ -27,6 +27,8 @@ path cut at its start still reads at this width)."""
 """A wrapping column gives up width to the others only down to this."""
 _WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
 MAX_WRAPPED_LINES = 8
+WORD_SCAN_PER_LINE = 200
+"""Characters of a wrapping cell read per shown line for its longest word."""
 """A wrapped cell longer than this many lines ends in an ellipsis."""
 
 _ANSI = {
@@ -162,11 +164,34 @@ def _column_widths(columns: Sequence[Column], rows: list[list[Cell]], width: int
     if spare < 0 and any(column.primary for column in columns):
         secondary = [index for index in flexible if not columns[index].primary]
         spare += _shrink(widths, secondary, -spare, floor=MIN_SECONDARY_WIDTH)
-    if spare < 0 and wrapping:  # a wrapping cell loses nothing by being narrower
+    if spare < 0 and wrapping:  # a wrapping cell loses nothing by being narrower...
+        floors = {index: _word_floor(rows, index, widths[index]) for index in wrapping}
+        for floor in sorted(set(floors.values()), reverse=True):
+            same = [index for index in wrapping if floors[index] == floor]
+            spare += _shrink(widths, same, -spare, floor=floor) if spare < 0 else 0
+    cut = [index for index in flexible if not columns[index].wrap]
+    if spare < 0 and cut:  # ...down to its longest word: the cut cells give up width first
+        spare += _shrink(widths, cut, -spare, floor=MIN_FLEXIBLE_WIDTH)
+    if spare < 0 and wrapping:  # then words split, as nothing else is left
         spare += _shrink(widths, wrapping, -spare, floor=MIN_WRAP_WIDTH)
     if spare < 0 and flexible:
         _shrink(widths, flexible, -spare, floor=MIN_FLEXIBLE_WIDTH)
     return widths
+
+
+def _word_floor(rows: list[list[Cell]], index: int, width: int) -> int:
+    """How narrow a wrapping column can be with no word of its shown lines split: its
+    longest word (never under MIN_WRAP_WIDTH, never over its current ``width``). Only the
+    start of each cell is read, as only that is shown."""
+    longest = max(
+        (
+            len(word)
+            for row in rows
+            for word in row[index].text[: MAX_WRAPPED_LINES * WORD_SCAN_PER_LINE].split()
+        ),
+        default=0,
+    )
+    return min(max(longest, MIN_WRAP_WIDTH), width)
 
 
 def _flexible(column: Column) -> bool:

@@ -45,7 +45,8 @@
       tbody.appendChild(tr);
     });
     table.appendChild(tbody);
-    parent.appendChild(table);
+    // words stay whole: a table wider than the window scrolls on its own
+    parent.appendChild(el("div", "table-scroll")).appendChild(table);
     if (spec.note) parent.appendChild(el("p", "note", spec.note));
   }
 
