@@ -44,7 +44,8 @@ def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_
     job is told at most once. Usually the export is still stuck at the deadline (False,
     "did not finish"); with gRPC, closing the channel may cancel the stuck export first, and
     under load the exporter's timeout may fire first (True, the export failure warning if
-    not given before): all are bounded and all drop what was unsent."""
+    not given before); or the cancelled export's failure is told just before the deadline
+    passes (False, that warning alone): all are bounded and all drop what was unsent."""
     with BlackHole() as hole:
         environ = {
             "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hole.port}",
@@ -68,8 +69,13 @@ def test_shutdown_returns_within_its_timeout_against_a_black_hole(protocol, tmp_
         assert len(warnings) <= 1, warnings
         assert all(w.startswith("otel_dynamo: could not export traces to ") for w in warnings)
     else:
-        (warning,) = warnings
-        assert warning.startswith("otel_dynamo: telemetry shutdown did not finish within 0.5 s;")
+        (warning,) = warnings  # told once: by whichever came first
+        assert warning.startswith(
+            (
+                "otel_dynamo: telemetry shutdown did not finish within 0.5 s;",
+                "otel_dynamo: could not export traces to ",
+            )
+        )
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
