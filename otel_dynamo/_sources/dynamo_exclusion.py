@@ -62,6 +62,7 @@ _ATOMS = frozenset({str, int, float, bool, bytes, type(None)})
 _CACHE_WRAPPER = type(functools.cache(lambda: None))
 _lock = threading.Lock()
 _marked_modules: set[str] = set()
+"""Modules of ours already looked at: marked, or left to Dynamo."""
 _marked_codes: set[types.CodeType] = set()
 _unavailable = False
 _modules_seen = 0
@@ -83,12 +84,11 @@ def exclude_loaded_modules() -> None:
     if _unavailable or len(sys.modules) == _modules_seen:  # no import since the last call
         return
     _modules_seen = len(sys.modules)
+    # One C-level test per loaded module; only our own new modules go further.
     pending = [
         name
         for name in list(sys.modules)
-        if (name == PACKAGE or name.startswith(PACKAGE + "."))
-        and not _left_to_dynamo(name)
-        and name not in _marked_modules
+        if name.startswith(PACKAGE) and name not in _marked_modules and _is_ours(name)
     ]
     if not pending:
         return
@@ -118,8 +118,15 @@ def exclude_loaded_modules() -> None:
             )
 
 
-def _left_to_dynamo(name: str) -> bool:
-    return any(name == package or name.startswith(package + ".") for package in LEFT_TO_DYNAMO)
+def _is_ours(name: str) -> bool:
+    """Whether module ``name`` is one of otel_dynamo's whose code is hidden from Dynamo
+    (a module left to Dynamo counts as marked: it is never looked at again)."""
+    if name != PACKAGE and not name.startswith(PACKAGE + "."):
+        return False
+    if any(name == package or name.startswith(package + ".") for package in LEFT_TO_DYNAMO):
+        _marked_modules.add(name)
+        return False
+    return True
 
 
 def is_excluded(code: types.CodeType) -> bool:

@@ -46,7 +46,7 @@ REPORT_HELP = (
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    from otel_dynamo.report import DEFAULT_RECOMPILE_LIMIT, DEFAULT_ROW_LIMIT
+    from otel_dynamo.report import DEFAULT_RECOMPILE_LIMIT, DEFAULT_ROW_LIMIT, PARALLEL_MIN_BYTES
 
     parser.add_argument(
         "paths", nargs="+", metavar="PATH", help="telemetry files, or directories to search"
@@ -90,6 +90,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never",
     )
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="processes reading the files at once, for inputs of "
+        f"{PARALLEL_MIN_BYTES // (1024 * 1024)} MiB or more (default: every core this "
+        "process may use; 1: read in this process)",
+    )
 
 
 def report_files(paths: list[Path]) -> int:
@@ -116,6 +125,7 @@ def run_report(args: argparse.Namespace) -> int:
                 recompile_limit=args.recompile_limit,
                 timeline=args.html is not None,
                 visitor=report.Visitors(perfetto, graphs, files),
+                workers=args.jobs,
             )
         except OSError as failed:
             progress.clear()

@@ -46,7 +46,14 @@ from otel_dynamo.report.render import (
     render_page,
     render_terminal,
 )
-from otel_dynamo.report.stream import GroupVisitor, Report, Visitors, read_report
+from otel_dynamo.report.stream import (
+    PARALLEL_MIN_BYTES,
+    GroupVisitor,
+    Report,
+    Visitors,
+    default_workers,
+    read_report,
+)
 from otel_dynamo.report.summary import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
@@ -64,6 +71,7 @@ __all__ = [
     "DEFAULT_ROW_LIMIT",
     "DEFAULT_SLOWEST",
     "DEFAULT_WIDTH",
+    "PARALLEL_MIN_BYTES",
     "SCHEMA_VERSION",
     "TELEMETRY_SUFFIXES",
     "BreakReason",
@@ -87,6 +95,7 @@ __all__ = [
     "TerminalProgress",
     "Visitors",
     "color_enabled",
+    "default_workers",
     "explain",
     "json_chunks",
     "load_telemetry",

@@ -11,9 +11,16 @@ wrong: the whole input is then read at once, as ``load_telemetry`` does.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+import multiprocessing
 import os
-from collections.abc import Iterable
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,20 +35,29 @@ from otel_dynamo.report.read.files import (
     input_files,
     parse_json,
 )
-from otel_dynamo.report.read.model import Problem, Telemetry
-from otel_dynamo.report.render.html.timeline import TimelineBuilder
+from otel_dynamo.report.read.model import Problem, Process, Telemetry
+from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
 from otel_dynamo.report.summary.build import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
     SummaryBuilder,
 )
-from otel_dynamo.report.summary.schema import Summary
+from otel_dynamo.report.summary.schema import ProcessSection, Summary
 
 Key = tuple[str, ...]
 
 
 class GroupVisitor(Protocol):
-    """Also told each group of processes read (``PerfettoWriter`` writes them out)."""
+    """Also told each group of processes read (``PerfettoWriter`` writes them out).
+
+    ``part`` takes what the visitor needs from a group; it may run in a worker process,
+    so it is a static method and what it returns can be pickled. ``merge`` then takes
+    the parts in the groups' order, in the reading process: ``add`` is ``merge(part)``."""
+
+    @staticmethod
+    def part(telemetry: Telemetry) -> Any: ...
+
+    def merge(self, part: Any) -> None: ...
 
     def add(self, telemetry: Telemetry) -> None: ...
 
@@ -53,14 +69,14 @@ class Visitors:
     """Several visitors told each group in turn (e.g. Perfetto and graph-text files)."""
 
     def __init__(self, *visitors: GroupVisitor | None) -> None:
-        self._visitors = [visitor for visitor in visitors if visitor is not None]
+        self.members = [visitor for visitor in visitors if visitor is not None]
 
     def add(self, telemetry: Telemetry) -> None:
-        for visitor in self._visitors:
+        for visitor in self.members:
             visitor.add(telemetry)
 
     def restart(self) -> None:
-        for visitor in self._visitors:
+        for visitor in self.members:
             visitor.restart()
 
 
@@ -74,6 +90,65 @@ class Report:
     records: int
 
 
+PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+"""Below this much input every group is read in the reporting process: starting worker
+processes would cost more than they save."""
+
+
+def default_workers() -> int:
+    """The cores this process may run on: the groups are read on all of them."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _GroupTask:
+    """One group's reading, as a worker process is handed it."""
+
+    paths: list[Path]
+    explicit: set[Path]
+    recompile_limit: int
+    slowest: int
+    timeline: bool
+    parts: list[Callable[[Telemetry], Any]]
+    """Each visitor's ``part``."""
+
+
+@dataclasses.dataclass
+class _GroupRead:
+    """What one group of processes leaves once read and summarized: its spans and logs
+    are gone."""
+
+    keys: set[Key]
+    sections: list[tuple[Process, ProcessSection]]
+    bars: TimelinePart | None
+    files: dict[Path, Telemetry]
+    """Per file, its stats and problems only."""
+    parts: list[Any]
+    """Each visitor's part."""
+    size: int
+
+
+def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupRead:
+    """Read, summarize and place one group, in a worker process or in this one (where
+    ``meter`` is told each line read; a worker's result says how much it read)."""
+    telemetry = Telemetry()
+    reading = ProgressMeter(None, total=0) if meter is None else meter
+    for path in task.paths:
+        FileReader(path, telemetry, reading).read(explicit=path in task.explicit)
+    builder = SummaryBuilder(recompile_limit=task.recompile_limit, slowest=task.slowest)
+    return _GroupRead(
+        keys={process.key for process in telemetry.processes},
+        sections=builder.sections(telemetry),
+        bars=TimelineBuilder.part(telemetry) if task.timeline else None,
+        files=_files_only(task.paths, telemetry),
+        parts=[part(telemetry) for part in task.parts],
+        size=0 if meter is not None else sum(file_size(path) for path in task.paths),
+    )
+
+
 def read_report(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -81,41 +156,77 @@ def read_report(
     recompile_limit: int = DEFAULT_RECOMPILE_LIMIT,
     slowest: int = DEFAULT_SLOWEST,
     timeline: bool = False,
-    visitor: GroupVisitor | None = None,
+    visitor: GroupVisitor | Visitors | None = None,
+    workers: int | None = None,
 ) -> Report:
     """Read and summarize every telemetry file in ``paths`` (files or directories), the
     same summary as ``summarize(load_telemetry(paths))``, one group of processes at a time;
-    ``visitor`` is given each group too."""
+    ``visitor`` is given each group too. With ``PARALLEL_MIN_BYTES`` of input or more the
+    groups are read by ``workers`` processes at once (default: ``default_workers()``);
+    the result is the same, byte for byte. Should a worker die (the machine's memory),
+    everything is read again in this process."""
+    read = functools.partial(
+        _read,
+        list(paths),  # read twice where a process is found in two groups
+        progress=progress,
+        recompile_limit=recompile_limit,
+        slowest=slowest,
+        timeline=timeline,
+        visitor=visitor,
+    )
+    try:
+        return read(workers=workers)
+    except BrokenProcessPool:
+        for member in _members(visitor):
+            member.restart()
+        return read(workers=1)
+
+
+def _read(
+    paths: list[str | os.PathLike[str]],
+    *,
+    progress: ProgressCallback | None,
+    recompile_limit: int,
+    slowest: int,
+    timeline: bool,
+    visitor: GroupVisitor | Visitors | None,
+    workers: int | None,
+) -> Report:
     problems: list[Problem] = []
     files, explicit = input_files(paths, problems)
-    meter = ProgressMeter(progress, total=sum(file_size(path) for path in files))
+    total = sum(file_size(path) for path in files)
+    meter = ProgressMeter(progress, total=total)
     summary = SummaryBuilder(recompile_limit=recompile_limit, slowest=slowest)
     bars = TimelineBuilder() if timeline else None
+    members = _members(visitor)
+    parts: list[Callable[[Telemetry], Any]] = [type(member).part for member in members]
+    tasks = [
+        _GroupTask(group, explicit & set(group), recompile_limit, slowest, timeline, parts)
+        for group in _groups(files)
+    ]
     read: dict[Path, Telemetry] = {}
     summarized: set[Key] = set()
-    for group in _groups(files):
-        telemetry = Telemetry()
-        for path in group:
-            FileReader(path, telemetry, meter).read(explicit=path in explicit)
-        keys = {process.key for process in telemetry.processes}
-        if keys & summarized:
-            if visitor is not None:
-                visitor.restart()
-            return _all_at_once(
-                paths,
-                progress,
-                recompile_limit=recompile_limit,
-                slowest=slowest,
-                timeline=timeline,
-                visitor=visitor,
-            )
-        summarized |= keys
-        summary.add(telemetry)
-        if bars is not None:
-            bars.add(telemetry)
-        if visitor is not None:
-            visitor.add(telemetry)
-        read.update(_files_only(group, telemetry))
+    with _reader(tasks, meter, workers=workers) as results:
+        for done in results:
+            if done.keys & summarized:
+                for member in members:
+                    member.restart()
+                return _all_at_once(
+                    paths,
+                    progress,
+                    recompile_limit=recompile_limit,
+                    slowest=slowest,
+                    timeline=timeline,
+                    visitor=visitor,
+                )
+            summarized |= done.keys
+            summary.extend(done.sections)
+            if bars is not None and done.bars is not None:
+                bars.extend(done.bars)
+            for member, part in zip(members, done.parts, strict=True):
+                member.merge(part)
+            read.update(done.files)
+            meter.advance(done.size)
     meter.finish()
     stats = [stats for path in files for stats in read[path].files]
     problems += [problem for path in files for problem in read[path].problems]
@@ -125,6 +236,39 @@ def read_report(
         problems=problems,
         records=sum(each.records for each in stats),
     )
+
+
+def _members(visitor: GroupVisitor | Visitors | None) -> list[GroupVisitor]:
+    if visitor is None:
+        return []
+    return visitor.members if isinstance(visitor, Visitors) else [visitor]
+
+
+@contextlib.contextmanager
+def _reader(
+    tasks: list[_GroupTask], meter: ProgressMeter, *, workers: int | None
+) -> Iterator[Iterator[_GroupRead]]:
+    """Each task's result, in the tasks' order: read by worker processes when the input
+    is large enough and there is more than one group and one core, else here."""
+    count = min(default_workers() if workers is None else workers, len(tasks))
+    pool = None
+    if count > 1 and meter.total >= PARALLEL_MIN_BYTES and _may_fork():
+        try:
+            pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"))
+        except OSError:  # no process-shared semaphores here (some containers)
+            pool = None
+    if pool is None:
+        yield (_read_group(task, meter) for task in tasks)
+        return
+    with pool:
+        yield pool.map(_read_group, tasks)
+
+
+def _may_fork() -> bool:
+    """Whether worker processes can be forked safely: on Linux, from a process running no
+    other thread (a thread's lock could be copied held). Forked, a worker needs no import
+    of the caller's ``__main__`` (spawn would run an unguarded script again)."""
+    return sys.platform == "linux" and threading.active_count() == 1
 
 
 def _files_only(group: list[Path], telemetry: Telemetry) -> dict[Path, Telemetry]:
@@ -145,7 +289,7 @@ def _all_at_once(
     recompile_limit: int,
     slowest: int,
     timeline: bool,
-    visitor: GroupVisitor | None,
+    visitor: GroupVisitor | Visitors | None,
 ) -> Report:
     from otel_dynamo.report.read.files import load_telemetry
     from otel_dynamo.report.render.html.timeline import timeline_data

@@ -17,11 +17,12 @@ from _report_support import (
     FakeCompile,
     resource_attributes,
     small_compiles,
+    write_job,
     write_small,
     write_traces,
 )
 
-from otel_dynamo import cli
+from otel_dynamo import cli, report
 from otel_dynamo.cli.report_command import ARTIFACT_NAME
 from otel_dynamo.names import ATTR_ACCURACY_PASSED, ATTR_FAULT_KIND, ATTR_FAULT_TARGET
 from otel_dynamo.report import TerminalProgress, load_telemetry, summarize
@@ -58,6 +59,36 @@ def test_recompile_limit_option_reaches_the_summary(
     write_small(tmp_path)
     _, out, _ = _run(capsys, str(tmp_path), "--json", "--recompile-limit", "2")
     assert json.loads(out)["processes"][0]["near_recompile_limit"][0]["status"] == "at_limit"
+
+
+def test_jobs_option_reaches_the_reader_and_changes_no_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--jobs N is the number of reading processes read_report is given; the report
+    printed is the same with 1 and with 2."""
+    write_job(tmp_path, ranks=3, compiles_per_rank=5)
+    given: list[int | None] = []
+    real = report.read_report
+
+    def recording(*args: Any, **kwargs: Any) -> report.Report:
+        given.append(kwargs["workers"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(report, "read_report", recording)
+    monkeypatch.setattr(report.stream, "PARALLEL_MIN_BYTES", 0)
+    _, alone, _ = _run(capsys, str(tmp_path), "--jobs", "1")
+    _, shared, _ = _run(capsys, str(tmp_path), "--jobs", "2")
+    _, default, _ = _run(capsys, str(tmp_path))
+    assert given == [1, 2, None]
+    assert shared == alone == default
+
+
+def test_jobs_option_takes_one_or_more(capsys: pytest.CaptureFixture[str]) -> None:
+    """--jobs 0 is refused by the parser, naming what it accepts."""
+    with pytest.raises(SystemExit) as exited:
+        _run(capsys, ".", "--jobs", "0")
+    assert exited.value.code == 2
+    assert "--jobs: expected 1 or more, got 0" in capsys.readouterr().err
 
 
 def test_html_option_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,9 @@ group of processes at a time (memory follows the largest process, not the input)
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +23,17 @@ from _report_support import (
 )
 
 from otel_dynamo import names
-from otel_dynamo.report import load_telemetry, read_report, summarize
+from otel_dynamo.report import (
+    GraphTextCollector,
+    PerfettoWriter,
+    Telemetry,
+    Visitors,
+    load_telemetry,
+    read_report,
+    render_json,
+    stream,
+    summarize,
+)
 from otel_dynamo.report.render.html.timeline import timeline_data
 
 
@@ -137,3 +149,118 @@ def test_json_of_the_streamed_summary_round_trips(tmp_path):
     write_job(tmp_path, ranks=2, compiles_per_rank=5)
     summary = read_report([tmp_path]).summary
     assert json.loads(json.dumps(summary)) == summary
+
+
+def _worker_pid(telemetry: Telemetry) -> int:
+    return os.getpid()
+
+
+class _PidVisitor:
+    """Records the process each group's part was taken in."""
+
+    part = staticmethod(_worker_pid)
+
+    def __init__(self) -> None:
+        self.pids: list[int] = []
+
+    def merge(self, part: int) -> None:
+        self.pids.append(part)
+
+    def add(self, telemetry: Telemetry) -> None:
+        self.merge(self.part(telemetry))
+
+    def restart(self) -> None:
+        self.pids.clear()
+
+
+def _everything(paths: list[Path], *, workers: int) -> tuple[str, ...]:
+    """Every output read_report feeds, as text: summary JSON, timeline, Perfetto trace,
+    graph texts, problems and records; and the pids the groups were read in."""
+    trace = io.StringIO()
+    perfetto, graphs, pids = PerfettoWriter(trace), GraphTextCollector(), _PidVisitor()
+    done = read_report(
+        paths, timeline=True, visitor=Visitors(perfetto, graphs, pids), workers=workers
+    )
+    perfetto.close()
+    texts = {label: graphs.page_data(label) for label in graphs.by_process}
+    outputs = (
+        render_json(done.summary),
+        json.dumps(done.timeline),
+        trace.getvalue(),
+        json.dumps(texts),
+        json.dumps([str(problem) for problem in done.problems]),
+        str(done.records),
+    )
+    return (*outputs, ",".join(map(str, sorted(set(pids.pids)))))
+
+
+def _frame_line(resource: dict[str, object]) -> str:
+    return request_line(
+        {
+            "traceId": "3" * 32,
+            "spanId": "4" * 16,
+            "name": names.SPAN_FRAME,
+            "startTimeUnixNano": "1700000100000000000",
+            "endTimeUnixNano": "1700000101000000000",
+            "attributes": [string_attribute(names.ATTR_COMPILE_ID, "1/0")],
+        },
+        resource=_otlp_resource(resource),
+    )
+
+
+def test_worker_processes_give_every_output_byte_for_byte(tmp_path, monkeypatch):
+    """Six ranks (one diverging), logs, graph texts and an unreadable file, read by two
+    worker processes: summary JSON, timeline, Perfetto trace, graph texts, problems and
+    record count are byte for byte those read in one process, and the groups were read
+    in processes other than this one."""
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    write_job(tmp_path, ranks=6, compiles_per_rank=20, diverging_rank=3)
+    for rank in range(6):
+        resource = resource_attributes(rank=rank, world_size=6, pid=1000 + rank)
+        graph_text = {
+            "event.name": names.LOG_GRAPH_TEXT,
+            names.ATTR_COMPILE_ID: "0/0",
+            names.ATTR_GRAPH_TEXT_KIND: names.GRAPH_TEXT_DYNAMO,
+            names.ATTR_GRAPH_TEXT: f"class GraphModule: # rank {rank}",
+        }
+        write_logs(
+            tmp_path / f"logs-{rank}.jsonl",
+            [{"event.name": names.LOG_STILL_COMPILING, names.ATTR_COMPILE_ID: "9/0"}, graph_text],
+            resource=resource,
+        )
+    (tmp_path / "broken.jsonl").write_text("{not json\n")
+    *alone, alone_pids = _everything([tmp_path], workers=1)
+    *shared, shared_pids = _everything([tmp_path], workers=2)
+    assert shared == alone
+    assert alone_pids == str(os.getpid())
+    assert str(os.getpid()) not in shared_pids.split(",")
+    assert len(shared_pids.split(",")) == 2
+    assert "class GraphModule: # rank 5" in alone[3]
+
+
+def test_worker_processes_still_find_a_process_split_across_files(tmp_path, monkeypatch):
+    """Read by two workers, a process found in two groups (hand-merged files) still makes
+    the report read everything at once: one process per rank, as in one process."""
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    rank0 = resource_attributes(rank=0, world_size=2, pid=1000)
+    rank1 = resource_attributes(rank=1, world_size=2, pid=1001)
+    write_traces(tmp_path / "a.jsonl", [FakeCompile(compile_id="0/0")], resource=rank0)
+    write_traces(tmp_path / "b.jsonl", [FakeCompile(compile_id="0/0")], resource=rank1)
+    with (tmp_path / "b.jsonl").open("a") as lines:
+        lines.write(_frame_line(rank0) + "\n")
+    *shared, _ = _everything([tmp_path], workers=2)
+    *alone, _ = _everything([tmp_path], workers=1)
+    assert shared == alone
+    assert [each["process"] for each in json.loads(shared[0])["processes"]] == [
+        "rank 0",
+        "rank 1",
+    ]
+
+
+def test_a_small_input_is_read_in_this_process(tmp_path):
+    """Under PARALLEL_MIN_BYTES of input no worker process is started, whatever
+    ``workers`` says."""
+    write_job(tmp_path, ranks=3, compiles_per_rank=5)
+    pids = _PidVisitor()
+    read_report([tmp_path], visitor=pids, workers=4)
+    assert pids.pids == [os.getpid()] * 3

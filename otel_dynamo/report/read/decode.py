@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypedDict
 
 from otel_dynamo import names
@@ -64,7 +64,14 @@ INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1
 
 def to_int(value: object, default: int = 0) -> int:
     """An OTLP int64 field, which OTLP/JSON writes as a string."""
-    found = _parse_int(value)
+    found: int | None
+    if type(value) is str:  # the usual form: one C call
+        try:
+            found = int(value)
+        except ValueError:
+            found = _parse_int(value)
+    else:
+        found = _parse_int(value)
     return found if found is not None and INT64_MIN <= found <= UINT64_MAX else default
 
 
@@ -90,19 +97,20 @@ def any_value(value: object) -> AttributeValue:
     if not isinstance(value, dict) or not value:
         return None
     kind, raw = next(iter(value.items()))
-    if kind in ("stringValue", "string_value", "bytesValue", "bytes_value"):
-        return str(raw)
-    if kind in ("intValue", "int_value"):
-        return to_int(raw)
-    if kind in ("boolValue", "bool_value"):
-        return raw if isinstance(raw, bool) else str(raw).lower() == "true"
-    if kind in ("doubleValue", "double_value"):
-        return _to_float(raw)
-    if kind in ("arrayValue", "array_value"):
-        return [any_value(item) for item in _list(raw, "values")]
-    if kind in ("kvlistValue", "kvlist_value"):
-        return attributes(_list(raw, "values"))
-    return None
+    decode = _ANY_VALUE_KINDS.get(kind)
+    return None if decode is None else decode(raw)
+
+
+def _bool(raw: object) -> bool:
+    return raw if isinstance(raw, bool) else str(raw).lower() == "true"
+
+
+def _array(raw: object) -> list[AttributeValue]:
+    return [any_value(item) for item in _list(raw, "values")]
+
+
+def _kvlist(raw: object) -> Attributes:
+    return attributes(_list(raw, "values"))
 
 
 INTERNED_LENGTH = 64
@@ -121,9 +129,11 @@ def attributes(items: object) -> Attributes:
         return {}
     decoded: Attributes = {}
     for item in items:
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            value = any_value(item.get("value"))
-            decoded[shared(item["key"])] = shared(value) if isinstance(value, str) else value
+        if isinstance(item, dict):
+            key = item.get("key")
+            if isinstance(key, str):
+                value = any_value(item.get("value"))
+                decoded[shared(key)] = shared(value) if isinstance(value, str) else value
     return decoded
 
 
@@ -299,3 +309,22 @@ def _optional_int(value: object) -> int | None:
 
 def _optional_str(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
+
+
+_ANY_VALUE_KINDS: dict[str, Callable[[Any], AttributeValue]] = {
+    "stringValue": str,
+    "string_value": str,
+    "bytesValue": str,
+    "bytes_value": str,
+    "intValue": to_int,
+    "int_value": to_int,
+    "boolValue": _bool,
+    "bool_value": _bool,
+    "doubleValue": _to_float,
+    "double_value": _to_float,
+    "arrayValue": _array,
+    "array_value": _array,
+    "kvlistValue": _kvlist,
+    "kvlist_value": _kvlist,
+}
+"""How each kind of AnyValue is decoded (camelCase or snake_case); another kind is None."""

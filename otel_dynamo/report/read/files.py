@@ -123,7 +123,7 @@ class ProgressMeter:
 
     def __init__(self, callback: ProgressCallback | None, *, total: int) -> None:
         self._callback = callback
-        self._total = total
+        self.total = total
         self._done = 0
         self._next_report = PROGRESS_STEP_BYTES
 
@@ -131,11 +131,11 @@ class ProgressMeter:
         self._done += size
         if self._callback is not None and self._done >= self._next_report:
             self._next_report = self._done + PROGRESS_STEP_BYTES
-            self._callback(self._done, self._total)
+            self._callback(self._done, self.total)
 
     def finish(self) -> None:
-        if self._callback is not None and self._total >= PROGRESS_STEP_BYTES:
-            self._callback(self._total, self._total)
+        if self._callback is not None and self.total >= PROGRESS_STEP_BYTES:
+            self._callback(self.total, self.total)
 
 
 class FileReader:

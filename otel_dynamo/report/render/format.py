@@ -386,6 +386,11 @@ def _json_safe(text: str) -> str:
 
 def printable_values(value: Any) -> Any:
     """A summary with every string in it made ``printable`` (keys included)."""
+    kind = type(value)
+    if kind is int or kind is float or kind is bool or value is None:  # most of a summary
+        return value
+    if kind is str:
+        return value if _UNPRINTABLE.search(value) is None else printable(value)
     if isinstance(value, str):
         return printable(value)
     if isinstance(value, Mapping):

@@ -122,7 +122,15 @@ class GraphTextCollector:
         self.by_process: dict[str, dict[str, list[GraphText]]] = {}
 
     def add(self, telemetry: Telemetry) -> None:
-        for item in graph_texts(telemetry):
+        self.merge(GraphTextCollector.part(telemetry))
+
+    @staticmethod
+    def part(telemetry: Telemetry) -> list[GraphText]:
+        """The texts of ``telemetry`` (``merge`` collects them)."""
+        return list(graph_texts(telemetry))
+
+    def merge(self, part: list[GraphText]) -> None:
+        for item in part:
             compiles = self.by_process.setdefault(item.process, {})
             compiles.setdefault(item.compile_id, []).append(item)
 
@@ -149,7 +157,15 @@ class GraphTextFiles:
         self._counts: defaultdict[tuple[str, str], int] = defaultdict(int)
 
     def add(self, telemetry: Telemetry) -> None:
-        for item in graph_texts(telemetry):
+        self.merge(GraphTextFiles.part(telemetry))
+
+    @staticmethod
+    def part(telemetry: Telemetry) -> list[GraphText]:
+        """The texts of ``telemetry`` (``merge`` writes them)."""
+        return list(graph_texts(telemetry))
+
+    def merge(self, part: list[GraphText]) -> None:
+        for item in part:
             self.write(item)
 
     def restart(self) -> None:

@@ -38,6 +38,10 @@ _NS_PER_US = 1000.0
 Event = dict[str, Any]
 
 
+_UNNUMBERED = 0
+"""The pid of a process's track events until the writer numbers the process."""
+
+
 class PerfettoWriter:
     """Writes the trace file's events as groups of processes are added."""
 
@@ -54,12 +58,27 @@ class PerfettoWriter:
 
     def add(self, telemetry: Telemetry) -> None:
         """Every event of the processes of ``telemetry`` (none added before)."""
+        self.merge(PerfettoWriter.part(telemetry))
+
+    @staticmethod
+    def part(telemetry: Telemetry) -> list[tuple[Process, list[Event]]]:
+        """The track events of each process of ``telemetry``, its pid not yet given
+        (``merge`` numbers the processes in the order they are written, and writes them)."""
         spans: dict[tuple[str, ...], list[Span]] = defaultdict(list)
         for span in telemetry.spans:
             spans[span.process.key].append(span)
-        for process in telemetry.processes:
+        return [
+            (process, list(track_events(_UNNUMBERED, spans[process.key])))
+            for process in telemetry.processes
+        ]
+
+    def merge(self, part: list[tuple[Process, list[Event]]]) -> None:
+        for process, events in part:
             pid = self._pids.setdefault(process.key, len(self._pids) + 1)
-            for event in process_events(process, pid, spans[process.key]):
+            for event in _process_metadata(process, pid):
+                self._write(event)
+            for event in events:
+                event["pid"] = pid
                 self._write(event)
 
     def restart(self) -> None:
@@ -79,8 +98,8 @@ class PerfettoWriter:
         self._stream.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False))
 
 
-def process_events(process: Process, pid: int, spans: list[Span]) -> Iterator[Event]:
-    """Metadata, slices and instants of one process."""
+def track_events(pid: int, spans: list[Span]) -> Iterator[Event]:
+    """The slices and instants of one process's spans, with their tracks' names."""
     tree = SpanTree(spans)
     tracks: dict[int, list[Event]] = defaultdict(list)
     thread_names: dict[int, str] = {}
@@ -94,7 +113,6 @@ def process_events(process: Process, pid: int, spans: list[Span]) -> Iterator[Ev
         elif span.name in RUN_SPANS:
             thread_names[RUNS_TID] = "compiled runs"
             tracks[RUNS_TID].append(_slice(span, pid, RUNS_TID))
-    yield from _process_metadata(process, pid)
     for tid, events in tracks.items():
         for track, nested in _nested_tracks(tid, events).items():
             suffix = "" if track == tid else " (overlapping)"

@@ -97,18 +97,31 @@ class SummaryBuilder:
 
     def add(self, telemetry: Telemetry) -> None:
         """Summarize every process of ``telemetry``; none may have been added before."""
+        self.extend(self.sections(telemetry))
+
+    def sections(self, telemetry: Telemetry) -> list[tuple[Process, ProcessSection]]:
+        """The section of every process of ``telemetry``, not yet added (a worker process
+        builds them; ``extend`` adds them)."""
         spans_by_process = _group(telemetry.spans)
         logs_by_process = _group(telemetry.logs)
-        for process in telemetry.processes:
-            section = _process_section(
+        return [
+            (
                 process,
-                process.label,  # told apart from the others' in finish()
-                spans_by_process.get(process.key, []),
-                logs_by_process.get(process.key, []),
-                recompile_limit=self._recompile_limit,
-                slowest=self._slowest,
+                _process_section(
+                    process,
+                    process.label,  # told apart from the others' in finish()
+                    spans_by_process.get(process.key, []),
+                    logs_by_process.get(process.key, []),
+                    recompile_limit=self._recompile_limit,
+                    slowest=self._slowest,
+                ),
             )
-            self._sections.append((process, section))
+            for process in telemetry.processes
+        ]
+
+    def extend(self, sections: list[tuple[Process, ProcessSection]]) -> None:
+        """Add sections ``sections`` built; none of their processes added before."""
+        self._sections += sections
 
     def finish(self, files: list[FileStats], problems: list[Problem]) -> Summary:
         ordered = sorted(self._sections, key=lambda entry: entry[0].sort_key)

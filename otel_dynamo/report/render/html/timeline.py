@@ -7,8 +7,9 @@ labels in shared string tables. The page decodes and draws them on a canvas.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import Process, Span, Telemetry
@@ -36,6 +37,7 @@ _KIND_OF_NAME = {
 _NS_PER_US = 1000
 _RUN_PRIORITY = 1
 
+_Key = TypeVar("_Key")
 _Placed = tuple[Span, int, int, str]
 """A span on the timeline: the span, its row in its lane (-1: the runs row), its priority
 (lower stays longer when the limit is reached) and the label of its compile."""
@@ -86,14 +88,31 @@ class TimelineBuilder:
 
     def add(self, telemetry: Telemetry) -> None:
         """Place the spans of every process of ``telemetry``; none added before."""
+        self.extend(TimelineBuilder.part(telemetry))
+
+    @staticmethod
+    def part(telemetry: Telemetry) -> TimelinePart:
+        """The bars of every process of ``telemetry``, not yet added (a worker process
+        places them; ``extend`` adds them)."""
         by_process: dict[tuple[str, ...], list[Span]] = defaultdict(list)
         for span in telemetry.spans:
             by_process[span.process.key].append(span)
+        lanes = []
+        total = 0
         for process in telemetry.processes:
             placed = _placed(by_process[process.key])
-            self._total += len(placed)
-            self._bars[process.key] = [_bar(entry) for entry in placed]
+            total += len(placed)
+            lanes.append((process, [_bar(entry) for entry in placed]))
+        part = TimelinePart(lanes=lanes, total=total)
+        part.keep_within_limit()
+        return part
+
+    def extend(self, part: TimelinePart) -> None:
+        """Add the bars ``part`` placed; none of its processes added before."""
+        for process, bars in part.lanes:
+            self._bars[process.key] = bars
             self._processes.append(process)
+        self._total += part.total
         # The cut-off only falls as bars are added: cutting now drops nothing kept later.
         _keep_within_limit(self._bars)
 
@@ -114,6 +133,21 @@ class TimelineBuilder:
             "shown": sum(len(each) for each in bars.values()),
             "total": self._total,
         }
+
+
+@dataclasses.dataclass
+class TimelinePart:
+    """The bars of some processes, placed but not yet added to a timeline: at most
+    ``MAX_TIMELINE_SPANS`` (a part cut alone drops only bars the whole would drop)."""
+
+    lanes: list[tuple[Process, list[_Bar]]]
+    total: int
+    """Bars placed before the cut."""
+
+    def keep_within_limit(self) -> None:
+        bars = {index: lane for index, (_, lane) in enumerate(self.lanes)}
+        _keep_within_limit(bars)
+        self.lanes = [(process, bars[index]) for index, (process, _) in enumerate(self.lanes)]
 
 
 def _bar(placed: _Placed) -> _Bar:
@@ -159,7 +193,7 @@ def _stacked(walked: list[tuple[Span, int]]) -> list[tuple[Span, int, int]]:
     return stacked
 
 
-def _keep_within_limit(bars: dict[tuple[str, ...], list[_Bar]]) -> None:
+def _keep_within_limit(bars: dict[_Key, list[_Bar]]) -> None:
     """Drop the deepest spans first until at most MAX_TIMELINE_SPANS remain."""
     priorities = sorted(bar.priority for each in bars.values() for bar in each)
     if len(priorities) <= MAX_TIMELINE_SPANS:
