@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import shutil
 import sys
@@ -132,6 +133,8 @@ def run_report(args: argparse.Namespace) -> int:
             error(f"{failed.filename}: cannot write graph texts: {failed.strerror}")
             return EXIT_FAILED
     progress.clear()
+    # The summary lives until the process ends: no collection need walk it again.
+    gc.freeze()
     if files is not None:
         hint = "" if files.written else f"; {NO_GRAPH_TEXTS_HINT}"
         error(f"{files.written} graph texts written under {args.artifacts}{hint}")

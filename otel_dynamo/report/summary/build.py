@@ -93,21 +93,21 @@ class SummaryBuilder:
     def __init__(self, *, recompile_limit: int, slowest: int) -> None:
         self._recompile_limit = recompile_limit
         self._slowest = slowest
-        self._sections: list[tuple[Process, ProcessSection]] = []
+        self._sections: list[BuiltSection] = []
 
     def add(self, telemetry: Telemetry) -> None:
         """Summarize every process of ``telemetry``; none may have been added before."""
         self.extend(self.sections(telemetry))
 
-    def sections(self, telemetry: Telemetry) -> list[tuple[Process, ProcessSection]]:
+    def sections(self, telemetry: Telemetry) -> list[BuiltSection]:
         """The section of every process of ``telemetry``, not yet added (a worker process
         builds them; ``extend`` adds them)."""
         spans_by_process = _group(telemetry.spans)
         logs_by_process = _group(telemetry.logs)
         return [
-            (
+            BuiltSection(
                 process,
-                _process_section(
+                *_process_section(
                     process,
                     process.label,  # told apart from the others' in finish()
                     spans_by_process.get(process.key, []),
@@ -119,25 +119,35 @@ class SummaryBuilder:
             for process in telemetry.processes
         ]
 
-    def extend(self, sections: list[tuple[Process, ProcessSection]]) -> None:
+    def extend(self, sections: list[BuiltSection]) -> None:
         """Add sections ``sections`` built; none of their processes added before."""
         self._sections += sections
 
     def finish(self, files: list[FileStats], problems: list[Problem]) -> Summary:
-        ordered = sorted(self._sections, key=lambda entry: entry[0].sort_key)
-        labels = process_labels([process for process, _ in ordered])
-        for process, section in ordered:
-            section["process"] = labels[process.key]
-        processes = [section for _, section in ordered]
+        ordered = sorted(self._sections, key=lambda built: built.process.sort_key)
+        labels = process_labels([built.process for built in ordered])
+        for built in ordered:
+            built.section["process"] = labels[built.process.key]
+        processes = [built.section for built in ordered]
         return {
             "schema_version": SCHEMA_VERSION,
             "recompile_limit": self._recompile_limit,
             "inputs": _inputs(files, problems),
             "totals": _sum_totals(processes),
-            "compile_time": time_split.combine(processes),
+            "compile_time": time_split.combine(built.compile_time for built in ordered),
             "processes": processes,
             "ranks": _ranks.compare(processes),
         }
+
+
+@dataclasses.dataclass
+class BuiltSection:
+    """One process summarized: its section, and the tally its compile time was split
+    from (the tallies of all processes add up to the whole run's split)."""
+
+    process: Process
+    section: ProcessSection
+    compile_time: time_split.Tally
 
 
 def process_labels(processes: list[Process]) -> dict[tuple[str, ...], str]:
@@ -199,7 +209,7 @@ def _process_section(
     *,
     recompile_limit: int,
     slowest: int,
-) -> ProcessSection:
+) -> tuple[ProcessSection, time_split.Tally]:
     tree = SpanTree(spans)
     frames = sorted(
         (span for span in spans if span.name == names.SPAN_FRAME),
@@ -247,6 +257,7 @@ def _process_section(
         "decompositions": export_totals["decompositions"],
         "export_seconds": export_totals["export_seconds"],
     }
+    tally = time_split.tally({"compiles": compiles, "caches": caches, "totals": totals})
     return {
         **_describe(process, label),
         "compiles": compiles,
@@ -264,10 +275,8 @@ def _process_section(
         "unfinished": unfinished,
         "torch_export": torch_export,
         "totals": totals,
-        "compile_time": time_split.process_split(
-            {"compiles": compiles, "caches": caches, "totals": totals}
-        ),
-    }
+        "compile_time": time_split.split(tally),
+    }, tally
 
 
 def _cache_total(caches: Caches, state: str) -> int:
