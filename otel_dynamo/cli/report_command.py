@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import os
 import shutil
 import sys
@@ -133,8 +132,6 @@ def run_report(args: argparse.Namespace) -> int:
             error(f"{failed.filename}: cannot write graph texts: {failed.strerror}")
             return EXIT_FAILED
     progress.clear()
-    # The summary lives until the process ends: no collection need walk it again.
-    gc.freeze()
     if files is not None:
         hint = "" if files.written else f"; {NO_GRAPH_TEXTS_HINT}"
         error(f"{files.written} graph texts written under {args.artifacts}{hint}")
@@ -144,13 +141,14 @@ def run_report(args: argparse.Namespace) -> int:
         error("nothing to report: no OTLP/JSON records could be read from the given paths")
         return EXIT_FAILED
     summary = done.summary
-    if args.html is not None and done.timeline is not None:
-        progress.step(f"writing {args.html}")
-        if not write_page(args.html, report.render_page(summary, done.timeline, graphs)):
-            progress.clear()
-            return EXIT_FAILED
-    progress.clear()
-    print_report(summary, args, sys.stdout)
+    with report.collection_paused():  # the summary is large and holds no cycles
+        if args.html is not None and done.timeline is not None:
+            progress.step(f"writing {args.html}")
+            if not write_page(args.html, report.render_page(summary, done.timeline, graphs)):
+                progress.clear()
+                return EXIT_FAILED
+        progress.clear()
+        print_report(summary, args, sys.stdout)
     return EXIT_OK
 
 

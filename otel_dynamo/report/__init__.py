@@ -51,6 +51,7 @@ from otel_dynamo.report.stream import (
     GroupVisitor,
     Report,
     Visitors,
+    collection_paused,
     default_workers,
     read_report,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "Telemetry",
     "TerminalProgress",
     "Visitors",
+    "collection_paused",
     "color_enabled",
     "default_workers",
     "explain",

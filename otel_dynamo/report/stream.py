@@ -208,7 +208,7 @@ def _read(
     ]
     read: dict[Path, Telemetry] = {}
     summarized: set[Key] = set()
-    with _collection_paused(), _reader(tasks, meter, workers=workers) as results:
+    with collection_paused(), _reader(tasks, meter, workers=workers) as results:
         for done in results:
             if done.keys & summarized:
                 for member in members:
@@ -267,11 +267,11 @@ def _reader(
 
 
 @contextlib.contextmanager
-def _collection_paused() -> Iterator[None]:
-    """Python's cycle collector off while reading: decoded records and summaries hold no
-    cycles, yet each collection of the oldest generation would walk every one of them
-    again (a third of the time on a gigabyte of input). Workers forked meanwhile keep
-    it off: they live only to read."""
+def collection_paused() -> Iterator[None]:
+    """Python's cycle collector off meanwhile (as it was after): decoded records and
+    summaries hold no cycles, yet each collection of the oldest generation would walk
+    every one of them again (a third of the time on a gigabyte of input). Workers forked
+    meanwhile keep it off: they live only to read."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

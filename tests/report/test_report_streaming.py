@@ -3,6 +3,7 @@ group of processes at a time (memory follows the largest process, not the input)
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -264,3 +265,18 @@ def test_a_small_input_is_read_in_this_process(tmp_path):
     pids = _PidVisitor()
     read_report([tmp_path], visitor=pids, workers=4)
     assert pids.pids == [os.getpid()] * 3
+
+
+def test_the_cycle_collector_is_left_as_it_was(tmp_path):
+    """read_report pauses Python's cycle collector while it reads, and leaves it enabled
+    or disabled as it found it."""
+    write_job(tmp_path, ranks=2, compiles_per_rank=3)
+    states = []
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            read_report([tmp_path])
+            states.append(gc.isenabled())
+    finally:
+        gc.enable()
+    assert states == [True, False]
