@@ -75,19 +75,8 @@ def test_a_process_split_across_files_is_still_one_process(tmp_path):
     rank1 = resource_attributes(rank=1, world_size=2, pid=1001)
     write_traces(tmp_path / "a.jsonl", [FakeCompile(compile_id="0/0")], resource=rank0)
     write_traces(tmp_path / "b.jsonl", [FakeCompile(compile_id="0/0")], resource=rank1)
-    late = request_line(
-        {
-            "traceId": "1" * 32,
-            "spanId": "2" * 16,
-            "name": names.SPAN_FRAME,
-            "startTimeUnixNano": "1700000100000000000",
-            "endTimeUnixNano": "1700000101000000000",
-            "attributes": [string_attribute(names.ATTR_COMPILE_ID, "1/0")],
-        },
-        resource=_otlp_resource(rank0),
-    )
     with (tmp_path / "b.jsonl").open("a") as stream:
-        stream.write(late + "\n")
+        stream.write(_frame_line(rank0) + "\n")
     done = read_report([tmp_path], timeline=True)
     summary, timeline = _whole([tmp_path])
     assert (done.summary, done.timeline) == (summary, timeline)
@@ -196,6 +185,7 @@ def _everything(paths: list[Path], *, workers: int) -> tuple[str, ...]:
 
 
 def _frame_line(resource: dict[str, object]) -> str:
+    """One frame span line of the process ``resource`` describes (compile 1/0)."""
     return request_line(
         {
             "traceId": "3" * 32,

@@ -115,19 +115,24 @@ def _recorded_texts(telemetry: Telemetry) -> Iterator[GraphText]:
         )
 
 
+def texts_of(telemetry: Telemetry) -> list[GraphText]:
+    """Every graph text of ``telemetry``, as a list (what a reading worker hands back)."""
+    return list(graph_texts(telemetry))
+
+
 class GraphTextCollector:
     """Collects the texts per process label and compile id (for the HTML page)."""
 
     def __init__(self) -> None:
         self.by_process: dict[str, dict[str, list[GraphText]]] = {}
 
-    def add(self, telemetry: Telemetry) -> None:
-        self.merge(GraphTextCollector.part(telemetry))
-
     @staticmethod
     def part(telemetry: Telemetry) -> list[GraphText]:
-        """The texts of ``telemetry`` (``merge`` collects them)."""
-        return list(graph_texts(telemetry))
+        """The texts of a group (``merge`` collects them)."""
+        return texts_of(telemetry)
+
+    def add(self, telemetry: Telemetry) -> None:
+        self.merge(texts_of(telemetry))
 
     def merge(self, part: list[GraphText]) -> None:
         for item in part:
@@ -156,13 +161,13 @@ class GraphTextFiles:
         self.written = 0
         self._counts: defaultdict[tuple[str, str], int] = defaultdict(int)
 
-    def add(self, telemetry: Telemetry) -> None:
-        self.merge(GraphTextFiles.part(telemetry))
-
     @staticmethod
     def part(telemetry: Telemetry) -> list[GraphText]:
-        """The texts of ``telemetry`` (``merge`` writes them)."""
-        return list(graph_texts(telemetry))
+        """The texts of a group (``merge`` writes them)."""
+        return texts_of(telemetry)
+
+    def add(self, telemetry: Telemetry) -> None:
+        self.merge(texts_of(telemetry))
 
     def merge(self, part: list[GraphText]) -> None:
         for item in part:
