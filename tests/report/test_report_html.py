@@ -22,7 +22,7 @@ from _report_support import (
     write_traces,
 )
 
-from otel_dynamo.report import load_telemetry, render_html, summarize
+from otel_dynamo.report import Process, load_telemetry, render_html, summarize
 from otel_dynamo.report.render.html import timeline as _html_timeline
 
 FRAME_BAR_RGB = (0x3D, 0x6F, 0xB5)
@@ -136,6 +136,48 @@ def test_timeline_keeps_frames_and_runs_when_cut(
     timeline = _data(_page(write_small(tmp_path)))["timeline"]
     (lane,) = timeline["lanes"]
     assert (timeline["shown"], timeline["total"], sorted(lane["k"])) == (6, 34, [0, 0, 0, 4, 4, 8])
+
+
+def _cut_after_each_part(parts: list[list[list[int]]], limit: int) -> list[list[int]]:
+    """The cut as a sort of every held bar after each part: bars from the first priority
+    that does not fit whole are dropped (the lanes' priorities, in order)."""
+    lanes: list[list[int]] = []
+    for part in parts:
+        lanes += [list(lane) for lane in part]
+        held = sorted(priority for lane in lanes for priority in lane)
+        if len(held) > limit:
+            lanes = [[p for p in lane if p < held[limit]] for lane in lanes]
+    return lanes
+
+
+def test_timeline_cut_as_parts_arrive_equals_sorting_everything_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Parts of several lanes added one by one, some of them alone over the limit: the
+    bars kept are exactly those a sort of every held bar after each part keeps, lane by
+    lane and in order."""
+    monkeypatch.setattr(_html_timeline, "MAX_TIMELINE_SPANS", 10)
+    parts = [
+        [[0, 2, 2, 3], [0, 1]],
+        [[0, 3, 3, 3, 3]],
+        [[0, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 4]],
+        [[0, 4], [0]],
+        [[1, 1, 1]],
+        [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]],
+    ]
+    builder = _html_timeline.TimelineBuilder()
+    for index, part in enumerate(parts):
+        lanes = [
+            (
+                Process(key=("rank", "", f"{index}-{lane_index}"), label=f"{index}-{lane_index}"),
+                [_html_timeline._Bar(0, 1, 0, 0, priority, "", "") for priority in lane],
+            )
+            for lane_index, lane in enumerate(part)
+        ]
+        builder.extend(_html_timeline.TimelinePart(lanes=lanes, total=sum(map(len, part))))
+    held = [[bar.priority for bar in bars] for bars in builder._bars.values()]
+    assert held == _cut_after_each_part(parts, 10)
+    assert sum(map(len, held)) <= 10
 
 
 def test_overlapping_siblings_get_their_own_rows(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ labels in shared string tables. The page decodes and draws them on a canvas.
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
-from typing import Any, NamedTuple, TypeVar
+from collections import Counter, defaultdict
+from typing import Any, NamedTuple
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import Process, Span, Telemetry
@@ -37,7 +37,6 @@ _KIND_OF_NAME = {
 _NS_PER_US = 1000
 _RUN_PRIORITY = 1
 
-_Key = TypeVar("_Key")
 _Placed = tuple[Span, int, int, str]
 """A span on the timeline: the span, its row in its lane (-1: the runs row), its priority
 (lower stays longer when the limit is reached) and the label of its compile."""
@@ -83,6 +82,10 @@ class TimelineBuilder:
 
     def __init__(self) -> None:
         self._bars: dict[tuple[str, ...], list[_Bar]] = {}
+        self._deepest: dict[tuple[str, ...], int] = {}
+        """Per lane, the largest priority it holds (-1: none)."""
+        self._counts: Counter[int] = Counter()
+        """How many bars of each priority are held."""
         self._processes: list[Process] = []
         self._total = 0
 
@@ -103,18 +106,28 @@ class TimelineBuilder:
             placed = _placed(by_process[process.key])
             total += len(placed)
             lanes.append((process, [_bar(entry) for entry in placed]))
-        part = TimelinePart(lanes=lanes, total=total)
-        part.keep_within_limit()
-        return part
+        return TimelinePart(lanes=lanes, total=total)
 
     def extend(self, part: TimelinePart) -> None:
-        """Add the bars ``part`` placed; none of its processes added before."""
+        """Add the bars ``part`` placed; none of its processes added before. Over
+        ``MAX_TIMELINE_SPANS`` bars, the deepest go first: every bar of each priority
+        from the first that does not fit whole."""
         for process, bars in part.lanes:
             self._bars[process.key] = bars
+            self._deepest[process.key] = max((bar.priority for bar in bars), default=-1)
+            self._counts.update(bar.priority for bar in bars)
             self._processes.append(process)
         self._total += part.total
-        # The cut-off only falls as bars are added: cutting now drops nothing kept later.
-        _keep_within_limit(self._bars)
+        cutoff = _first_not_fitting(self._counts)
+        if cutoff is None:
+            return
+        for key, deepest in self._deepest.items():
+            if deepest >= cutoff:  # lanes cut before hold nothing this deep: left as they are
+                kept = [bar for bar in self._bars[key] if bar.priority < cutoff]
+                self._bars[key] = kept
+                self._deepest[key] = max((bar.priority for bar in kept), default=-1)
+        for priority in [priority for priority in self._counts if priority >= cutoff]:
+            del self._counts[priority]
 
     def finish(self) -> dict[str, Any]:
         bars = self._bars
@@ -137,17 +150,11 @@ class TimelineBuilder:
 
 @dataclasses.dataclass
 class TimelinePart:
-    """The bars of some processes, placed but not yet added to a timeline: at most
-    ``MAX_TIMELINE_SPANS`` (a part cut alone drops only bars the whole would drop)."""
+    """The bars of some processes, placed but not yet added to a timeline (uncut: the
+    timeline cuts what it holds as each part is added, as it always has)."""
 
     lanes: list[tuple[Process, list[_Bar]]]
     total: int
-    """Bars placed before the cut."""
-
-    def keep_within_limit(self) -> None:
-        bars = {index: lane for index, (_, lane) in enumerate(self.lanes)}
-        _keep_within_limit(bars)
-        self.lanes = [(process, bars[index]) for index, (process, _) in enumerate(self.lanes)]
 
 
 def _bar(placed: _Placed) -> _Bar:
@@ -193,14 +200,17 @@ def _stacked(walked: list[tuple[Span, int]]) -> list[tuple[Span, int, int]]:
     return stacked
 
 
-def _keep_within_limit(bars: dict[_Key, list[_Bar]]) -> None:
-    """Drop the deepest spans first until at most MAX_TIMELINE_SPANS remain."""
-    priorities = sorted(bar.priority for each in bars.values() for bar in each)
-    if len(priorities) <= MAX_TIMELINE_SPANS:
-        return
-    cutoff = priorities[MAX_TIMELINE_SPANS]  # the first priority that does not fit whole
-    for key, each in bars.items():
-        bars[key] = [bar for bar in each if bar.priority < cutoff]
+def _first_not_fitting(counts: Counter[int]) -> int | None:
+    """The first priority whose bars do not all fit within MAX_TIMELINE_SPANS, lowest
+    first; None when every bar fits."""
+    if sum(counts.values()) <= MAX_TIMELINE_SPANS:
+        return None
+    held = 0
+    for priority in sorted(counts):
+        held += counts[priority]
+        if held > MAX_TIMELINE_SPANS:
+            return priority
+    return None
 
 
 def _lane(label: str, bars: list[_Bar], origin: int, details: _Interned) -> dict[str, Any]:
