@@ -203,7 +203,7 @@ def test_worker_processes_give_every_output_byte_for_byte(tmp_path, monkeypatch)
     """Six ranks (one diverging), logs, graph texts and an unreadable file, read by two
     worker processes: summary JSON, timeline, Perfetto trace, graph texts, problems and
     record count are byte for byte those read in one process, and the groups were read
-    in processes other than this one."""
+    in two processes other than this one (in this one where it runs other threads)."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     write_job(tmp_path, ranks=6, compiles_per_rank=20, diverging_rank=3)
     for rank in range(6):
@@ -220,12 +220,16 @@ def test_worker_processes_give_every_output_byte_for_byte(tmp_path, monkeypatch)
             resource=resource,
         )
     (tmp_path / "broken.jsonl").write_text("{not json\n")
+    forks = stream._may_fork()  # not where earlier tests left threads running here
     *alone, alone_pids = _everything([tmp_path], workers=1)
     *shared, shared_pids = _everything([tmp_path], workers=2)
     assert shared == alone
     assert alone_pids == str(os.getpid())
-    assert str(os.getpid()) not in shared_pids.split(",")
-    assert len(shared_pids.split(",")) == 2
+    if forks:
+        assert str(os.getpid()) not in shared_pids.split(",")
+        assert len(shared_pids.split(",")) == 2
+    else:
+        assert shared_pids == str(os.getpid())
     assert "class GraphModule: # rank 5" in alone[3]
 
 
