@@ -62,7 +62,8 @@ _ATOMS = frozenset({str, int, float, bool, bytes, type(None)})
 _CACHE_WRAPPER = type(functools.cache(lambda: None))
 _lock = threading.Lock()
 _marked_modules: set[str] = set()
-"""Modules of ours already looked at: marked, or left to Dynamo."""
+"""Modules already looked at: marked, or not to be hidden (left to Dynamo, or only named
+like ours)."""
 _marked_codes: set[types.CodeType] = set()
 _unavailable = False
 _modules_seen = 0
@@ -84,12 +85,10 @@ def exclude_loaded_modules() -> None:
     if _unavailable or len(sys.modules) == _modules_seen:  # no import since the last call
         return
     _modules_seen = len(sys.modules)
-    # One C-level test per loaded module; only our own new modules go further.
-    pending = [
-        name
-        for name in list(sys.modules)
-        if name.startswith(PACKAGE) and name not in _marked_modules and _is_ours(name)
-    ]
+    # One C-level test per loaded module; only new modules named like ours go further.
+    named = [n for n in list(sys.modules) if n.startswith(PACKAGE) and n not in _marked_modules]
+    pending = [name for name in named if _hidden(name)]
+    _marked_modules.update(set(named).difference(pending))  # never looked at again
     if not pending:
         return
     with _lock:
@@ -118,15 +117,12 @@ def exclude_loaded_modules() -> None:
             )
 
 
-def _is_ours(name: str) -> bool:
-    """Whether module ``name`` is one of otel_dynamo's whose code is hidden from Dynamo
-    (a module left to Dynamo counts as marked: it is never looked at again)."""
-    if name != PACKAGE and not name.startswith(PACKAGE + "."):
-        return False
-    if any(name == package or name.startswith(package + ".") for package in LEFT_TO_DYNAMO):
-        _marked_modules.add(name)
-        return False
-    return True
+def _hidden(name: str) -> bool:
+    """Whether module ``name`` is otel_dynamo's and its code is hidden from Dynamo."""
+    ours = name == PACKAGE or name.startswith(PACKAGE + ".")
+    return ours and not any(
+        name == package or name.startswith(package + ".") for package in LEFT_TO_DYNAMO
+    )
 
 
 def is_excluded(code: types.CodeType) -> bool:

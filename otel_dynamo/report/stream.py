@@ -15,13 +15,10 @@ import contextlib
 import dataclasses
 import functools
 import gc
-import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -130,7 +127,8 @@ class _GroupRead:
     """Per file, its stats and problems only."""
     parts: list[Any]
     """Each visitor's part."""
-    size: int
+    unreported_bytes: int
+    """Bytes read that no progress meter was told of (a worker's whole group)."""
 
 
 def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupRead:
@@ -147,7 +145,7 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         bars=TimelineBuilder.part(telemetry) if task.timeline else None,
         files=_files_only(task.paths, telemetry),
         parts=[part(telemetry) for part in task.parts],
-        size=0 if meter is not None else sum(file_size(path) for path in task.paths),
+        unreported_bytes=0 if meter else sum(file_size(path) for path in task.paths),
     )
 
 
@@ -178,7 +176,7 @@ def read_report(
     )
     try:
         return read(workers=workers)
-    except BrokenProcessPool:
+    except _WorkersLost:
         for member in _members(visitor):
             member.restart()
         return read(workers=1)
@@ -228,7 +226,7 @@ def _read(
             for member, part in zip(members, done.parts, strict=True):
                 member.merge(part)
             read.update(done.files)
-            meter.advance(done.size)
+            meter.advance(done.unreported_bytes)
     meter.finish()
     stats = [stats for path in files for stats in read[path].files]
     problems += [problem for path in files for problem in read[path].problems]
@@ -246,6 +244,10 @@ def _members(visitor: GroupVisitor | Visitors | None) -> list[GroupVisitor]:
     return visitor.members if isinstance(visitor, Visitors) else [visitor]
 
 
+class _WorkersLost(Exception):
+    """A worker process died (the machine's memory): read everything again here."""
+
+
 @contextlib.contextmanager
 def _reader(
     tasks: list[_GroupTask], meter: ProgressMeter, *, workers: int | None
@@ -253,17 +255,24 @@ def _reader(
     """Each task's result, in the tasks' order: read by worker processes when the input
     is large enough and there is more than one group and one core, else here."""
     count = min(default_workers() if workers is None else workers, len(tasks))
-    pool = None
-    if count > 1 and meter.total >= PARALLEL_MIN_BYTES and _may_fork():
-        try:
-            pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"))
-        except OSError:  # no process-shared semaphores here (some containers)
-            pool = None
-    if pool is None:
+    if count <= 1 or meter.total < PARALLEL_MIN_BYTES or not _may_fork():
+        yield (_read_group(task, meter) for task in tasks)
+        return
+    # Imported here: a small report, and every other command, never needs them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"))
+    except OSError:  # no process-shared semaphores here (some containers)
         yield (_read_group(task, meter) for task in tasks)
         return
     with pool:
-        yield pool.map(_read_group, tasks)
+        try:
+            yield pool.map(_read_group, tasks)
+        except BrokenProcessPool as lost:
+            raise _WorkersLost from lost
 
 
 @contextlib.contextmanager

@@ -163,7 +163,7 @@ class _PidVisitor:
         self.pids.clear()
 
 
-def _everything(paths: list[Path], *, workers: int) -> tuple[str, ...]:
+def _everything(paths: list[Path], *, workers: int) -> tuple[list[str], list[int]]:
     """Every output read_report feeds, as text: summary JSON, timeline, Perfetto trace,
     graph texts, problems and records; and the pids the groups were read in."""
     trace = io.StringIO()
@@ -181,7 +181,27 @@ def _everything(paths: list[Path], *, workers: int) -> tuple[str, ...]:
         json.dumps([str(problem) for problem in done.problems]),
         str(done.records),
     )
-    return (*outputs, ",".join(map(str, sorted(set(pids.pids)))))
+    return list(outputs), sorted(set(pids.pids))
+
+
+_COMPARED = """
+import json, os, sys
+from pathlib import Path
+from otel_dynamo.report import stream
+stream.PARALLEL_MIN_BYTES = 0
+import test_report_streaming as here
+alone, alone_pids = here._everything([Path(sys.argv[1])], workers=1)
+shared, shared_pids = here._everything([Path(sys.argv[1])], workers=2)
+print(json.dumps([alone, alone_pids, shared, shared_pids, os.getpid()]))
+"""
+"""Both reads in a process of its own, which runs no other thread."""
+
+
+def _with_tests_importable(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with this module and the suite's helpers on the path."""
+    here = Path(__file__).resolve().parent
+    env["PYTHONPATH"] = os.pathsep.join([str(here), str(here.parent), env["PYTHONPATH"]])
+    return env
 
 
 def _frame_line(resource: dict[str, object]) -> str:
@@ -220,16 +240,22 @@ def test_worker_processes_give_every_output_byte_for_byte(tmp_path, monkeypatch)
             resource=resource,
         )
     (tmp_path / "broken.jsonl").write_text("{not json\n")
-    forks = stream._may_fork()  # not where earlier tests left threads running here
-    *alone, alone_pids = _everything([tmp_path], workers=1)
-    *shared, shared_pids = _everything([tmp_path], workers=2)
+    # In a fresh process: here earlier tests may have left threads, and then (by design)
+    # no worker is forked.
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPARED, str(tmp_path)],
+        env=_with_tests_importable(child_environ()),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    alone, alone_pids, shared, shared_pids, reader = json.loads(done.stdout)
     assert shared == alone
-    assert alone_pids == str(os.getpid())
-    if forks:
-        assert str(os.getpid()) not in shared_pids.split(",")
-        assert len(shared_pids.split(",")) == 2
-    else:
-        assert shared_pids == str(os.getpid())
+    assert alone_pids == [reader]
+    assert reader not in shared_pids
+    assert len(shared_pids) == 2
     assert "class GraphModule: # rank 5" in alone[3]
 
 
@@ -243,8 +269,8 @@ def test_worker_processes_still_find_a_process_split_across_files(tmp_path, monk
     write_traces(tmp_path / "b.jsonl", [FakeCompile(compile_id="0/0")], resource=rank1)
     with (tmp_path / "b.jsonl").open("a") as lines:
         lines.write(_frame_line(rank0) + "\n")
-    *shared, _ = _everything([tmp_path], workers=2)
-    *alone, _ = _everything([tmp_path], workers=1)
+    shared, _ = _everything([tmp_path], workers=2)
+    alone, _ = _everything([tmp_path], workers=1)
     assert shared == alone
     assert [each["process"] for each in json.loads(shared[0])["processes"]] == [
         "rank 0",

@@ -346,6 +346,8 @@ itself (first lines, wrapped cells)."""
 
 def printable(text: str) -> str:
     """``text`` with each control or bidi character shown as its escape (``\\x1b``)."""
+    if _UNPRINTABLE.search(text) is None:  # the usual text: no replacement to build
+        return text
     return _UNPRINTABLE.sub(lambda match: ascii(match.group(0))[1:-1], text)
 
 
@@ -389,8 +391,6 @@ def printable_values(value: Any) -> Any:
     kind = type(value)
     if kind is int or kind is float or kind is bool or value is None:  # most of a summary
         return value
-    if kind is str:
-        return value if _UNPRINTABLE.search(value) is None else printable(value)
     if isinstance(value, str):
         return printable(value)
     if isinstance(value, Mapping):
