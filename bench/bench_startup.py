@@ -1,15 +1,19 @@
 """What otel_dynamo costs at interpreter start, enabled or not.
 
-    python bench/bench_startup.py [--runs 40]
+    python bench/bench_startup.py [--runs 20]
 
-- the ``otel_dynamo.pth`` line with OTEL_DYNAMO_ENABLED unset: its imports in a fresh
-  ``python -S`` interpreter with only ``os`` loaded (what ``site`` itself loads before any
-  .pth line; other packages' .pth lines may load more), as ``python -X importtime`` times
-  them (target: far under the 5 ms budget);
+- instructions (callgrind) the ``otel_dynamo.pth`` line adds to an interpreter start with
+  OTEL_DYNAMO_ENABLED unset: ``python -S`` then ``site.addsitedir`` of a folder holding
+  the installed line, against the same with an empty folder (target: at most 0.5 M, the
+  line reads one variable and imports nothing); the whole ``python -c pass`` for scale;
+- whether, with the variable unset, any otel_dynamo module is loaded or ``sys.meta_path``
+  changed (must be neither);
 - ``python -c pass`` wall time with the variable unset, and with it set (the start-up
   hook then registers its import hook; torch and OpenTelemetry still load only at the
   first torch.compile), medians of alternating runs;
 - which heavy modules are imported at start in each case (must be none).
+
+Needs valgrind (Debian's package) for the instruction counts.
 """
 
 from __future__ import annotations
@@ -17,17 +21,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import otel_dynamo
 from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
 
 HEAVY = ("torch", "opentelemetry", "structlog")
-HOOK_MODULE = "otel_dynamo._enablement.site_hook"
+INSTRUCTIONS_BOUND = 500_000
+"""What the line may add to an interpreter start with tracing off."""
+_COLLECTED = re.compile(r"Collected\s*:\s*([0-9]+)")
+_ENABLED = "OTEL_DYNAMO_ENABLED"
 
 
 def installed_pth() -> Path:
@@ -37,63 +46,107 @@ def installed_pth() -> Path:
     return found
 
 
-def hook_import_us() -> float:
-    """Microseconds the .pth line's imports and hook take in a fresh ``python -S``
-    interpreter that has loaded ``os`` (as site has), variable unset."""
-    env = {k: v for k, v in os.environ.items() if k != "OTEL_DYNAMO_ENABLED"}
-    root = str(Path(otel_dynamo.__file__).resolve().parent.parent)
-    code = f"import os, sys; sys.path.insert(0, {root!r}); import {HOOK_MODULE} as h; h.run()"
-    out = subprocess.run(
-        [sys.executable, "-S", "-X", "importtime", "-c", code],
-        env=env,
-        check=True,
+def _environ(enabled: str | None) -> dict[str, str]:
+    # A fixed hash seed: dict and set layouts, hence the counts, repeat from run to run.
+    env = {k: v for k, v in os.environ.items() if k != _ENABLED}
+    env["PYTHONHASHSEED"] = "0"
+    if enabled is not None:
+        env[_ENABLED] = enabled
+    return env
+
+
+def instructions(command: list[str]) -> int:
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        env=_environ(None),
         capture_output=True,
+        text=True,
+        check=True,
     )
-    for row in out.stderr.decode().splitlines():
-        columns = row.split("|")
-        if len(columns) == 3 and columns[2].strip() == HOOK_MODULE:
-            return float(columns[1])
-    raise SystemExit(f"{HOOK_MODULE} could not be imported from {root}")
+    found = _COLLECTED.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"no 'Collected' line in callgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def pth_line_instructions(pth: Path) -> tuple[int, int]:
+    """Instructions of an interpreter start that processes a site folder without and
+    with the installed line, variable unset."""
+    with tempfile.TemporaryDirectory() as root:
+        empty, ours = Path(root, "empty"), Path(root, "ours")
+        empty.mkdir()
+        ours.mkdir()
+        shutil.copyfile(pth, ours / PTH_NAME)
+        counts = []
+        for folder in (empty, ours):
+            code = f"import site; site.addsitedir({str(folder)!r})"
+            counts.append(instructions([sys.executable, "-S", "-c", code]))
+    return counts[0], counts[1]
+
+
+def untouched_when_off() -> tuple[list[str], bool]:
+    """otel_dynamo modules loaded, and whether sys.meta_path is as without the line."""
+    code = (
+        "import sys; before = list(sys.meta_path); import site; site.main(); "
+        "import json; print(json.dumps([sorted(m for m in sys.modules"
+        " if m.startswith('otel_dynamo')), [type(f).__module__ for f in sys.meta_path"
+        " if type(f).__module__.startswith('otel_dynamo')] == []]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], env=_environ(None), check=True, capture_output=True
+    )
+    loaded, untouched = json.loads(out.stdout)
+    return loaded, untouched
 
 
 def start_ms(enabled: str | None) -> float:
-    env = {k: v for k, v in os.environ.items() if k != "OTEL_DYNAMO_ENABLED"}
-    if enabled is not None:
-        env["OTEL_DYNAMO_ENABLED"] = enabled
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    subprocess.run([sys.executable, "-c", "pass"], env=_environ(enabled), check=True)
     return (time.perf_counter() - started) * 1e3
 
 
 def heavy_modules(enabled: str | None) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OTEL_DYNAMO_ENABLED"}
-    if enabled is not None:
-        env["OTEL_DYNAMO_ENABLED"] = enabled
     code = (
         "import json, sys; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules"
         f" if m.startswith({HEAVY!r})}})))"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=_environ(enabled), check=True, capture_output=True
+    )
     return json.loads(out.stdout)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    installed_pth()
-    hook = statistics.median(hook_import_us() for _ in range(args.runs))
-    print(f"{PTH_NAME} line, variable unset: {hook / 1e3:.2f} ms per interpreter start")
+    pth = installed_pth()
+    within = True
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (Debian: apt-get install valgrind): no counts")
+    else:
+        without, with_line = pth_line_instructions(pth)
+        added = with_line - without
+        within = added <= INSTRUCTIONS_BOUND
+        print(
+            f"{PTH_NAME} line, variable unset: +{added:,} instructions per interpreter start"
+            f" ({without:,} -> {with_line:,}; bound {INSTRUCTIONS_BOUND:,})"
+        )
+        whole = instructions([sys.executable, "-c", "pass"])
+        print(f"python -c pass, whole: {whole:,} instructions")
+    loaded, untouched = untouched_when_off()
+    print(f"variable unset: otel_dynamo modules loaded {loaded}; meta_path untouched: {untouched}")
     unset, enabled = [], []
     for _ in range(args.runs):  # alternate so drift hits both alike
         unset.append(start_ms(None))
         enabled.append(start_ms("true"))
     median_unset, median_enabled = statistics.median(unset), statistics.median(enabled)
     print(f"python -c pass, unset:   {median_unset:.1f} ms (median of {args.runs})")
-    added = median_enabled - median_unset
-    print(f"python -c pass, enabled: {median_enabled:.1f} ms (+{added:.1f} ms)")
+    added_ms = median_enabled - median_unset
+    print(f"python -c pass, enabled: {median_enabled:.1f} ms (+{added_ms:.1f} ms)")
     print(f"heavy modules at start, unset: {heavy_modules(None)}; enabled: {heavy_modules('true')}")
+    return 0 if within and untouched and not loaded else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

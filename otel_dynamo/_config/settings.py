@@ -80,8 +80,10 @@ DEFAULT_REPRO_ON = frozenset(REPRO_CHOICES)
 
 DEFAULT_RUN_SPAN_POLICY = RunSpanPolicy.auto(DEFAULT_AUTO_FIRST_RUNS)
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
+TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+FALSE_VALUES = frozenset({"0", "false", "no", "off", ""})
+"""The spellings of a boolean variable, after stripping and lower-casing; ``otel_dynamo.pth``
+reads OTEL_DYNAMO_ENABLED against FALSE_VALUES itself (``startup.pth_line``)."""
 
 
 class ConfigError(ValueError):
@@ -143,9 +145,9 @@ class Settings:
 
 def parse_bool(raw: str) -> bool:
     value = raw.strip().lower()
-    if value in _TRUE:
+    if value in TRUE_VALUES:
         return True
-    if value in _FALSE:
+    if value in FALSE_VALUES:
         return False
     raise ValueError(raw)
 

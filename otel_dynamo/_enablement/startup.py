@@ -1,5 +1,5 @@
 """Interpreter-start enablement, imported by ``otel_dynamo.pth`` (``site_hook``) only when
-OTEL_DYNAMO_ENABLED is set to something other than a false value.
+OTEL_DYNAMO_ENABLED is set to something other than a false value; ``pth_line`` is that line.
 
 Nothing heavy is imported here: torch is never imported, and OpenTelemetry loads only
 when ``torch.export`` (imported by ``import torch``) or ``torch._dynamo`` does. In strict
@@ -12,7 +12,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from otel_dynamo._config.settings import ConfigError, Settings, load_settings
+from otel_dynamo._config.settings import (
+    ENV_ENABLED,
+    FALSE_VALUES,
+    ConfigError,
+    Settings,
+    load_settings,
+)
 from otel_dynamo._enablement import import_hooks
 
 if TYPE_CHECKING:
@@ -20,6 +26,7 @@ if TYPE_CHECKING:
 
 PTH_NAME = "otel_dynamo.pth"
 """The one line installed into site-packages that imports this module when enabled."""
+SITE_HOOK_MODULE = "otel_dynamo._enablement.site_hook"
 STRICT_EXIT_STATUS = 2
 INSTRUMENTOR_ENTRY_POINT = "torch_compile"
 """Our name in the ``opentelemetry_instrumentor`` entry-point group (pyproject.toml)."""
@@ -132,3 +139,28 @@ def installed_startup_hook() -> Path | None:
 
     folders = [*site.getsitepackages(), site.getusersitepackages()]
     return next((Path(f) / PTH_NAME for f in folders if (Path(f) / PTH_NAME).is_file()), None)
+
+
+def pth_line() -> str:
+    """The text of ``otel_dynamo.pth`` (the shipped file is tested against it).
+
+    With OTEL_DYNAMO_ENABLED unset or false it reads that one variable and nothing else
+    happens: no import (``site`` has loaded ``os`` and ``sys`` before any .pth line), no
+    import hook, ``sys.meta_path`` untouched; the code behind ``or`` is compiled only when
+    it runs (``bench/bench_startup.py`` counts the line's instructions). Otherwise it
+    imports the start-up hook, or, where otel_dynamo cannot be imported (an editable
+    install whose checkout is gone), says in one line that tracing is off, where ``site``
+    would print a traceback.
+    """
+    off = tuple(sorted(FALSE_VALUES))
+    enabled = (
+        "try:\n"
+        f" import {SITE_HOOK_MODULE} as hook\n"
+        "except ImportError as error:\n"
+        f" sys.stderr.write(f'{PTH_NAME}: {{error}}: {ENV_ENABLED} is set,"
+        " but tracing is off\\n')\n"
+        "else:\n"
+        " hook.run()\n"
+    )
+    read = f"os.environ.get({ENV_ENABLED!r}, '').strip().lower() in {off!r}"
+    return f"import os, sys; {read} or exec({enabled!r})\n"

@@ -121,42 +121,53 @@ every installed distribution's entry points; structlog brings rich and pygments)
 which the taps patch with, costs ~2 ms once torch is loaded and is not among them."""
 
 
-PTH_IMPORTS = [
-    "otel_dynamo",
-    "otel_dynamo._enablement",
-    "otel_dynamo._enablement.import_hooks",
-    "otel_dynamo._enablement.site_hook",
-    "otel_dynamo.version",
-]
-"""All the .pth imports at every interpreter start with tracing off (~0.6 ms compiled)."""
+FINDERS_OF_OTEL_DYNAMO = (
+    "print(sorted(m for m in sys.modules if m.startswith('otel_dynamo')));"
+    " print([type(f).__module__ for f in sys.meta_path if"
+    " type(f).__module__.startswith('otel_dynamo')])"
+)
+"""Prints the otel_dynamo modules loaded, then the modules of otel_dynamo's finders on
+``sys.meta_path``."""
 
 
-@pytest.mark.parametrize("enabled", ["", "false"])
-def test_interpreter_start_with_tracing_off_imports_only_the_hook(tmp_path, enabled):
-    """With tracing off, the .pth imports exactly PTH_IMPORTS of otel_dynamo and puts one
-    finder on sys.meta_path (for list_backends(), once torch's registry is imported)."""
-    code = (
-        "import sys; print(sorted(m for m in sys.modules if m.startswith('otel_dynamo')));"
-        " print([type(f).__name__ for f in sys.meta_path].count('_PostImportFinder'))"
-    )
+@pytest.mark.parametrize("enabled", ["", "false", " Off "])
+def test_interpreter_start_with_tracing_off_imports_nothing_of_otel_dynamo(tmp_path, enabled):
+    """With tracing off, the .pth line loads no otel_dynamo module and puts nothing on
+    sys.meta_path."""
+    code = f"import sys; {FINDERS_OF_OTEL_DYNAMO}"
     done = run([sys.executable, "-c", code], child_environ(OTEL_DYNAMO_ENABLED=enabled), tmp_path)
-    assert done.stdout.splitlines() == [repr(PTH_IMPORTS), "1"], done.stderr
+    assert done.stdout.splitlines() == ["[]", "[]"], done.stderr
 
 
-def test_the_pth_hook_loads_no_module_site_has_not_loaded(tmp_path):
-    """In ``python -S`` with only ``os`` loaded (what site loads before .pth lines), the
-    hook's imports and run() add PTH_IMPORTS and ``__future__``, nothing else: no typing,
-    threading, logging or importlib.abc at every interpreter start."""
-    import otel_dynamo
+def test_interpreter_start_with_tracing_on_waits_for_torch_with_one_finder(tmp_path):
+    """With tracing on, the start-up hook loads its modules and puts one finder of its own
+    on sys.meta_path, which waits for torch."""
+    code = f"import sys; {FINDERS_OF_OTEL_DYNAMO}"
+    done = run([sys.executable, "-c", code], child_environ(OTEL_DYNAMO_ENABLED="1"), tmp_path)
+    loaded, finders = done.stdout.splitlines()
+    assert "'otel_dynamo._enablement.startup'" in loaded, done.stderr
+    assert finders == "['otel_dynamo._enablement.import_hooks']"
 
-    root = str(Path(otel_dynamo.__file__).resolve().parent.parent)
+
+@pytest.mark.parametrize("enabled", [None, "", "no"])
+def test_the_pth_line_with_tracing_off_loads_no_module_at_all(tmp_path, enabled):
+    """In ``python -S`` with only what site has loaded before .pth lines, running the
+    installed line with OTEL_DYNAMO_ENABLED unset or false adds no module to sys.modules
+    and leaves sys.meta_path as it was."""
+    from otel_dynamo._enablement.startup import installed_startup_hook
+
+    line = installed_startup_hook().read_text()
     code = (
-        f"import os, sys; before = set(sys.modules); sys.path.insert(0, {root!r}); "
-        "import otel_dynamo._enablement.site_hook as hook; hook.run(); "
-        "print(sorted(set(sys.modules) - before))"
+        "import os, sys; before = (set(sys.modules), list(sys.meta_path)); "
+        f"exec({line!r}); "
+        "print(sorted(set(sys.modules) - before[0]), sys.meta_path == before[1])"
     )
-    done = run([sys.executable, "-S", "-c", code], child_environ(), tmp_path)
-    assert done.stdout.strip() == repr(sorted(["__future__", *PTH_IMPORTS])), done.stderr
+    env = child_environ()
+    env.pop("OTEL_DYNAMO_ENABLED", None)
+    if enabled is not None:
+        env["OTEL_DYNAMO_ENABLED"] = enabled
+    done = run([sys.executable, "-S", "-c", code], env, tmp_path)
+    assert done.stdout.strip() == "[] True", done.stderr
 
 
 @pytest.mark.parametrize(("enabled", "said"), [("", ""), ("true", "tracing is off")])
@@ -192,12 +203,25 @@ def test_a_traced_compile_imports_nothing_it_does_not_need(tmp_path):
 
 
 def test_startup_hook_is_installed_in_site_packages():
-    """otel_dynamo.pth is where site processes it (the package install put it there)."""
-    from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
+    """otel_dynamo.pth is where site processes it (the package install put it there),
+    and it is the line startup.pth_line makes."""
+    from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook, pth_line
 
     hook = installed_startup_hook()
     assert hook is not None and hook.name == PTH_NAME
-    assert "otel_dynamo._enablement.site_hook" in hook.read_text()
+    assert hook.read_text() == pth_line()
+
+
+def test_the_shipped_pth_line_is_the_one_startup_makes():
+    """The checkout's otel_dynamo.pth (what hatchling installs) is exactly
+    startup.pth_line(): the variable's name and its false spellings come from settings."""
+    from otel_dynamo._enablement.startup import PTH_NAME, pth_line
+
+    shipped = Path(__file__).parents[2] / PTH_NAME
+    assert shipped.read_text() == pth_line(), (
+        "regenerate it: python -c 'from otel_dynamo._enablement.startup import pth_line;"
+        f' open({PTH_NAME!r}, "w").write(pth_line())\''
+    )
 
 
 def test_bad_value_gets_one_message_naming_variable_value_and_accepted(tmp_path):

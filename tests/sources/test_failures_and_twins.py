@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -176,9 +177,14 @@ LISTING = (
 originals are listed, and how many; then the twins torch.compiler.list_backends() shows."""
 
 
-def _listing_lines(code, prelude=""):
+def _listing_lines(code, *, enabled):
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    env["OTEL_DYNAMO_ENABLED"] = enabled
+    if "OTEL_DYNAMO_OUTPUT_DIR" in os.environ:  # the session's (conftest), not the checkout
+        env["OTEL_DYNAMO_OUTPUT_DIR"] = os.environ["OTEL_DYNAMO_OUTPUT_DIR"]
     done = subprocess.run(
-        [sys.executable, "-c", prelude + LISTING + code],
+        [sys.executable, "-c", LISTING + code],
+        env=env,
         capture_output=True,
         text=True,
         timeout=240,
@@ -189,7 +195,8 @@ def _listing_lines(code, prelude=""):
 
 
 def test_list_backends_hides_the_twins_of_hidden_backends_before_any_is_loaded():
-    """In a fresh process that has loaded no twin, list_backends() lists a twin exactly
+    """With tracing on by OTEL_DYNAMO_ENABLED, in a fresh process that has loaded no twin,
+    list_backends() lists a twin exactly
     when it lists its original, for every exclude_tags (torch tags its debug backends:
     only otel_inductor stays by default); listing loads no twin; every twin of a backend
     this torch has still compiles by name, as the object otel_dynamo.backends holds."""
@@ -201,7 +208,8 @@ def test_list_backends_hides_the_twins_of_hidden_backends_before_any_is_loaded()
         "print(torch.compile(lambda x: x * 3, backend='otel_eager_debug')(torch.ones(1)).item())\n"
         "known = torch._dynamo.list_backends(exclude_tags=())\n"
         "print(all(lookup_backend('otel_' + n) is b.twin(n) for n in T if n in known))\n"
-        "check('after')\n"
+        "check('after')\n",
+        enabled="true",
     )
     before, after = lines[:4], lines[-4:]
     assert [line.split(" True ")[0] for line in before[:3]] == [
@@ -216,18 +224,15 @@ def test_list_backends_hides_the_twins_of_hidden_backends_before_any_is_loaded()
     assert [line.replace("after", "before") for line in after] == before
 
 
-def test_twins_are_hidden_from_their_first_use_where_the_pth_hook_did_not_run():
-    """An install that skips otel_dynamo.pth (its hook cancelled here, as --target would):
-    torch lists every twin until the first one is built, then only otel_inductor."""
+def test_with_tracing_off_twins_are_listed_until_the_first_is_built():
+    """With tracing off, the .pth line imports nothing (no hook waits for torch's
+    registry): torch lists every twin until the first one is built, then a twin exactly
+    when its original, so only otel_inductor by default."""
     lines = _listing_lines(
         "print(len(twins(torch.compiler.list_backends())) >= 15)\n"
         "torch.compile(lambda x: x + 1, backend='otel_aot_eager')(torch.ones(1))\n"
         "check('used')\n",
-        # before torch is imported: some torch versions import the registry with it
-        prelude=(
-            "from otel_dynamo._enablement import import_hooks, site_hook\n"
-            "import_hooks.cancel(site_hook.REGISTRY_MODULE, site_hook.hide_twins)\n"
-        ),
+        enabled="false",
     )
     assert lines[0] == "True"
     assert lines[-1] == "used ['otel_inductor']"
@@ -245,11 +250,11 @@ def test_a_listing_it_does_not_understand_is_torchs_own():
     assert kept == ["inductor", "otel_inductor", "otel_mine"]
 
 
-def test_pth_hook_constants_match_the_modules_they_stand_for():
-    """site_hook keeps its own copies (importing settings or wrapt costs every start)."""
-    from otel_dynamo._config import settings
-    from otel_dynamo._enablement import site_hook
+def test_pth_hook_names_match_the_modules_they_stand_for():
+    """site_hook names torch's registry without importing backend_registry (wrapt), and
+    the .pth line names site_hook as it is."""
+    from otel_dynamo._enablement import site_hook, startup
     from otel_dynamo._sources import backend_registry
 
-    assert site_hook.ENV_ENABLED == settings.ENV_ENABLED
     assert site_hook.REGISTRY_MODULE == backend_registry.REGISTRY_MODULE
+    assert site_hook.__name__ == startup.SITE_HOOK_MODULE
