@@ -32,8 +32,6 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry._logs import LogRecord
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
-from opentelemetry.exporter.otlp.json.file._log_exporter import FileLogExporter
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
@@ -42,6 +40,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.trace import Link, Span, Status, StatusCode
 
 from otel_dynamo import names
+from otel_dynamo._providers.json_lines import JsonLinesSpanExporter
+from otel_dynamo._providers.log_export import JsonLinesLogExporter
 
 BASE_TIME_NS = 1_700_000_000_000_000_000
 """Start of every generated job (2023-11-14), so times in tests are exact."""
@@ -109,11 +109,12 @@ def write_traces(
     resource: Mapping[str, Any] | None = None,
     batch: bool = False,
 ) -> Path:
-    """Write the spans of ``compiles`` to ``path`` with the SDK and the file exporter.
+    """Write the spans of ``compiles`` to ``path`` with the SDK and otel_dynamo's file
+    writer.
 
     ``batch`` exports 512 spans per line (BatchSpanProcessor) instead of one.
     """
-    exporter = FileSpanExporter(path=path)
+    exporter = JsonLinesSpanExporter(path.open("a", encoding="utf-8"))
     processor = (
         BatchSpanProcessor(exporter, max_export_batch_size=512, max_queue_size=1 << 20)
         if batch
@@ -136,7 +137,9 @@ def write_logs(
 ) -> Path:
     """Write one log record per attribute mapping (its event name under "event.name")."""
     provider = LoggerProvider(resource=Resource.create(dict(resource or resource_attributes())))
-    provider.add_log_record_processor(SimpleLogRecordProcessor(FileLogExporter(path=path)))
+    provider.add_log_record_processor(
+        SimpleLogRecordProcessor(JsonLinesLogExporter(path.open("a", encoding="utf-8")))
+    )
     logger = provider.get_logger(names.INSTRUMENTATION_NAME)
     for index, attributes in enumerate(records):
         logger.emit(

@@ -30,7 +30,8 @@ PROTOCOL_GRPC = "grpc"
 PROTOCOL_HTTP = "http/protobuf"
 PROTOCOL_HTTP_JSON = "http/json"
 EXPORTER_JSON_FILE = "otlp_json_file"
-"""The installed OTLP/JSON file exporter's own entry-point name: our files (same format)."""
+"""OpenTelemetry's own JSON-file exporter's entry-point name (1.43 on): read as our files
+(the same format)."""
 EXPORTER_ALIASES = {
     "otlp_proto_grpc": PROTOCOL_GRPC,
     "otlp_proto_http": PROTOCOL_HTTP,
@@ -301,8 +302,8 @@ EXPORTERS = Variable(
     default="files when no endpoint is set",
     shown=(
         "comma list of `otlp`, `otlp_proto_grpc`, `otlp_proto_http`, `otlp_json_http`, "
-        "`otlp_file` (= `otlp_json_file`, the installed file exporter's name: our private "
-        "files), `console`, `none`, or any name registered in the SDK's "
+        "`otlp_file` (= `otlp_json_file`, OpenTelemetry's name for its file exporter: our "
+        "private OTLP/JSON Lines files), `console`, `none`, or any name registered in the SDK's "
         "`opentelemetry_<signal>_exporter` entry points (e.g. `prometheus` for metrics: a "
         "reader serving `OTEL_EXPORTER_PROMETHEUS_HOST`:`OTEL_EXPORTER_PROMETHEUS_PORT`, "
         "default localhost:9464) — built as the SDK builds it, with no arguments"

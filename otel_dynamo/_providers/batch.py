@@ -1,7 +1,7 @@
 """Batch processors whose every blocking call has a deadline.
 
-The SDK's BatchSpanProcessor / BatchLogRecordProcessor shut down with a 30 s default
-and flush without any bound (``force_flush`` ignores its timeout). These subclasses
+The SDK's BatchSpanProcessor / BatchLogRecordProcessor (``log_export``) shut down with a
+30 s default and flush without any bound (``force_flush`` ignores its timeout). These subclasses
 shut down within the time they are given, flush in a helper thread that is abandoned
 at the deadline, and divert the SDK's per-item "Queue full" log lines into the one
 warning of :mod:`otel_dynamo._providers.export_health`.
@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
-from opentelemetry.sdk._logs import ReadWriteLogRecord
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_dynamo._config.otel_env import BatchOptions
 from otel_dynamo._providers import sdk_private
@@ -38,7 +37,7 @@ def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> b
     return not thread.is_alive()
 
 
-class _Bounded:
+class Bounded:
     """What both processors add to their SDK base: construction from BatchOptions, bounded
     shutdown and flush, quiet queue.
 
@@ -50,7 +49,7 @@ class _Bounded:
 
     def __init__(
         self,
-        exporter: SpanExporter | LogRecordExporter,
+        exporter: Any,  # SpanExporter, or the logs SDK's LogRecordExporter (log_export)
         options: BatchOptions,
         *,
         on_sdk_record: RecordSink,
@@ -78,17 +77,9 @@ class _Bounded:
         return run_bounded(flush, millis / 1000, name=self._flush_thread_name)
 
 
-class BoundedBatchSpanProcessor(_Bounded, BatchSpanProcessor):
+class BoundedBatchSpanProcessor(Bounded, BatchSpanProcessor):
     _flush_thread_name = "otel_dynamo-flush-spans"
 
     def on_end(self, span: ReadableSpan) -> None:
         with quiet(self._on_sdk_record):
             super().on_end(span)
-
-
-class BoundedBatchLogRecordProcessor(_Bounded, BatchLogRecordProcessor):
-    _flush_thread_name = "otel_dynamo-flush-logs"
-
-    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
-        with quiet(self._on_sdk_record):
-            super().on_emit(log_record)

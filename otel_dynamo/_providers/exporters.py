@@ -1,5 +1,6 @@
 """Factories for the real exporters: OTLP (gRPC, HTTP/protobuf, HTTP/JSON), OTLP/JSON
-files, console, and any exporter registered in the SDK's entry points.
+Lines files (``json_lines``), console, and any exporter registered in the SDK's entry
+points.
 
 Every option is passed explicitly from the parsed plan, so the exporters do not fall
 back to reading ``os.environ`` for what we were given. Headers are the one option the
@@ -72,9 +73,9 @@ _JSON_HTTP = {
     ),
 }
 _FILE = {
-    SIGNAL_TRACES: ("opentelemetry.exporter.otlp.json.file.trace_exporter", "FileSpanExporter"),
-    SIGNAL_LOGS: ("opentelemetry.exporter.otlp.json.file._log_exporter", "FileLogExporter"),
-    SIGNAL_METRICS: ("opentelemetry.exporter.otlp.json.file.metric_exporter", "FileMetricExporter"),
+    SIGNAL_TRACES: ("otel_dynamo._providers.json_lines", "JsonLinesSpanExporter"),
+    SIGNAL_LOGS: ("otel_dynamo._providers.log_export", "JsonLinesLogExporter"),
+    SIGNAL_METRICS: ("otel_dynamo._providers.json_lines", "JsonLinesMetricExporter"),
 }
 _CONSOLE = {
     SIGNAL_TRACES: ("opentelemetry.sdk.trace.export", "ConsoleSpanExporter"),
@@ -114,7 +115,7 @@ def entry_point_factory(signal: str, name: str) -> tuple[Factory, str]:
 
 def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
     cls = _load(_FILE[signal])
-    return (lambda: cls(stream=files.open(signal))), str(files.directory)
+    return (lambda: cls(files.open(signal))), str(files.directory)
 
 
 def console_factory(signal: str) -> tuple[Factory, str]:

@@ -22,8 +22,6 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -36,7 +34,7 @@ from otel_dynamo._providers.export_health import (
     record_collector,
 )
 from otel_dynamo._providers.files import disarm_inherited_stream
-from otel_dynamo._providers.redacting import redacted_logs, redacted_spans
+from otel_dynamo._providers.redacting import redacted_spans
 
 NO_REASON = "the exporter reported a failure"
 
@@ -168,63 +166,8 @@ class SafeSpanExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         shown = redacted_spans(spans, self.safe_export.redact)
-        ok = self.safe_export.run(lambda e: e.export(shown), _is(SpanExportResult.SUCCESS))
+        ok = self.safe_export.run(lambda e: e.export(shown), result_is(SpanExportResult.SUCCESS))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
-
-    def shutdown(self) -> None:
-        self.safe_export.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
-
-
-MAX_EXPORT_TEXT = 2 * 1024 * 1024
-"""Characters of text one log export request carries at most (one larger record goes
-alone): graph texts (up to 256 Ki characters each) batched 512 at a time would exceed the
-4 MiB an OTLP/gRPC receiver accepts by default, and the whole batch would be refused."""
-
-
-def record_text_size(record: ReadableLogRecord) -> int:
-    """Characters of the record's body and string attributes (what dominates its size)."""
-    log_record = record.log_record
-    size = len(log_record.body) if isinstance(log_record.body, str) else 0
-    for value in (log_record.attributes or {}).values():
-        if isinstance(value, str):
-            size += len(value)
-    return size
-
-
-def size_chunks(
-    batch: Sequence[ReadableLogRecord], limit: int = MAX_EXPORT_TEXT
-) -> list[Sequence[ReadableLogRecord]]:
-    """``batch`` in consecutive pieces of at most ``limit`` characters of text each."""
-    chunks: list[Sequence[ReadableLogRecord]] = []
-    start, size = 0, 0
-    for index, record in enumerate(batch):
-        record_size = record_text_size(record)
-        if index > start and size + record_size > limit:
-            chunks.append(batch[start:index])
-            start, size = index, 0
-        size += record_size
-    if start < len(batch):
-        chunks.append(batch[start:])
-    return chunks
-
-
-class SafeLogExporter(LogRecordExporter):
-    def __init__(self, safe_export: SafeExport) -> None:
-        self.safe_export = safe_export
-
-    def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        for chunk in size_chunks(redacted_logs(batch, self.safe_export.redact)):
-            if not self._send(chunk):  # a collector that refused one piece: stop there
-                return LogRecordExportResult.FAILURE
-        return LogRecordExportResult.SUCCESS
-
-    def _send(self, chunk: Sequence[ReadableLogRecord]) -> bool:
-        return self.safe_export.run(
-            lambda exporter: exporter.export(chunk), _is(LogRecordExportResult.SUCCESS)
-        )
 
     def shutdown(self) -> None:
         self.safe_export.shutdown()
@@ -247,7 +190,7 @@ class SafeMetricExporter(MetricExporter):
         def call(exporter: Any) -> Any:
             return exporter.export(metrics_data, timeout_millis=timeout_millis)
 
-        ok = self.safe_export.run(call, _is(MetricExportResult.SUCCESS))
+        ok = self.safe_export.run(call, result_is(MetricExportResult.SUCCESS))
         return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
@@ -257,5 +200,5 @@ class SafeMetricExporter(MetricExporter):
         return True
 
 
-def _is(expected: object) -> Callable[[object], bool]:
+def result_is(expected: object) -> Callable[[object], bool]:
     return lambda result: result is expected

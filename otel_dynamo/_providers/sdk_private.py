@@ -33,6 +33,8 @@ __all__ = [
     "keep_only_otlp_headers",
     "meter_provider_resource",
     "metric_lock_holders",
+    "otlp_log_encoder",
+    "otlp_metric_preferences",
     "owned_file_stream",
     "renew_locks",
     "shutdown_batch_worker",
@@ -131,6 +133,34 @@ def keep_only_otlp_headers(
     if isinstance(sent, dict):  # HTTP, protobuf and JSON
         for key in set(read_by_the_exporter) - {key for key, _ in headers}:
             sent.pop(key, None)
+
+
+def otlp_metric_preferences() -> tuple[dict[type, Any], dict[type, Any]]:
+    """The temporality and aggregation per instrument class that this SDK's OTLP metric
+    exporters take from ``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`` and
+    ``OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`` (their mixin,
+    ``..._internal.metrics_encoder.OTLPMetricExporterMixin``, reads them; nothing public
+    does). The JSON Lines file writer prefers the same, so a file holds what a Collector
+    would receive. Where the mixin is missing: the SDK's defaults (cumulative)."""
+    try:
+        from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import (
+            OTLPMetricExporterMixin,
+        )
+
+        mixin: Any = OTLPMetricExporterMixin()
+        return dict(mixin._get_temporality({})), dict(mixin._get_aggregation({}))
+    except (ImportError, AttributeError, TypeError):
+        return {}, {}
+
+
+def otlp_log_encoder() -> Callable[[Any], Any]:
+    """This SDK's OTLP log encoder, ``encode_logs(batch)`` -> ExportLogsServiceRequest: the
+    exporters import it from ``opentelemetry.exporter.otlp.proto.common._log_encoder``,
+    a module whose name is private (its spans and metrics twins are public)."""
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+
+    encode: Callable[[Any], Any] = encode_logs
+    return encode
 
 
 def exporter_preferences(exporter: object) -> tuple[Any, Any]:

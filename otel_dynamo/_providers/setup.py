@@ -32,14 +32,18 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry._logs import LoggerProvider as ApiLoggerProvider
 from opentelemetry._logs import NoOpLoggerProvider
-from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_dynamo._config.otel_env import OtelEnv, SignalPlan, join_signals, read_otel_env
+from otel_dynamo._config.otel_env import (
+    OtelEnv,
+    SignalPlan,
+    join_signals,
+    read_otel_env,
+)
 from otel_dynamo._config.otel_variables import (
     BUILT_IN_EXPORTERS,
     ENV_EXPORTER,
@@ -62,7 +66,7 @@ from otel_dynamo._config.settings import (
     shutdown_timeout_for,
 )
 from otel_dynamo._providers import sdk_private
-from otel_dynamo._providers.batch import BoundedBatchLogRecordProcessor, BoundedBatchSpanProcessor
+from otel_dynamo._providers.batch import BoundedBatchSpanProcessor
 from otel_dynamo._providers.export_health import ExportHealth
 from otel_dynamo._providers.exporters import entry_point_class, local_factory, otlp_factory
 from otel_dynamo._providers.files import ProcessFiles, prepare_directory
@@ -71,7 +75,6 @@ from otel_dynamo._providers.prometheus import INSTALL_HINT, PrometheusEndpoint, 
 from otel_dynamo._providers.resources import PROCESS_PID, build_resource
 from otel_dynamo._providers.safe_exporters import (
     SafeExport,
-    SafeLogExporter,
     SafeMetricExporter,
     SafeSpanExporter,
 )
@@ -84,7 +87,15 @@ ALL_SIGNALS: frozenset[str] = frozenset(SIGNALS)
 NO_JOB_RESOURCE: Resource | None = None
 """``setup_providers``'s default: our resource alone."""
 
+LOGS_INTERFACE_MISSING = (
+    "otel_dynamo: the installed OpenTelemetry SDK (%s) lacks the logs interface that "
+    "otel_dynamo's log events are exported with (ReadableLogRecord, from OpenTelemetry "
+    "1.39): log events are off; traces and metrics are on (%s)"
+)
+"""Said once per process where the logs SDK is older than ``log_export`` needs."""
+
 _log = logging.getLogger(__name__)
+_said_logs_missing = False
 
 
 def setup_providers(
@@ -315,19 +326,18 @@ class _Builder:
         return provider
 
     def _logger_provider(self) -> ApiLoggerProvider:
-        safe_exports = self._safe_exports_for(SIGNAL_LOGS)
-        if not safe_exports:
+        if not self._plans[SIGNAL_LOGS].exporters or not _logs_interface_present():
             return NoOpLoggerProvider()
-        provider = LoggerProvider(resource=self._resource, shutdown_on_exit=False)
-        for safe_export in safe_exports:
-            processor = BoundedBatchLogRecordProcessor(
-                SafeLogExporter(safe_export),
-                self._otel.batch[SIGNAL_LOGS],
-                on_sdk_record=self._health.sdk_record(SIGNAL_LOGS),
-                shutdown_millis=self._shutdown_ms,
-            )
-            provider.add_log_record_processor(processor)
-            self._processors.setdefault(id(provider), []).append(processor)
+        from otel_dynamo._providers.log_export import safe_logger_provider
+
+        provider, processors = safe_logger_provider(
+            self._resource,
+            self._safe_exports_for(SIGNAL_LOGS),
+            self._otel.batch[SIGNAL_LOGS],
+            on_sdk_record=self._health.sdk_record(SIGNAL_LOGS),
+            shutdown_millis=self._shutdown_ms,
+        )
+        self._processors.setdefault(id(provider), []).extend(processors)
         return provider
 
     def _reader_class(self, kind: str) -> type[MetricReader] | None:
@@ -442,3 +452,26 @@ def _renew_metric_locks_after_fork(provider: MeterProvider, readers: list[Metric
             pass
 
     os.register_at_fork(after_in_child=renew_in_child)
+
+
+def _logs_interface_present() -> bool:
+    """Whether the installed logs SDK has the interface ``log_export`` is written for; if
+    not, that is said once per process."""
+    global _said_logs_missing
+    try:
+        import otel_dynamo._providers.log_export  # noqa: F401
+    except ImportError as error:
+        if not _said_logs_missing:
+            _said_logs_missing = True
+            _log.warning(LOGS_INTERFACE_MISSING, _sdk_version(), error)
+        return False
+    return True
+
+
+def _sdk_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("opentelemetry-sdk")
+    except PackageNotFoundError:
+        return "version unknown"

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from otel_dynamo._providers import safe_exporters
+from otel_dynamo._providers import log_export, safe_exporters
 
 EXPORT_SLEEP_S = 0.5
 _exiting = threading.Event()
@@ -70,7 +70,7 @@ def signal_while_starting_the_flush(frame: FrameType, event: str, _arg: object) 
 while_exporting = (sys.argv[1:] or ["while-exporting"])[0] == "while-exporting"
 if while_exporting:
     safe_exporters.SafeSpanExporter.export = slowed(safe_exporters.SafeSpanExporter.export)
-    safe_exporters.SafeLogExporter.export = slowed(safe_exporters.SafeLogExporter.export)
+    log_export.SafeLogExporter.export = slowed(log_export.SafeLogExporter.export)
 
 compiled = torch.compile(lambda x: x.cos() * 2, backend="eager")
 for _ in range(3):

@@ -90,8 +90,10 @@ def test_children_forked_while_exporting_never_deadlock(tmp_path):
 
 
 def test_inherited_unflushed_file_data_is_not_written_by_the_child(tmp_path):
-    """Bytes the parent had buffered at the fork are not flushed into the file by the child."""
-    from opentelemetry.exporter.otlp.json.file import FileSpanExporter
+    """Bytes the parent had buffered at the fork in a buffering file exporter (OpenTelemetry's
+    JSON-file exporter, which a job may name by entry point) are not flushed into the file
+    by the child."""
+    FileSpanExporter = pytest.importorskip("opentelemetry.exporter.otlp.json.file").FileSpanExporter
 
     from otel_dynamo._providers.export_health import ExportHealth
     from otel_dynamo._providers.safe_exporters import SafeExport

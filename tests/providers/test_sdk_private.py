@@ -17,7 +17,6 @@ import pytest
 from opentelemetry import context, metrics
 from opentelemetry._logs import LoggerProvider as ApiLoggerProvider
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
     OTLPSpanExporter as GrpcSpanExporter,
 )
@@ -26,13 +25,13 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
 )
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk.metrics import Counter, MeterProvider
+from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider, UpDownCounter
 from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
     ConsoleMetricExporter,
     InMemoryMetricReader,
 )
-from opentelemetry.sdk.metrics.view import LastValueAggregation
+from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, LastValueAggregation
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -111,10 +110,18 @@ def sdk_tracer_provider() -> Iterator[TracerProvider]:
 # --- Exporters
 
 
+def _json_file_exporter() -> type:
+    """OpenTelemetry's JSON-file span exporter (1.43 / 0.64b0 on), which a job may name by
+    entry point (``otlp_json_file``); older trains have none to reach into."""
+    module = pytest.importorskip("opentelemetry.exporter.otlp.json.file.trace_exporter")
+    exporter: type = module.FileSpanExporter
+    return exporter
+
+
 def test_file_exporter_stream_is_found_when_it_owns_it(tmp_path: Path):
     """A JSON-file exporter given a path exposes the file it opened, open, at that path."""
     path = tmp_path / "spans.jsonl"
-    exporter = FileSpanExporter(path)
+    exporter = _json_file_exporter()(path)
     try:
         stream = sdk_private.owned_file_stream(exporter)
         assert stream is not None
@@ -127,7 +134,7 @@ def test_file_exporter_stream_is_found_when_it_owns_it(tmp_path: Path):
 def test_file_exporter_stream_is_not_taken_when_given(tmp_path: Path):
     """A JSON-file exporter writing to a stream it was given has none of its own to disarm."""
     with (tmp_path / "given.jsonl").open("w") as given:
-        assert sdk_private.owned_file_stream(FileSpanExporter(stream=given)) is None
+        assert sdk_private.owned_file_stream(_json_file_exporter()(stream=given)) is None
 
 
 def test_otlp_exporters_keep_a_float_timeout_and_a_shutdown_event():
@@ -211,6 +218,48 @@ def test_metric_exporter_preferences_are_the_temporality_and_aggregation_maps():
     assert type(temporality) is dict
     assert temporality[Counter] is AggregationTemporality.DELTA
     assert aggregation == {Counter: last_value}
+
+
+@pytest.mark.parametrize(
+    ("preference", "counter", "up_down"),
+    [
+        (None, AggregationTemporality.CUMULATIVE, AggregationTemporality.CUMULATIVE),
+        ("delta", AggregationTemporality.DELTA, AggregationTemporality.CUMULATIVE),
+        ("LOWMEMORY", AggregationTemporality.DELTA, AggregationTemporality.CUMULATIVE),
+    ],
+)
+def test_otlp_metric_preferences_follow_the_temporality_variable(
+    monkeypatch: pytest.MonkeyPatch, preference, counter, up_down
+):
+    """The OTLP exporters' preferences, as their mixin reads
+    OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: a map per instrument class, delta
+    for counters where asked, cumulative otherwise; histograms explicit-bucket."""
+    variable = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"
+    if preference is None:
+        monkeypatch.delenv(variable, raising=False)
+    else:
+        monkeypatch.setenv(variable, preference)
+    temporality, aggregation = sdk_private.otlp_metric_preferences()
+    assert (temporality[Counter], temporality[UpDownCounter]) == (counter, up_down)
+    assert type(aggregation[Histogram]) is ExplicitBucketHistogramAggregation
+
+
+def test_otlp_log_encoder_builds_an_export_logs_request():
+    """The OTLP log encoder takes the SDK's emitted records and returns the protobuf
+    ExportLogsServiceRequest, one resource entry holding the record (on a train with the
+    logs interface otel_dynamo exports with)."""
+    pytest.importorskip("otel_dynamo._providers.log_export")
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    memory = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
+    provider.get_logger("canary").emit(body="hello")
+    request = sdk_private.otlp_log_encoder()(memory.get_finished_logs())
+    assert type(request) is ExportLogsServiceRequest
+    (resource_logs,) = request.resource_logs
+    assert resource_logs.scope_logs[0].log_records[0].body.string_value == "hello"
 
 
 # --- The SDK's log messages

@@ -13,11 +13,11 @@ import pytest
 import torch
 from _report_support import write_small
 from _spans import named
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_dynamo
 from otel_dynamo import names, report
+from otel_dynamo._providers.json_lines import JsonLinesSpanExporter
 
 
 def no_break(x):
@@ -146,7 +146,9 @@ def test_recompile_reasons_are_listed(provider, exporter):
 def test_files_and_in_memory_spans_give_the_same_summary(provider, exporter, tmp_path, capsys):
     """The same run read back from an OTLP/JSON Lines file yields an equal summary."""
     path = tmp_path / "traces.jsonl"
-    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path=str(path))))
+    provider.add_span_processor(
+        SimpleSpanProcessor(JsonLinesSpanExporter(path.open("a", encoding="utf-8")))
+    )
     from_memory = _traced_summary(provider, exporter, print_in_middle)
     provider.force_flush()
     assert report.explain(tmp_path) == from_memory

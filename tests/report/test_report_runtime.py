@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from _report_support import resource_attributes
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_dynamo import names
+from otel_dynamo._providers.json_lines import JsonLinesSpanExporter
 from otel_dynamo.report import load_telemetry, summarize
 from otel_dynamo.report.diff.compare import DEFAULT_MIN_CHANGE, MinChange, diff_summaries
 from otel_dynamo.report.diff.terminal import render_diff
@@ -25,7 +25,9 @@ SpanSpec = tuple[str, Mapping[str, Any], int]
 
 def _write(path: Path, spans: list[SpanSpec]) -> Path:
     provider = TracerProvider(resource=Resource.create(dict(resource_attributes())))
-    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path=path)))
+    provider.add_span_processor(
+        SimpleSpanProcessor(JsonLinesSpanExporter(path.open("a", encoding="utf-8")))
+    )
     tracer = provider.get_tracer(names.INSTRUMENTATION_NAME)
     start = 1_000_000_000
     for name, attributes, duration_ns in spans:

@@ -14,6 +14,8 @@ from otel_dynamo._config.fault_spec import FaultSpec, FaultSpecError, parse_faul
 from otel_dynamo._config.settings import ConfigError, load_settings
 from otel_dynamo._sources.aids import faults
 
+pytestmark = pytest.mark.otel_facing  # recorded as spans, log events and counters
+
 
 @pytest.fixture
 def signals():
