@@ -5,6 +5,10 @@ from the lower bounds of pyproject.toml's requirements (the one place the range 
 stated): the stable packages at the SDK's floor, the others at the instrumentation's.
 
     python .ci/otel_oldest_pins.py > constraints-oldest.txt
+    python .ci/otel_oldest_pins.py --test-tools   # the test extra's other requirements
+
+The test extra's OpenTelemetry packages (exporters some trains lack) are left out of
+``--test-tools``; the tests that need them skip where they are missing.
 """
 
 from __future__ import annotations
@@ -47,6 +51,13 @@ def floors() -> dict[str, str]:
     return found
 
 
+def test_tools() -> list[str]:
+    """The test extra's requirements that are not OpenTelemetry packages."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extra = project["optional-dependencies"]["test"]
+    return [requirement for requirement in extra if not requirement.startswith("opentelemetry-")]
+
+
 def pins() -> list[str]:
     bounds = floors()
     stable = bounds["opentelemetry-sdk"]
@@ -67,4 +78,5 @@ def pins() -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.stdout.write("\n".join(pins()) + "\n")
+    chosen = test_tools() if sys.argv[1:] == ["--test-tools"] else pins()
+    sys.stdout.write("\n".join(chosen) + "\n")

@@ -1,19 +1,16 @@
 """As a user would, with otel_dynamo installed from its wheel next to some torch.
 
-    python .ci/user_install_smoke.py [--expect-warning TEXT]
+    python .ci/user_install_smoke.py
 
 Runs a small training job (``tests/programs/compile_job.py``: a graph break, two steps,
 ``aot_eager``) from an empty directory with ``OTEL_DYNAMO_ENABLED=true`` and no other
 setting, so otel_dynamo comes from site-packages, not from this checkout. Passes when the
 job's files hold a frame compile, a graph, an AOT partition, forward and backward compile
-spans and forward and backward run spans, and the job printed no otel_dynamo warning
-(with ``--expect-warning TEXT``: exactly one, containing TEXT, as on an OpenTelemetry
-release train that lacks a piece; ``.ci/otel_oldest.sh``).
+spans and forward and backward run spans, and the job printed no otel_dynamo warning.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -48,9 +45,6 @@ def span_names(directory: Path) -> set[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--expect-warning", metavar="TEXT", help="the one warning expected")
-    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="otel-dynamo-user-") as directory:
         env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
         env.update(OTEL_DYNAMO_ENABLED="true", JOB_BACKEND="aot_eager")
@@ -76,13 +70,8 @@ def main() -> int:
     problems = []
     if job.returncode != 0:
         problems.append(f"the job exited {job.returncode}:\n{job.stderr[-3000:]}")
-    warnings = [line for line in job.stderr.splitlines() if "otel_dynamo:" in line]
-    expected = [] if args.expect_warning is None else [args.expect_warning]
-    if len(warnings) != len(expected) or not all(
-        text in line for text, line in zip(expected, warnings, strict=False)
-    ):
-        wanted = f"one warning with {args.expect_warning!r}" if expected else "no warning"
-        problems.append(f"otel_dynamo warned, {wanted} expected:\n{job.stderr[-3000:]}")
+    if "otel_dynamo:" in job.stderr:
+        problems.append(f"otel_dynamo warned:\n{job.stderr[-3000:]}")
     if missing := REQUIRED_SPANS - names:
         problems.append(f"no {', '.join(sorted(missing))} span (found {sorted(names)})")
     print(f"user install smoke ({where}): {'FAILED' if problems else 'passed'}")

@@ -41,7 +41,6 @@ from opentelemetry.trace import Link, Span, Status, StatusCode
 
 from otel_dynamo import names
 from otel_dynamo._providers.json_lines import JsonLinesSpanExporter
-from otel_dynamo._providers.log_export import JsonLinesLogExporter
 
 BASE_TIME_NS = 1_700_000_000_000_000_000
 """Start of every generated job (2023-11-14), so times in tests are exact."""
@@ -136,6 +135,8 @@ def write_logs(
     resource: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write one log record per attribute mapping (its event name under "event.name")."""
+    from otel_dynamo._providers.log_export import JsonLinesLogExporter  # 1.39's logs SDK on
+
     provider = LoggerProvider(resource=Resource.create(dict(resource or resource_attributes())))
     provider.add_log_record_processor(
         SimpleLogRecordProcessor(JsonLinesLogExporter(path.open("a", encoding="utf-8")))

@@ -6,7 +6,8 @@ from typing import Any
 
 import torch
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs import export as logs_export
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -14,6 +15,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_dynamo
+
+
+def in_memory_log_exporter() -> Any:
+    """The SDK's in-memory log exporter: ``InMemoryLogRecordExporter`` from 1.39,
+    ``InMemoryLogExporter`` on 1.38 (each finished record has ``log_record`` on both)."""
+    exporter_class = getattr(logs_export, "InMemoryLogRecordExporter", None)
+    return (exporter_class or logs_export.InMemoryLogExporter)()
 
 
 class Signals:
@@ -25,7 +33,7 @@ class Signals:
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
         self.reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
-        self.logs = InMemoryLogRecordExporter()
+        self.logs = in_memory_log_exporter()
         self.logger_provider = LoggerProvider()
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
 

@@ -87,14 +87,10 @@ def provider(exporter):
 
 @pytest.fixture
 def records():
-    """In-memory OpenTelemetry log records (what ``logger_provider`` exported); skips on a
-    release train whose logs SDK predates the interface otel_dynamo's log events are
-    exported with (1.38: no ``InMemoryLogRecordExporter``, no ``ReadableLogRecord``)."""
-    try:
-        from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter
-    except ImportError:
-        pytest.skip("this OpenTelemetry's logs SDK predates 1.39's interface: no log events")
-    return InMemoryLogRecordExporter()
+    """In-memory OpenTelemetry log records (what ``logger_provider`` exported)."""
+    from _telemetry_support import in_memory_log_exporter
+
+    return in_memory_log_exporter()
 
 
 @pytest.fixture

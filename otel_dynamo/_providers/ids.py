@@ -16,8 +16,6 @@ import weakref
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import INVALID_SPAN_ID, INVALID_TRACE_ID
 
-from otel_dynamo._providers import sdk_private
-
 SEED_BYTES = 32
 """Bytes of OS randomness each generator is seeded with."""
 
@@ -58,18 +56,20 @@ def _reseed_all_after_fork() -> None:
 os.register_at_fork(after_in_child=_reseed_all_after_fork)
 
 
-def isolate_ids(tracer_provider: object) -> bool:
-    """Give an SDK TracerProvider our generator if it uses the SDK's global-random one.
+def isolate_ids(holder: object) -> bool:
+    """Make an SDK TracerProvider's (or Tracer's) ids come from our generator where they
+    come from the SDK's global-random one.
 
-    Tracers the provider already handed out keep a reference to the old generator, so
-    they are switched too. Returns whether anything was replaced; any other provider
-    (a proxy, a no-op, a custom generator) is left alone.
+    A provider hands its generator object to every tracer it makes, so the draws of that
+    object are redirected in place (its ``generate_span_id`` and ``generate_trace_id``
+    become an IsolatedRandomIdGenerator's): tracers made before follow, on every release
+    train, without a list of them. Returns whether anything was redirected now; anything
+    else (a proxy, a no-op, a custom generator, one redirected already) is left alone.
     """
-    if type(getattr(tracer_provider, "id_generator", None)) is not RandomIdGenerator:
+    generator = getattr(holder, "id_generator", None)
+    if type(generator) is not RandomIdGenerator or "generate_span_id" in vars(generator):
         return False
-    generator = IsolatedRandomIdGenerator()
-    tracer_provider.id_generator = generator  # type: ignore[attr-defined]  # an SDK provider (checked)
-    for tracer in sdk_private.handed_out_tracers(tracer_provider):
-        if type(getattr(tracer, "id_generator", None)) is RandomIdGenerator:
-            tracer.id_generator = generator
+    isolated = IsolatedRandomIdGenerator()
+    generator.generate_span_id = isolated.generate_span_id  # type: ignore[method-assign]
+    generator.generate_trace_id = isolated.generate_trace_id  # type: ignore[method-assign]
     return True

@@ -1,25 +1,26 @@
 """The log signal of otel_dynamo's own providers: the safe log exporter, its bounded batch
-processor, and the redaction and size limit of each export.
+processor, the JSON Lines file writer, and the redaction and size limit of each export.
 
 Everything that names the SDK's logs classes is here, since the logs SDK is still
-experimental and its interface changed in OpenTelemetry 1.39 (``ReadableLogRecord``,
-``ReadWriteLogRecord``, ``LogRecordExporter``): ``setup`` imports this module only when a
-logger provider of ours is built, and on a release train without that interface it says
-so once and leaves log events off; traces and metrics are unaffected.
+experimental and renamed them in OpenTelemetry 1.39: what an exporter receives was
+``LogData`` (the record and its scope) and is ``ReadableLogRecord`` (the record, its
+resource, scope and limits); ``LogExporter`` and ``LogExportResult`` became
+``LogRecordExporter`` and ``LogRecordExportResult``; processors receive a
+``ReadWriteLogRecord``. The names below stand for the installed train's classes.
+``setup`` imports this module only when a logger provider of ours is built; should a
+later train rename them again, it says so once and exports no log events itself.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
-from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord, ReadWriteLogRecord
-from opentelemetry.sdk._logs.export import (
-    BatchLogRecordProcessor,
-    LogRecordExporter,
-    LogRecordExportResult,
-)
+import opentelemetry.sdk._logs as sdk_logs
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 
 from otel_dynamo._config.otel_env import BatchOptions
@@ -28,7 +29,26 @@ from otel_dynamo._providers.batch import Bounded
 from otel_dynamo._providers.export_health import RecordSink, quiet
 from otel_dynamo._providers.json_lines import LineWriter
 from otel_dynamo._providers.redacting import Redact, redacted_attributes, redacted_value
+from otel_dynamo._providers.resources import of_this_process
 from otel_dynamo._providers.safe_exporters import SafeExport, result_is
+
+if TYPE_CHECKING:  # typed as the newest train has them
+    from opentelemetry.sdk._logs import ReadableLogRecord, ReadWriteLogRecord
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+else:  # the installed train's: 1.39's names, else 1.38's (the same roles)
+    from opentelemetry.sdk._logs import export as _exports
+
+    ReadableLogRecord = getattr(sdk_logs, "ReadableLogRecord", None) or sdk_logs.LogData
+    ReadWriteLogRecord = getattr(sdk_logs, "ReadWriteLogRecord", None) or sdk_logs.LogData
+    LogRecordExporter = getattr(_exports, "LogRecordExporter", None) or _exports.LogExporter
+    LogRecordExportResult = (
+        getattr(_exports, "LogRecordExportResult", None) or _exports.LogExportResult
+    )
+
+RECORD_KEEPS_ITS_RESOURCE = hasattr(sdk_logs, "ReadableLogRecord")
+"""Whether an exported record carries resource and limits beside the SDK LogRecord (1.39
+on); 1.38's LogData holds the record (with its resource) and the scope only."""
+
 
 __all__ = [
     "MAX_EXPORT_TEXT",
@@ -75,24 +95,37 @@ def safe_logger_provider(
 def redacted_logs(
     batch: Sequence[ReadableLogRecord], redact: Redact
 ) -> Sequence[ReadableLogRecord]:
-    """``batch`` with every string of each record redacted; the same objects where
-    nothing was."""
-    return [_log(record, redact) for record in batch]
+    """``batch`` with every string of each record redacted and the resource naming this
+    process (``resources.of_this_process``); the same objects where nothing changed."""
+    pid = os.getpid()
+    return [_log(record, redact, pid) for record in batch]
 
 
-def _log(record: ReadableLogRecord, redact: Redact) -> ReadableLogRecord:
+def _log(record: ReadableLogRecord, redact: Redact, pid: int) -> ReadableLogRecord:
     log_record = record.log_record
     body = redacted_value(log_record.body, redact)
     attributes = redacted_attributes(log_record.attributes, redact)
-    if attributes is None and body == log_record.body:
+    # 1.38's SDK LogRecord holds the resource; from 1.39 the exported record does
+    held: Resource | None = (
+        record.resource if RECORD_KEEPS_ITS_RESOURCE else getattr(log_record, "resource", None)
+    )
+    resource = held if held is None else of_this_process(held, pid)
+    if attributes is None and body == log_record.body and resource is held:
         return record
     shown = copy.copy(log_record)
     shown.body = body
     if attributes is not None:
         shown.attributes = attributes
+    if not RECORD_KEEPS_ITS_RESOURCE:  # 1.38: LogData holds the record and its scope
+        sdk_record: Any = shown
+        sdk_record.resource = resource
+        log_data: Any = copy.copy(record)  # its __init__ warns that LogData is deprecated
+        log_data.log_record = shown
+        built: ReadableLogRecord = log_data
+        return built
     return ReadableLogRecord(
         shown,
-        resource=record.resource,
+        resource=record.resource if resource is None else resource,
         instrumentation_scope=record.instrumentation_scope,
         limits=record.limits,
     )

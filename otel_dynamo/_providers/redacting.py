@@ -6,11 +6,14 @@ with nothing to redact is exported as it is (no copy)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status
+
+from otel_dynamo._providers.resources import of_this_process
 
 Redact = Callable[[str], str]
 
@@ -42,22 +45,30 @@ def redacted_attributes(
 
 
 def redacted_spans(spans: Sequence[ReadableSpan], redact: Redact) -> Sequence[ReadableSpan]:
-    """``spans`` with every string redacted; the same objects where nothing was."""
-    return [_span(span, redact) for span in spans]
+    """``spans`` with every string redacted and the resource naming this process
+    (``resources.of_this_process``); the same objects where nothing changed."""
+    pid = os.getpid()
+    return [_span(span, redact, pid) for span in spans]
 
 
-def _span(span: ReadableSpan, redact: Redact) -> ReadableSpan:
+def _span(span: ReadableSpan, redact: Redact, pid: int) -> ReadableSpan:
     attributes = redacted_attributes(span.attributes, redact)
     events = [(event, redacted_attributes(event.attributes, redact)) for event in span.events]
     description = span.status.description
     shown = redact(description) if description else description
-    if attributes is None and all(found is None for _, found in events) and shown == description:
+    resource = span.resource if span.resource is None else of_this_process(span.resource, pid)
+    if (
+        attributes is None
+        and all(found is None for _, found in events)
+        and shown == description
+        and resource is span.resource
+    ):
         return span
     return ReadableSpan(
         name=span.name,
         context=span.context,
         parent=span.parent,
-        resource=span.resource,
+        resource=resource,
         attributes=attributes if attributes is not None else span.attributes,
         events=[
             event if found is None else Event(event.name, found, event.timestamp)

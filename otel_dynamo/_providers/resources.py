@@ -98,6 +98,17 @@ def detected_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
     return attributes
 
 
+def of_this_process(resource: Resource, pid: int) -> Resource:
+    """``resource`` with ``process.pid`` set to ``pid`` where it names another process:
+    what a forked child exports where the SDK cannot update its providers' resource after
+    the fork (1.38: no ``_update_resource``); where it can, or in the parent, the same
+    object."""
+    named = resource.attributes.get(PROCESS_PID)
+    if named is None or named == pid:
+        return resource
+    return resource.merge(Resource({PROCESS_PID: pid}))
+
+
 class TorchrunResourceDetector(ResourceDetector):
     """The torchrun rank, local rank, world size, node rank and run id of this process,
     from the variables torchrun sets. Registered as the ``opentelemetry_resource_detector``

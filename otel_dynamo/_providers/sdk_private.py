@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import IO, Any
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "api_placeholder_provider_types",
     "exporter_preferences",
     "fill_bounded_attributes",
-    "handed_out_tracers",
     "hurry_otlp_exporter",
     "keep_only_otlp_headers",
     "meter_provider_resource",
@@ -94,8 +93,9 @@ _OTLP_SHUTDOWN_EVENTS = ("_shutdown_in_progress", "_shutdown_event")
 def hurry_otlp_exporter(exporter: object, remaining_s: float) -> None:
     """Cap an OTLP exporter's per-export deadline at ``remaining_s`` and end its retries.
 
-    Writes ``_timeout`` and sets the ``_shutdown_in_progress`` event (gRPC exporters) or the
-    same two on their ``_client`` (HTTP: ``_shutdown_event``), which cuts a retry backoff
+    Writes ``_timeout`` and sets the ``_shutdown_in_progress`` event (gRPC exporters, and
+    HTTP on 1.38) or the same two on their ``_client`` (HTTP from 1.39:
+    ``_shutdown_event``), which cuts a retry backoff
     short. Used at exit, when the job must end within its shutdown budget: the exporters'
     ``shutdown`` waits for a running export (up to its full timeout with retries), and no
     public API shortens an export already under way. Other exporters are left as they are.
@@ -120,19 +120,27 @@ def keep_only_otlp_headers(
 
     The OTLP exporters read ``OTEL_EXPORTER_OTLP_*HEADERS`` from ``os.environ`` even when
     given headers: gRPC when given none (its metadata, ``_headers``, is set to
-    ``headers``), HTTP always, merging them under the ones given (the keys in
-    ``read_by_the_exporter`` that ``headers`` lacks are taken out of ``_client._headers``).
-    The configuration otel_dynamo parsed may not be ``os.environ``, and hiding the variables
-    while an exporter is built would change the environment every thread sees: no public
-    parameter says "these headers, and no others".
+    ``headers``); HTTP from 1.39 always, merging them under the ones given into
+    ``_client._headers``; HTTP on 1.38 when given none, into ``_headers`` and its requests
+    session's ``_session.headers``. From each such map the keys in ``read_by_the_exporter``
+    that ``headers`` lacks are taken out (the exporter's own content type and user agent
+    stay). The configuration otel_dynamo parsed may not be ``os.environ``, and hiding the
+    variables while an exporter is built would change the environment every thread sees:
+    no public parameter says "these headers, and no others".
     """
     if isinstance(getattr(exporter, "_headers", None), tuple):  # gRPC
         exporter._headers = tuple(headers)  # type: ignore[attr-defined]
         return
-    sent = getattr(getattr(exporter, "_client", None), "_headers", None)
-    if isinstance(sent, dict):  # HTTP, protobuf and JSON
-        for key in set(read_by_the_exporter) - {key for key, _ in headers}:
-            sent.pop(key, None)
+    maps = (
+        getattr(getattr(exporter, "_client", None), "_headers", None),  # HTTP, 1.39 on
+        getattr(exporter, "_headers", None),  # HTTP, 1.38
+        getattr(getattr(exporter, "_session", None), "headers", None),
+    )
+    unwanted = set(read_by_the_exporter) - {key for key, _ in headers}
+    for sent in maps:
+        if isinstance(sent, MutableMapping):
+            for key in unwanted:
+                sent.pop(key, None)
 
 
 def otlp_metric_preferences() -> tuple[dict[type, Any], dict[type, Any]]:
@@ -211,14 +219,6 @@ def meter_provider_resource(provider: object) -> object | None:
     return getattr(getattr(provider, "_sdk_config", None), "resource", None)
 
 
-def handed_out_tracers(tracer_provider: object) -> list[Any]:
-    """The tracers an SDK TracerProvider has handed out (``_tracers``), to switch their id
-    generator along with the provider's: a tracer copies it when made, and the provider
-    keeps no public list of them."""
-    tracers = getattr(tracer_provider, "_tracers", None)
-    return list(tracers.values()) if isinstance(tracers, Mapping) else []
-
-
 def api_placeholder_provider_types() -> tuple[type, ...]:
     """The API's proxy classes that stand for "no provider set yet": the meter proxy
     (``opentelemetry.metrics._internal._ProxyMeterProvider``) and the logger proxy
@@ -271,7 +271,8 @@ def renew_locks(holder: object) -> None:
 
 # --- Tracers and spans (the lean run-span path, otel_dynamo/_recording/run_spans.py)
 
-_LEAN_TRACER_FIELDS = ("_span_limits", "_instrumentation_scope", "_tracer_metrics", "_is_enabled")
+_LEAN_TRACER_FIELDS = ("_span_limits", "_instrumentation_scope")
+"""What every train's SDK Tracer has; ``_is_enabled`` and ``_tracer_metrics`` came in 1.39."""
 
 
 def tracer_fields_present(tracer: object) -> bool:
@@ -296,18 +297,26 @@ def tracer_scope(tracer: object) -> Any:
     return tracer._instrumentation_scope  # type: ignore[attr-defined]
 
 
+def _always_enabled() -> bool:
+    return True
+
+
 def tracer_enabled_check(tracer: object) -> Callable[[], bool]:
     """An SDK Tracer's ``_is_enabled``: whether its provider is shut down or disabled.
-    ``start_span`` asks it first; no public method answers it."""
-    check: Callable[[], bool] = tracer._is_enabled  # type: ignore[attr-defined]
+    ``start_span`` asks it first; no public method answers it. A tracer without one
+    (1.38, whose ``start_span`` asks nothing) is always enabled."""
+    check: Callable[[], bool] = getattr(tracer, "_is_enabled", _always_enabled)
     return check
 
 
-def tracer_span_metrics_starter(tracer: object) -> Callable[..., Any]:
+def tracer_span_metrics_starter(tracer: object) -> Callable[..., Any] | None:
     """An SDK Tracer's ``_tracer_metrics.start_span(parent, decision)``, which counts a
     started span and returns what counts its end (a span's ``_record_end_metrics``).
-    The SDK's self-metrics have no public entry."""
-    start: Callable[..., Any] = tracer._tracer_metrics.start_span  # type: ignore[attr-defined]
+    The SDK's self-metrics have no public entry; a tracer without them (1.38): None."""
+    tracer_metrics = getattr(tracer, "_tracer_metrics", None)
+    if tracer_metrics is None:
+        return None
+    start: Callable[..., Any] = tracer_metrics.start_span
     return start
 
 

@@ -88,9 +88,10 @@ NO_JOB_RESOURCE: Resource | None = None
 """``setup_providers``'s default: our resource alone."""
 
 LOGS_INTERFACE_MISSING = (
-    "otel_dynamo: the installed OpenTelemetry SDK (%s) lacks the logs interface that "
-    "otel_dynamo's log events are exported with (ReadableLogRecord, from OpenTelemetry "
-    "1.39): log events are off; traces and metrics are on (%s)"
+    "otel_dynamo: the installed OpenTelemetry SDK (%s) has not the logs interface that "
+    "otel_dynamo's own log exporters are written for (that of 1.38, or of 1.39 on): "
+    "otel_dynamo exports no log events itself (a logger provider the job sets up still "
+    "receives them); traces and metrics are on (%s)"
 )
 """Said once per process where the logs SDK is older than ``log_export`` needs."""
 
@@ -460,7 +461,7 @@ def _logs_interface_present() -> bool:
     global _said_logs_missing
     try:
         import otel_dynamo._providers.log_export  # noqa: F401
-    except ImportError as error:
+    except (ImportError, AttributeError) as error:
         if not _said_logs_missing:
             _said_logs_missing = True
             _log.warning(LOGS_INTERFACE_MISSING, _sdk_version(), error)

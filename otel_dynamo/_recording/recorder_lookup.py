@@ -56,7 +56,7 @@ def tracer_for(tracer_provider: trace.TracerProvider | None) -> trace.Tracer:
     tracer = provider.get_tracer(
         names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL
     )
-    isolate_ids(tracer)  # a tracer cached before our provider change keeps its own generator
+    isolate_ids(tracer)  # a tracer given another provider's generator by a custom provider
     return SafeTracer(tracer)
 
 

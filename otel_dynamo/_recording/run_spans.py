@@ -35,6 +35,8 @@ from otel_dynamo._recording.boundary import SafeTracer, report_internal_error
 
 _UNSET_STATUS = Status(StatusCode.UNSET)
 _PROBE_CONTEXT = SpanContext(trace_id=1, span_id=1, is_remote=False)
+_RANDOM_FLAG: int | None = getattr(TraceFlags, "RANDOM_TRACE_ID", None)
+"""The trace flag for a random trace id, where the installed API has it (1.39 on)."""
 
 _ParentKind = tuple[bool, bool] | None
 """What static samplers decide on: no parent, or the parent's remote and sampled flags."""
@@ -111,9 +113,11 @@ class LeanRunSpans:
         }
 
     def field_names(self) -> set[str]:
-        """Every instance field a lean span gets."""
+        """Every instance field a lean span gets (the end of span metrics where the SDK
+        counts its spans: 1.39 on)."""
         per_span = {"_name", "_context", "_parent", "_resource", "_attributes", "_events"}
-        return {*self._fixed_fields, *per_span, "_links", "_lock", "_record_end_metrics"}
+        counted = set() if self._start_span_metrics is None else {"_record_end_metrics"}
+        return {*self._fixed_fields, *per_span, "_links", "_lock", *counted}
 
     def parts(
         self, name: str, attributes: Mapping[str, Any], link: SpanContext | None
@@ -147,11 +151,13 @@ class LeanRunSpans:
             return trace.NonRecordingSpan(current)
         parent = current if current.is_valid else None
         context, decision = self._sampled_context(parent, parts)
-        record_end_metrics = self._start_span_metrics(parent, decision)
+        start_metrics = self._start_span_metrics
+        record_end_metrics = None if start_metrics is None else start_metrics(parent, decision)
         if not decision.is_recording():  # type: ignore[no-untyped-call]  # untyped in the SDK
             return trace.NonRecordingSpan(context)
         span = self._build(parts, index, context, parent)
-        span._record_end_metrics = record_end_metrics
+        if start_metrics is not None:
+            span._record_end_metrics = record_end_metrics
         return _started(span)
 
     def _sampled_context(
@@ -162,9 +168,10 @@ class LeanRunSpans:
         decision, trace_state = self._sample(parent, trace_id, parts)
         sampled = decision.is_sampled()  # type: ignore[no-untyped-call]  # untyped in the SDK
         flags = TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT
-        random_id = parent.trace_flags.random_trace_id if parent else ids.is_trace_id_random()
-        if random_id:
-            flags |= TraceFlags.RANDOM_TRACE_ID
+        if _RANDOM_FLAG is not None:  # W3C's random trace-id flag, set by the SDK from 1.39
+            random_id = parent.trace_flags.random_trace_id if parent else ids.is_trace_id_random()
+            if random_id:
+                flags |= _RANDOM_FLAG
         span_id = ids.generate_span_id()
         return SpanContext(trace_id, span_id, False, TraceFlags(flags), trace_state), decision
 

@@ -9,8 +9,9 @@ import threading
 import time
 
 from _export_support import REPO_ROOT, wait_until
+from _telemetry_support import in_memory_log_exporter
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_dynamo import names
@@ -76,7 +77,7 @@ def test_compile_ending_before_threshold_emits_nothing():
 
 def test_event_carries_the_compile_span_context():
     """With span=, the log record's trace ids are the compile span's."""
-    records = InMemoryLogRecordExporter()
+    records = in_memory_log_exporter()
     provider = LoggerProvider(shutdown_on_exit=False)
     provider.add_log_record_processor(SimpleLogRecordProcessor(records))
     span = TracerProvider(shutdown_on_exit=False).get_tracer("t").start_span("frame")

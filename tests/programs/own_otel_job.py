@@ -22,7 +22,8 @@ import json
 import torch
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs import export as logs_export
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.resources import Resource
@@ -66,7 +67,9 @@ def main() -> None:
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
     reader = InMemoryMetricReader()
-    records = InMemoryLogRecordExporter()
+    # the in-memory exporter's name from 1.39; 1.38's before
+    exporter_class = getattr(logs_export, "InMemoryLogRecordExporter", None)
+    records = (exporter_class or logs_export.InMemoryLogExporter)()
     if args.own == "passed-tracer":
         otel_dynamo.instrument(tracer_provider=tracer_provider)
     else:

@@ -8,7 +8,13 @@ import shutil
 import time
 
 import pytest
-from _export_support import BlackHole, clear_otel_environ, free_port, wait_until
+from _export_support import (
+    BlackHole,
+    clear_otel_environ,
+    free_port,
+    sdk_warns_of_a_full_queue,
+    wait_until,
+)
 
 from otel_dynamo._config import settings
 from otel_dynamo._config.settings import Settings
@@ -128,6 +134,10 @@ def test_span_processor_force_flush_accepts_none_as_the_sdk_does():
         processor.shutdown()
 
 
+@pytest.mark.skipif(
+    not sdk_warns_of_a_full_queue(),
+    reason="this SDK's batch processor drops without a word (1.38): no drop is reported",
+)
 def test_span_queue_never_exceeds_its_bound_and_drops_are_one_warning(tmp_path, caplog):
     """With the exporter stuck, the queue stays at OTEL_BSP_MAX_QUEUE_SIZE; one warning."""
     with BlackHole() as hole:

@@ -45,13 +45,26 @@ def test_isolated_generator_reports_random_trace_ids():
     assert IsolatedRandomIdGenerator().is_trace_id_random() is True
 
 
-def test_isolate_ids_replaces_sdk_generator_in_provider_and_tracers():
-    """isolate_ids swaps the provider's and already-created tracers' generator."""
+def test_isolate_ids_redirects_the_generator_of_the_provider_and_its_tracers():
+    """After isolate_ids, a tracer made before draws span ids that a restore of the global
+    random state cannot repeat, through the same generator object as its provider's."""
     provider = TracerProvider(shutdown_on_exit=False)
     tracer = provider.get_tracer("early")
     assert isolate_ids(provider) is True
-    assert type(provider.id_generator) is IsolatedRandomIdGenerator
     assert tracer.id_generator is provider.id_generator
+    state = random.getstate()
+    first = tracer.id_generator.generate_span_id()
+    random.setstate(state)
+    assert tracer.id_generator.generate_span_id() != first
+
+
+def test_isolate_ids_redirects_once():
+    """A second call finds the generator redirected already and changes nothing."""
+    provider = TracerProvider(shutdown_on_exit=False)
+    assert isolate_ids(provider) is True
+    draw = provider.id_generator.generate_span_id
+    assert isolate_ids(provider) is False
+    assert provider.id_generator.generate_span_id == draw
 
 
 def test_isolate_ids_leaves_custom_generator_alone():

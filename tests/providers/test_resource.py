@@ -196,16 +196,37 @@ def test_host_and_process_attributes(monkeypatch):
 
 
 def test_sdk_attributes_are_kept(monkeypatch):
-    """Resource.create's own attributes (SDK name, language, service instance) are present."""
+    """Resource.create's own attributes (SDK name and language, and the service instance
+    where the installed SDK makes one: 1.39 on) are present."""
+    from opentelemetry.sdk.resources import Resource
+
     attributes = _resource_with(monkeypatch)
     assert (attributes["telemetry.sdk.name"], attributes["telemetry.sdk.language"]) == (
         "opentelemetry",
         "python",
     )
-    assert isinstance(attributes["service.instance.id"], str)
+    sdk_made = Resource.create({}).attributes
+    assert set(sdk_made) - {"service.name"} <= set(attributes)
+    if "service.instance.id" in sdk_made:
+        assert isinstance(attributes["service.instance.id"], str)
 
 
 def test_user_attribute_overrides_detected_one(monkeypatch):
     """OTEL_RESOURCE_ATTRIBUTES takes precedence over what we detect (e.g. host.name)."""
     attributes = _resource_with(monkeypatch, OTEL_RESOURCE_ATTRIBUTES="host.name=node-7")
     assert attributes["host.name"] == "node-7"
+
+
+def test_a_resource_of_another_process_is_given_this_ones_pid():
+    """of_this_process: a resource naming another pid gets this one, its other attributes
+    kept; one naming this pid, or none, is returned as the same object."""
+    from opentelemetry.sdk.resources import Resource
+
+    from otel_dynamo._providers.resources import PROCESS_PID, of_this_process
+
+    parents = Resource({PROCESS_PID: 100, "service.name": "job"})
+    childs = of_this_process(parents, 101)
+    assert dict(childs.attributes) == {PROCESS_PID: 101, "service.name": "job"}
+    assert of_this_process(childs, 101) is childs
+    unnamed = Resource({"service.name": "job"})
+    assert of_this_process(unnamed, 101) is unnamed

@@ -13,8 +13,9 @@ from collections import Counter
 import pytest
 import torch
 import wrapt
+from _telemetry_support import in_memory_log_exporter
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.trace import StatusCode
@@ -78,7 +79,7 @@ class Telemetry:
 @pytest.fixture
 def instrumented(exporter, provider):
     """A factory: instrument_export with in-memory spans, metrics and logs; undone after."""
-    reader, records = InMemoryMetricReader(), InMemoryLogRecordExporter()
+    reader, records = InMemoryMetricReader(), in_memory_log_exporter()
     logger_provider = LoggerProvider(shutdown_on_exit=False)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(records))
     meter_provider = MeterProvider(metric_readers=[reader], shutdown_on_exit=False)
