@@ -9,14 +9,16 @@ from __future__ import annotations
 from otel_dynamo.version import __version__
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing stays unimported: otel_dynamo.pth imports this at every start
+if TYPE_CHECKING:  # annotations only: importing the package stays this module and version
     from collections.abc import Callable
     from typing import Any
 
     from opentelemetry._logs import LoggerProvider
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
+    from typing_extensions import Unpack
 
+    from otel_dynamo._config.options import BackendOptions
     from otel_dynamo._config.settings import ConfigError
 
 __all__ = [
@@ -36,7 +38,7 @@ def traced(
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
     logger_provider: LoggerProvider | None = None,
-    **options: Any,
+    **options: Unpack[BackendOptions],
 ) -> Callable[..., Any]:
     """A Dynamo backend that traces ``backend`` (a registered name or a compiler callable).
 
@@ -45,12 +47,14 @@ def traced(
     application set one up, else otel_dynamo's own (built from the environment, with the
     given providers' resource).
 
-    Options override the OTEL_DYNAMO_* environment for this backend: ``run_spans``
-    ("off", "all", "auto", "first:N"), ``capture``, ``max_attribute_length``,
-    ``max_list_length``, ``top_ops``, and (issue 5) ``fault`` (a fault spec),
-    ``accuracy`` (True/"forward"/"backward"), ``repro_dir``, ``repro_on``. An unknown
-    backend name raises torch's
-    ``InvalidBackend`` here, at wrap time.
+    Options (keyword-only, typed by ``BackendOptions`` in ``otel_dynamo._config.options``)
+    override the OTEL_DYNAMO_* environment for this backend: ``run_spans`` ("off",
+    "all", "auto", "first:N"), ``capture``, ``max_attribute_length``,
+    ``max_list_length``, ``max_graph_text_length``, ``top_ops``, ``fault`` (a fault
+    spec), ``accuracy`` (True/"forward"/"backward"), ``repro_dir``, ``repro_on``. A bad
+    value raises ConfigError naming the option, the value and what is accepted; an
+    unknown option, TypeError. An unknown backend name raises torch's ``InvalidBackend``
+    here, at wrap time.
     """
     from otel_dynamo._enablement import traced
 
@@ -68,7 +72,7 @@ def instrument(
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
     logger_provider: LoggerProvider | None = None,
-    **options: Any,
+    **options: Unpack[BackendOptions],
 ) -> None:
     """Trace every ``torch.compile`` / ``nn.Module.compile`` in this process, any backend,
     and ``torch.export`` (as :func:`instrument_export` does).
@@ -104,7 +108,7 @@ def instrument_export(
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
     logger_provider: LoggerProvider | None = None,
-    **options: Any,
+    **options: Unpack[BackendOptions],
 ) -> None:
     """Trace ``torch.export`` only: ``torch.export.export`` and
     ``ExportedProgram.run_decompositions`` calls become spans, and runs of

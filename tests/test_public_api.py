@@ -36,3 +36,45 @@ def test_config_error_is_the_error_a_bad_option_raises():
 
     with pytest.raises(otel_dynamo.ConfigError, match="run_spans"):
         otel_dynamo.traced("eager", run_spans="sometimes")
+
+
+PROVIDERS = ("tracer_provider", "meter_provider", "logger_provider")
+
+
+@pytest.mark.parametrize("name", ["traced", "instrument", "instrument_export"])
+def test_options_are_keyword_only_and_typed_by_backend_options(name):
+    """Each way in takes its providers keyword-only and its options as
+    ``**options: Unpack[BackendOptions]``, nothing else but ``traced``'s backend."""
+    import inspect
+
+    parameters = inspect.signature(getattr(otel_dynamo, name)).parameters
+    kinds = {key: parameter.kind for key, parameter in parameters.items()}
+    assert [key for key in kinds if key not in ("backend", "options")] == list(PROVIDERS)
+    assert all(kinds[key] is inspect.Parameter.KEYWORD_ONLY for key in PROVIDERS)
+    assert kinds["options"] is inspect.Parameter.VAR_KEYWORD
+    assert parameters["options"].annotation == "Unpack[BackendOptions]"
+
+
+def test_every_option_is_a_settings_field_named_in_the_docstring_and_the_docs():
+    """BackendOptions' names are Settings fields, and traced()'s docstring and
+    docs/python-api.md name every one."""
+    import dataclasses
+
+    from otel_dynamo._config.options import OPTION_NAMES
+    from otel_dynamo._config.settings import Settings
+
+    assert {field.name for field in dataclasses.fields(Settings)} >= OPTION_NAMES
+    docs = (Path(__file__).parents[1] / "docs" / "python-api.md").read_text(encoding="utf-8")
+    for option in sorted(OPTION_NAMES):
+        assert f"``{option}``" in (otel_dynamo.traced.__doc__ or ""), option
+        assert f"`{option}`" in docs, option
+
+
+def test_an_unknown_option_is_a_type_error_listing_the_accepted():
+    """traced(unknown_option=1) raises TypeError naming it and every accepted option."""
+    from otel_dynamo._config.options import OPTION_NAMES
+
+    with pytest.raises(TypeError) as raised:
+        otel_dynamo.traced("eager", no_such_option=1)  # type: ignore[call-arg]
+    assert "no_such_option" in str(raised.value)
+    assert all(option in str(raised.value) for option in OPTION_NAMES)

@@ -15,11 +15,11 @@ import threading
 import weakref
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import _logs, metrics, trace
 
-from otel_dynamo._config.options import apply_options
+from otel_dynamo._config.options import BackendOptions, apply_options
 from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._enablement import import_hooks, torch_export_switch
@@ -27,6 +27,9 @@ from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, ex
 from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._sources import patching
 from otel_dynamo._sources.backend_registry import TWIN_PREFIX
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 DYNAMO_MODULE = "torch._dynamo"
 DEFAULT_BACKEND = "inductor"
@@ -155,7 +158,7 @@ def instrument(
     meter_provider: metrics.MeterProvider | None = None,
     logger_provider: _logs.LoggerProvider | None = None,
     settings: Settings | None = None,
-    **options: Any,
+    **options: Unpack[BackendOptions],
 ) -> None:
     """Trace every torch.compile and torch.export in this process from now on (idempotent)."""
     global _current
@@ -189,7 +192,7 @@ def instrument_export(
     meter_provider: metrics.MeterProvider | None = None,
     logger_provider: _logs.LoggerProvider | None = None,
     settings: Settings | None = None,
-    **options: Any,
+    **options: Unpack[BackendOptions],
 ) -> None:
     """Trace torch.export only (export, run_decompositions, exported-program runs)."""
     settings = apply_options(settings or load_settings(), options)

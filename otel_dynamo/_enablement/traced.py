@@ -7,7 +7,7 @@ from typing import Any
 
 from opentelemetry import _logs, metrics, trace
 
-from otel_dynamo._config.options import apply_options
+from otel_dynamo._config.options import BackendOptions, apply_options
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
 from otel_dynamo._recording.recorder_lookup import RecorderLookup
@@ -20,7 +20,7 @@ def traced_backend(
     tracer_provider: trace.TracerProvider | None,
     meter_provider: metrics.MeterProvider | None = None,
     logger_provider: _logs.LoggerProvider | None = None,
-    options: dict[str, Any],
+    options: BackendOptions,
 ) -> TracedBackend:
     """``traced()``: the given providers; for those not given the global ones the job set
     up, else otel_dynamo's own."""
