@@ -19,6 +19,11 @@ from pathlib import Path
 
 from generated_files import write_or_check  # docs/, the script's folder
 
+ROOT_DIR = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT_DIR))
+
+from otel_dynamo import names  # noqa: E402  (METRIC_INSTRUMENTS: each metric's kind and unit)
+
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ROOT / "otel_dynamo" / "names.py"
 OUTPUT = ROOT / "docs" / "names.md"
@@ -137,6 +142,9 @@ def render(source: str) -> str:
             lines += [f"## {heading}", "", "| constant | value | meaning |", "|---|---|---|"]
         for constant in groups.get(group, ()):
             value, doc = documented[constant]
+            instrument = names.METRIC_INSTRUMENTS.get(value) if group == "metrics" else None
+            if instrument is not None:
+                doc = f"{instrument.kind.capitalize()}, unit ``{instrument.unit}``. {doc}"
             meaning = doc.replace("``", "`").replace("|", r"\|")
             lines.append(f"| `{constant}` | `{value}` | {meaning} |")
         following = [h for g, h in SECTIONS[SECTIONS.index((group, heading)) + 1 :]]

@@ -7,6 +7,8 @@ each one is documented and that nothing downstream uses a name that is not here.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 # Kept by docs/generate_names.py: every string constant below, in its group; a new one
 # joins the group of the constant defined before it.
 __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
@@ -876,73 +878,72 @@ in 1.33.0; ``error.type``, ``exception.*``)."""
 # torch_compile_compile_duration_seconds and counters into *_total.
 
 METRIC_COMPILES = "torch.compile.compiles"
-"""Counter of frame compiles, by torch.compile.backend and torch.compile.outcome. Unit {compile}."""
+"""Frame compiles, by torch.compile.backend and torch.compile.outcome."""
 
 METRIC_COMPILE_DURATION = "torch.compile.compile.duration"
-"""Histogram of compile wall time, by backend, outcome and ``torch.compile.compile.kind``
-(frame compiles and lazy backward compiles). Unit s."""
+"""Compile wall time, by backend, outcome and ``torch.compile.compile.kind`` (frame
+compiles and lazy backward compiles)."""
 
 METRIC_COMPILE_TIME = "torch.compile.time"
-"""Histogram of a compile's seconds per category (``torch.compile.time.category``), by backend
-and ``torch.compile.compile.kind``; per compile the categories add up to its duration. Unit s."""
+"""A compile's seconds per category (``torch.compile.time.category``), by backend and
+``torch.compile.compile.kind``; per compile the categories add up to its duration."""
 
 METRIC_GRAPHS = "torch.compile.graphs"
-"""Counter of graphs handed to the backend, by backend. Unit {graph}."""
+"""Graphs handed to the backend, by backend."""
 
 METRIC_GRAPH_BREAKS = "torch.compile.graph_breaks"
-"""Counter of graph breaks, by torch.compile.graph_break.kind. Unit {break}."""
+"""Graph breaks, by torch.compile.graph_break.kind."""
 
 METRIC_RECOMPILES = "torch.compile.recompiles"
-"""Counter of recompiles (frame compiles after the first of a code object). Unit {recompile}."""
+"""Recompiles (frame compiles after the first of a code object)."""
 
 METRIC_GUARDS = "torch.compile.guards.per_frame"
-"""Histogram of guards installed per frame compile. Unit {guard}."""
+"""Guards installed per frame compile."""
 
 METRIC_CACHE_ENTRIES = "torch.compile.frame.cache_entries"
-"""Histogram of the cache entries a frame compile found for its code (0: first compile;
-the recompile limit, 8 by default, refuses the compile that would add a 9th), by backend.
-Unit {entry}."""
+"""The cache entries a frame compile found for its code (0: first compile; the recompile
+limit, 8 by default, refuses the compile that would add a 9th), by backend."""
 
 METRIC_RUNS = "torch.compile.runs"
-"""Counter of compiled-graph executions (all runs, sampled or not), by run kind. Unit {run}."""
+"""Compiled-graph executions (all runs, sampled or not), by run kind."""
 
 METRIC_RUN_DURATION = "torch.compile.run.duration"
-"""Histogram of host-side duration of recorded compiled runs, by kind. Unit s."""
+"""Host-side duration of recorded compiled runs, by kind."""
 
 METRIC_RUN_DEVICE_DURATION = "torch.compile.run.device.duration"
-"""Histogram of the device time of timed runs (CUDA events around the call, resolved
-without a sync), by run kind, backend, device and compile id (past
-``MAX_DEVICE_TIME_COMPILE_IDS`` compile ids, "other"). Unit s."""
+"""The device time of timed runs (CUDA events around the call, resolved without a sync), by
+run kind, backend, device and compile id (past ``MAX_DEVICE_TIME_COMPILE_IDS`` compile
+ids, "other")."""
 
 METRIC_RUN_DEVICE_DROPPED = "torch.compile.run.device.dropped"
-"""Counter of runs that were to be timed on the device but got no device time, by
-torch.compile.run.device.drop_reason. Unit {run}."""
+"""Runs that were to be timed on the device but got no device time, by
+torch.compile.run.device.drop_reason."""
 
 METRIC_CUDAGRAPH_GRAPHS = "torch.compile.cudagraph.graphs"
-"""Counter of CUDA-graph decisions on compiled graphs, by decision and skip category
-(skips decided at a run count too). Unit {graph}."""
+"""CUDA-graph decisions on compiled graphs, by decision and skip category (skips decided at
+a run count too)."""
 
 METRIC_CACHE_LOOKUPS = "torch.compile.cache.lookups"
-"""Counter of compile cache lookups, by cache (inductor_fx, aot_autograd) and state
-(hit, miss, bypass). Unit {lookup}."""
+"""Compile cache lookups, by cache (inductor_fx, aot_autograd) and state (hit, miss,
+bypass)."""
 
 METRIC_VARIANT_CALLS = "torch.compile.variant.calls"
-"""Counter of the calls each compiled variant served (a variant is one cache entry of a
-frame: one compile id; observed when the reader collects), by torch.compile.id and
+"""The calls each compiled variant served (a variant is one cache entry of a frame: one
+compile id; observed when the reader collects), by torch.compile.id and
 torch.compile.run.kind; the first ``MAX_VARIANT_SERIES`` compile ids of a process get a
-series each, later ones share "other". Unit {call}."""
+series each, later ones share "other"."""
 
 METRIC_FAILURES = "torch.compile.failures"
-"""Counter of compile and run failures, by torch.compile.stage and error.type. Unit {failure}."""
+"""Compile and run failures, by torch.compile.stage and error.type."""
 
 METRIC_FAULTS = "torch.compile.faults"
-"""Counter of injected faults, by torch.compile.fault.kind. Unit {fault}."""
+"""Injected faults, by torch.compile.fault.kind."""
 
 METRIC_EXPORTS = "torch.export.exports"
-"""Counter of torch.export calls, by torch.export.operation and outcome. Unit {export}."""
+"""Torch.export calls, by torch.export.operation and outcome."""
 
 METRIC_EXPORT_DURATION = "torch.export.duration"
-"""Histogram of torch.export call wall time, by operation and outcome. Unit s."""
+"""Torch.export call wall time, by operation and outcome."""
 
 ATTR_STAGE = "torch.compile.stage"
 """Metric/log attribute: where a failure happened: compile or run."""
@@ -1095,3 +1096,38 @@ LEGACY_ATTRIBUTES: dict[str, str] = {
 }
 """An attribute key and the key versions before its rename wrote for the same fact: a
 reader of files looks for the key, then for the legacy one."""
+
+
+class MetricInstrument(NamedTuple):
+    """What kind of OpenTelemetry instrument a metric is, and its unit (UCUM)."""
+
+    kind: str
+    """``counter``, ``updowncounter``, ``histogram`` or ``gauge`` (an observable counter
+    is a ``counter``: Prometheus and the dashboards read it alike)."""
+    unit: str
+
+
+METRIC_INSTRUMENTS: dict[str, MetricInstrument] = {
+    METRIC_COMPILES: MetricInstrument("counter", "{compile}"),
+    METRIC_COMPILE_DURATION: MetricInstrument("histogram", "s"),
+    METRIC_COMPILE_TIME: MetricInstrument("histogram", "s"),
+    METRIC_GRAPHS: MetricInstrument("counter", "{graph}"),
+    METRIC_GRAPH_BREAKS: MetricInstrument("counter", "{break}"),
+    METRIC_RECOMPILES: MetricInstrument("counter", "{recompile}"),
+    METRIC_GUARDS: MetricInstrument("histogram", "{guard}"),
+    METRIC_CACHE_ENTRIES: MetricInstrument("histogram", "{entry}"),
+    METRIC_RUNS: MetricInstrument("counter", "{run}"),
+    METRIC_RUN_DURATION: MetricInstrument("histogram", "s"),
+    METRIC_RUN_DEVICE_DURATION: MetricInstrument("histogram", "s"),
+    METRIC_RUN_DEVICE_DROPPED: MetricInstrument("counter", "{run}"),
+    METRIC_CUDAGRAPH_GRAPHS: MetricInstrument("counter", "{graph}"),
+    METRIC_CACHE_LOOKUPS: MetricInstrument("counter", "{lookup}"),
+    METRIC_VARIANT_CALLS: MetricInstrument("counter", "{call}"),
+    METRIC_FAILURES: MetricInstrument("counter", "{failure}"),
+    METRIC_FAULTS: MetricInstrument("counter", "{fault}"),
+    METRIC_EXPORTS: MetricInstrument("counter", "{export}"),
+    METRIC_EXPORT_DURATION: MetricInstrument("histogram", "s"),
+}
+"""Each metric's instrument kind and unit, stated here only: ``_recording/metrics.py``
+creates the instruments with these units, the dashboards and alert rules
+(``grafana/dashgen/catalog.py``) and docs/names.md read them from here."""

@@ -1,16 +1,12 @@
 """What otel_dynamo emits, read from ``otel_dynamo/names.py``, the one source of truth.
 
-Metric kinds and units come from each METRIC_* constant's docstring ("Counter of ...
-Unit {compile}."), so a new metric needs no second table here.
+Metric kinds and units come from ``names.METRIC_INSTRUMENTS``, so a new metric needs no
+second table here.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import itertools
-import re
-from pathlib import Path
 
 from otel_dynamo import names
 
@@ -19,17 +15,11 @@ PENDING_NAMES: dict[str, str] = {
     # once names.py has it (tests/stack/test_stack_catalog.py reports when that happened).
 }
 
-KINDS = {
-    "Counter": "counter",
-    "UpDownCounter": "updowncounter",
-    "Histogram": "histogram",
-    "Gauge": "gauge",
-}
-_UNIT_RE = re.compile(r"Unit (\S+?)\.?\s*$")
+KINDS = frozenset({"counter", "updowncounter", "histogram", "gauge"})
 
 
 class CatalogError(ValueError):
-    """A names.py constant whose docstring does not state its metric kind or unit."""
+    """A METRIC_* constant of names.py without its instrument in METRIC_INSTRUMENTS."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,42 +56,18 @@ def pending_missing() -> dict[str, str]:
     return {k: v for k, v in PENDING_NAMES.items() if v not in present}
 
 
-def _documented_constants(source: str) -> list[tuple[str, str, str]]:
-    """(NAME, value, docstring) for each ``NAME = "value"`` followed by a string literal."""
-    body = ast.parse(source).body
-    found = []
-    for stmt, nxt in itertools.pairwise(body):
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+def metric_specs() -> tuple[MetricSpec, ...]:
+    """Every METRIC_* instrument of names.py, in ``__all__``'s order."""
+    specs = []
+    for constant in names.__all__:
+        if not constant.startswith("METRIC_"):
             continue
-        target, value = stmt.targets[0], stmt.value
-        if not (isinstance(target, ast.Name) and isinstance(value, ast.Constant)):
-            continue
-        doc = ""
-        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-            doc = str(nxt.value.value)
-        found.append((target.id, str(value.value), doc))
-    return found
-
-
-def parse_metric_doc(constant: str, value: str, doc: str) -> MetricSpec:
-    """Build a MetricSpec from a docstring such as "Counter of ... Unit {compile}."."""
-    first = doc.split(" ", 1)[0]
-    if first not in KINDS:
-        raise CatalogError(f"{constant}: docstring must start with one of {sorted(KINDS)}")
-    unit = _UNIT_RE.search(doc.strip())
-    if unit is None:
-        raise CatalogError(f"{constant}: docstring must end with 'Unit <unit>.'")
-    return MetricSpec(constant, value, KINDS[first], unit.group(1))
-
-
-def metric_specs(source: str | None = None) -> tuple[MetricSpec, ...]:
-    """Every METRIC_* instrument declared in names.py (or in ``source``, a names.py text)."""
-    text = source if source is not None else Path(names.__file__).read_text(encoding="utf-8")
-    return tuple(
-        parse_metric_doc(key, value, doc)
-        for key, value, doc in _documented_constants(text)
-        if key.startswith("METRIC_")
-    )
+        value = getattr(names, constant)
+        instrument = names.METRIC_INSTRUMENTS.get(value)
+        if instrument is None:
+            raise CatalogError(f"{constant}: no instrument in names.METRIC_INSTRUMENTS")
+        specs.append(MetricSpec(constant, value, instrument.kind, instrument.unit))
+    return tuple(specs)
 
 
 def metric(constant: str) -> MetricSpec:

@@ -22,6 +22,7 @@ from otel_dynamo import names
 from otel_dynamo._lifecycle import forks
 from otel_dynamo._lifecycle.flush_soon import FlushSoon
 from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.instruments import counter, histogram, observable_counter
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo.version import __version__
 
@@ -76,53 +77,29 @@ class CompileMetrics:
         meter = meter_provider.get_meter(
             names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL
         )
-        self._compiles = meter.create_counter(names.METRIC_COMPILES, unit="{compile}")
-        self._compile_duration = meter.create_histogram(
-            names.METRIC_COMPILE_DURATION,
-            unit="s",
-            explicit_bucket_boundaries_advisory=COMPILE_DURATION_BUCKETS_S,
+        self._compiles = counter(meter, names.METRIC_COMPILES)
+        self._compile_duration = histogram(
+            meter, names.METRIC_COMPILE_DURATION, COMPILE_DURATION_BUCKETS_S
         )
-        self._compile_time = meter.create_histogram(
-            names.METRIC_COMPILE_TIME,
-            unit="s",
-            explicit_bucket_boundaries_advisory=COMPILE_TIME_BUCKETS_S,
+        self._compile_time = histogram(meter, names.METRIC_COMPILE_TIME, COMPILE_TIME_BUCKETS_S)
+        self._graphs = counter(meter, names.METRIC_GRAPHS)
+        self._breaks = counter(meter, names.METRIC_GRAPH_BREAKS)
+        self._recompiles = counter(meter, names.METRIC_RECOMPILES)
+        self._guards = histogram(meter, names.METRIC_GUARDS, GUARD_BUCKETS)
+        self._cache_entries = histogram(meter, names.METRIC_CACHE_ENTRIES, CACHE_ENTRY_BUCKETS)
+        self._run_duration = histogram(meter, names.METRIC_RUN_DURATION, RUN_DURATION_BUCKETS_S)
+        self._device_duration = histogram(
+            meter, names.METRIC_RUN_DEVICE_DURATION, DEVICE_DURATION_BUCKETS_S
         )
-        self._graphs = meter.create_counter(names.METRIC_GRAPHS, unit="{graph}")
-        self._breaks = meter.create_counter(names.METRIC_GRAPH_BREAKS, unit="{break}")
-        self._recompiles = meter.create_counter(names.METRIC_RECOMPILES, unit="{recompile}")
-        self._guards = meter.create_histogram(
-            names.METRIC_GUARDS, unit="{guard}", explicit_bucket_boundaries_advisory=GUARD_BUCKETS
-        )
-        self._cache_entries = meter.create_histogram(
-            names.METRIC_CACHE_ENTRIES,
-            unit="{entry}",
-            explicit_bucket_boundaries_advisory=CACHE_ENTRY_BUCKETS,
-        )
-        self._run_duration = meter.create_histogram(
-            names.METRIC_RUN_DURATION,
-            unit="s",
-            explicit_bucket_boundaries_advisory=RUN_DURATION_BUCKETS_S,
-        )
-        self._device_duration = meter.create_histogram(
-            names.METRIC_RUN_DEVICE_DURATION,
-            unit="s",
-            explicit_bucket_boundaries_advisory=DEVICE_DURATION_BUCKETS_S,
-        )
-        self._device_dropped = meter.create_counter(names.METRIC_RUN_DEVICE_DROPPED, unit="{run}")
+        self._device_dropped = counter(meter, names.METRIC_RUN_DEVICE_DROPPED)
         self._device_compile_ids: set[str] = set()
-        self._cudagraphs = meter.create_counter(names.METRIC_CUDAGRAPH_GRAPHS, unit="{graph}")
-        self._cache_lookups = meter.create_counter(names.METRIC_CACHE_LOOKUPS, unit="{lookup}")
-        self._failures = meter.create_counter(names.METRIC_FAILURES, unit="{failure}")
-        self._faults = meter.create_counter(names.METRIC_FAULTS, unit="{fault}")
+        self._cudagraphs = counter(meter, names.METRIC_CUDAGRAPH_GRAPHS)
+        self._cache_lookups = counter(meter, names.METRIC_CACHE_LOOKUPS)
+        self._failures = counter(meter, names.METRIC_FAILURES)
+        self._faults = counter(meter, names.METRIC_FAULTS)
         self.run_counts = RunCounts()
-        meter.create_observable_counter(
-            names.METRIC_RUNS, callbacks=[self.run_counts.observe], unit="{run}"
-        )
-        meter.create_observable_counter(
-            names.METRIC_VARIANT_CALLS,
-            callbacks=[self.run_counts.observe_variants],
-            unit="{call}",
-        )
+        observable_counter(meter, names.METRIC_RUNS, self.run_counts.observe)
+        observable_counter(meter, names.METRIC_VARIANT_CALLS, self.run_counts.observe_variants)
 
     def frame_compiled(
         self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float

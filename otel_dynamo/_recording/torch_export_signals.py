@@ -14,6 +14,7 @@ from opentelemetry import metrics
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
+from otel_dynamo._recording.instruments import counter, histogram
 from otel_dynamo._recording.log_events import DURATION_DECIMALS, FIELD_DURATION_S, in_span
 from otel_dynamo._recording.structured_log import EventLogger
 from otel_dynamo.version import __version__
@@ -63,12 +64,8 @@ class TorchExportMetrics:
         meter = meter_provider.get_meter(
             names.INSTRUMENTATION_NAME, __version__, schema_url=names.SCHEMA_URL
         )
-        self._calls = meter.create_counter(names.METRIC_EXPORTS, unit="{export}")
-        self._duration = meter.create_histogram(
-            names.METRIC_EXPORT_DURATION,
-            unit="s",
-            explicit_bucket_boundaries_advisory=EXPORT_DURATION_BUCKETS_S,
-        )
+        self._calls = counter(meter, names.METRIC_EXPORTS)
+        self._duration = histogram(meter, names.METRIC_EXPORT_DURATION, EXPORT_DURATION_BUCKETS_S)
 
     def ended(self, operation: str, outcome: str, duration_s: float) -> None:
         labels = {names.ATTR_EXPORT_OPERATION: operation, names.ATTR_EXPORT_OUTCOME: outcome}

@@ -12,11 +12,13 @@ from otel_dynamo import names
 
 
 def test_every_metric_constant_has_a_kind_and_a_unit() -> None:
-    """Each METRIC_* of names.__all__ yields a spec whose kind and unit come from its docstring."""
+    """Each METRIC_* of names.__all__ yields a spec whose kind and unit are its entry in
+    names.METRIC_INSTRUMENTS."""
     specs = {spec.constant: spec for spec in catalog.metric_specs()}
     metric_constants = {key for key in names.__all__ if key.startswith("METRIC_")}
     assert set(specs) == metric_constants
-    assert all(spec.kind in catalog.KINDS.values() and spec.unit for spec in specs.values())
+    assert all(spec.kind in catalog.KINDS and spec.unit for spec in specs.values())
+    assert set(names.METRIC_INSTRUMENTS) == {spec.name for spec in specs.values()}
 
 
 def test_metric_specs_keep_exact_names_kinds_and_units() -> None:
@@ -29,24 +31,11 @@ def test_metric_specs_keep_exact_names_kinds_and_units() -> None:
     )
 
 
-def test_metric_spec_is_parsed_from_names_source_text() -> None:
-    """A names.py-like text with a documented METRIC_* constant gives its spec."""
-    source = 'METRIC_X = "a.b"\n"""Histogram of things. Unit ms."""\nOTHER = "c"\n'
-    assert catalog.metric_specs(source) == (
-        catalog.MetricSpec("METRIC_X", "a.b", "histogram", "ms"),
-    )
-
-
-def test_metric_docstring_without_unit_is_rejected() -> None:
-    """A metric docstring that does not end with 'Unit <unit>.' raises CatalogError."""
-    with pytest.raises(catalog.CatalogError, match="METRIC_X: docstring must end with"):
-        catalog.parse_metric_doc("METRIC_X", "a.b", "Counter of things.")
-
-
-def test_metric_docstring_with_unknown_kind_is_rejected() -> None:
-    """A metric docstring not starting with an instrument kind raises CatalogError."""
-    with pytest.raises(catalog.CatalogError, match="METRIC_X: docstring must start with"):
-        catalog.parse_metric_doc("METRIC_X", "a.b", "Number of things. Unit {thing}.")
+def test_a_metric_without_its_instrument_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A METRIC_* constant missing from names.METRIC_INSTRUMENTS raises CatalogError."""
+    monkeypatch.delitem(names.METRIC_INSTRUMENTS, names.METRIC_GRAPHS)
+    with pytest.raises(catalog.CatalogError, match="METRIC_GRAPHS: no instrument"):
+        catalog.metric_specs()
 
 
 def test_pending_names_that_landed_keep_their_value() -> None:
