@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The quick start: a virtual environment with otel_dynamo and its pinned dependencies
-# (constraints.txt: torch 2.13.0 CPU and one OpenTelemetry release train) and numpy, then
+# (constraints.txt: torch 2.13.0 CPU and the newest OpenTelemetry release train) and numpy, then
 # the demo: a small training loop under torch.compile, traced to ./otel-dynamo/, its report
 # printed and written as one HTML page. Nothing else is installed (the tests: bash .ci/test.sh).
 set -euo pipefail
