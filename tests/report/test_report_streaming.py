@@ -259,6 +259,50 @@ def test_worker_processes_give_every_output_byte_for_byte(tmp_path, monkeypatch)
     assert "class GraphModule: # rank 5" in alone[3]
 
 
+_LOST = """
+import json, os, sys
+from pathlib import Path
+from otel_dynamo.report import stream
+stream.PARALLEL_MIN_BYTES = 0
+import test_report_streaming as here
+reader, reads = os.getpid(), stream._read_group
+def dying(task, meter=None):
+    if os.getpid() != reader:
+        os._exit(9)  # a worker gone mid-read, as the kernel's out-of-memory killer leaves it
+    return reads(task, meter)
+asked, read = [], stream._read
+def counted(*args, **options):
+    asked.append(options["workers"])
+    return read(*args, **options)
+stream._read_group, stream._read = dying, counted
+fallen_back, fallen_back_pids = here._everything([Path(sys.argv[1])], workers=2)
+stream._read_group, stream._read = reads, read
+alone, _ = here._everything([Path(sys.argv[1])], workers=1)
+print(json.dumps([alone, fallen_back, fallen_back_pids, reader, asked]))
+"""
+"""Workers that die at their first group, then the same read in one process."""
+
+
+def test_a_worker_that_dies_makes_the_report_read_everything_again_here(tmp_path):
+    """Two worker processes that die mid-read (exit 9): read_report reads everything
+    again in the reporting process (asked for two workers, then one), and every output is
+    byte for byte the one-process read's."""
+    write_job(tmp_path, ranks=4, compiles_per_rank=10, diverging_rank=2)
+    done = subprocess.run(
+        [sys.executable, "-c", _LOST, str(tmp_path)],
+        env=_with_tests_importable(child_environ()),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    alone, fallen_back, fallen_back_pids, reader, asked = json.loads(done.stdout)
+    assert asked == [2, 1]  # with workers, which died; then here
+    assert fallen_back == alone
+    assert set(fallen_back_pids) == {reader}
+
+
 def test_worker_processes_still_find_a_process_split_across_files(tmp_path, monkeypatch):
     """Read by two workers, a process found in two groups (hand-merged files) still makes
     the report read everything at once: one process per rank, as in one process."""
