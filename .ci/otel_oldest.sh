@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.." || exit 1
 SELECTION="otel_facing and not heavy"
 # shellcheck source=.ci/test_workers.sh
 source .ci/test_workers.sh
+# shellcheck source=.ci/network_errors.sh
+source .ci/network_errors.sh
 tests_after=""
 if [ "${1:-}" = "--tests-after" ]; then
   tests_after="$2"
@@ -34,6 +36,14 @@ fail() {
   say "FAILED: $*"
   exit 1
 }
+failed_install() {  # WHAT: fails, or skips where pip could not reach its index
+  tail -n 5 "$work/pip.log"
+  if grep -Eq "$NETWORK_ERRORS" "$work/pip.log"; then
+    say "SKIPPED: no network for pip ($(grep -Eom1 "$NETWORK_ERRORS" "$work/pip.log" | head -n 1)) while $1"
+    exit 0
+  fi
+  fail "$1"
+}
 
 python3 .ci/otel_oldest_pins.py >"$work/constraints.txt" || fail "reading the oldest train"
 train="$(grep '^opentelemetry-sdk==' "$work/constraints.txt")"
@@ -43,11 +53,11 @@ pip_in() { PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install -q 
 # The job's own environment: torch and the train, pinned.
 pip_in -c "$work/constraints.txt" torch opentelemetry-api opentelemetry-sdk \
   opentelemetry-exporter-otlp opentelemetry-instrumentation >"$work/pip.log" 2>&1 ||
-  { tail -n 5 "$work/pip.log"; fail "installing torch and $train"; }
+  failed_install "installing torch and $train"
 opentelemetry_of() { "$venv/bin/python" -m pip freeze 2>/dev/null | grep -i '^opentelemetry' | sort; }
 before="$(opentelemetry_of)"
 # otel_dynamo as a user installs it: no constraints; pip must keep the job's pins.
-pip_in . >>"$work/pip.log" 2>&1 || { tail -n 5 "$work/pip.log"; fail "installing otel_dynamo"; }
+pip_in . >>"$work/pip.log" 2>&1 || failed_install "installing otel_dynamo"
 if [ "$(opentelemetry_of)" != "$before" ]; then
   diff <(echo "$before") <(opentelemetry_of)
   fail "installing otel_dynamo changed the job's OpenTelemetry"
@@ -60,7 +70,7 @@ mapfile -t tools < <(python3 .ci/otel_oldest_pins.py --test-tools)
 pip_in -c "$work/constraints.txt" --no-deps -e . >>"$work/pip.log" 2>&1 &&
   pip_in -c "$work/constraints.txt" "${tools[@]}" opentelemetry-exporter-prometheus \
     >>"$work/pip.log" 2>&1 ||
-  { tail -n 5 "$work/pip.log"; fail "installing the test dependencies"; }
+  failed_install "installing the test dependencies"
 [ "$(opentelemetry_of | grep -c "==${train#*==}")" -ge 2 ] || fail "the test tools moved the train"
 say "prepared"
 if [ -n "$tests_after" ]; then

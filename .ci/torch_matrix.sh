@@ -59,7 +59,8 @@ if [ "${1:-}" = "--tests-after" ]; then
 fi
 read -r -a requested <<<"${*:-${OTEL_DYNAMO_TORCH_MATRIX:-$DEFAULT_VERSIONS}}"
 mapfile -t versions < <(printf '%s\n' "${requested[@]}" | sort -V -u)
-NETWORK_ERRORS='ConnectionError|Max retries exceeded|Temporary failure in name resolution|Network is unreachable|Connection refused|ReadTimeoutError|timed out|No route to host'
+# shellcheck source=.ci/network_errors.sh
+source .ci/network_errors.sh
 
 python="$(python3 -c 'import sys; print(sys.executable)')"
 work="$(mktemp -d "${TMPDIR:-/tmp}/otel-dynamo-torch-matrix.XXXXXX")"
