@@ -204,6 +204,22 @@ def _with_tests_importable(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def _in_a_fresh_process(script: str, folder: Path) -> list[object]:
+    """What ``script`` prints (JSON) about ``folder``, run in a fresh process: here earlier
+    tests may have left threads, and then (by design) no worker is forked."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(folder)],
+        env=_with_tests_importable(child_environ()),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed: list[object] = json.loads(done.stdout)
+    return printed
+
+
 def _frame_line(resource: dict[str, object]) -> str:
     """One frame span line of the process ``resource`` describes (compile 1/0)."""
     return request_line(
@@ -240,18 +256,7 @@ def test_worker_processes_give_every_output_byte_for_byte(tmp_path, monkeypatch)
             resource=resource,
         )
     (tmp_path / "broken.jsonl").write_text("{not json\n")
-    # In a fresh process: here earlier tests may have left threads, and then (by design)
-    # no worker is forked.
-    done = subprocess.run(
-        [sys.executable, "-c", _COMPARED, str(tmp_path)],
-        env=_with_tests_importable(child_environ()),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    alone, alone_pids, shared, shared_pids, reader = json.loads(done.stdout)
+    alone, alone_pids, shared, shared_pids, reader = _in_a_fresh_process(_COMPARED, tmp_path)
     assert shared == alone
     assert alone_pids == [reader]
     assert reader not in shared_pids
@@ -288,16 +293,7 @@ def test_a_worker_that_dies_makes_the_report_read_everything_again_here(tmp_path
     again in the reporting process (asked for two workers, then one), and every output is
     byte for byte the one-process read's."""
     write_job(tmp_path, ranks=4, compiles_per_rank=10, diverging_rank=2)
-    done = subprocess.run(
-        [sys.executable, "-c", _LOST, str(tmp_path)],
-        env=_with_tests_importable(child_environ()),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    alone, fallen_back, fallen_back_pids, reader, asked = json.loads(done.stdout)
+    alone, fallen_back, fallen_back_pids, reader, asked = _in_a_fresh_process(_LOST, tmp_path)
     assert asked == [2, 1]  # with workers, which died; then here
     assert fallen_back == alone
     assert set(fallen_back_pids) == {reader}
