@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import IO, Any
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "TRANSIENT_ERROR_PREFIX",
     "api_placeholder_provider_types",
     "exporter_preferences",
+    "fill_bounded_attributes",
     "hurry_otlp_exporter",
     "keep_only_otlp_headers",
     "meter_provider_resource",
@@ -37,6 +38,11 @@ __all__ = [
     "renew_locks",
     "shutdown_batch_worker",
     "suppress_instrumentation_keys",
+    "tracer_enabled_check",
+    "tracer_fields_present",
+    "tracer_scope",
+    "tracer_span_limits",
+    "tracer_span_metrics_starter",
     "update_provider_resource",
     "updates_resource",
 ]
@@ -261,6 +267,63 @@ def renew_locks(holder: object) -> None:
         make = _LOCK_TYPES.get(type(getattr(holder, name, None)))
         if make is not None:
             setattr(holder, name, make())
+
+
+# --- Tracers and spans (the lean run-span path, otel_dynamo/_recording/run_spans.py)
+
+_LEAN_TRACER_FIELDS = ("_span_limits", "_instrumentation_scope")
+"""What every train's SDK Tracer has; ``_is_enabled`` and ``_tracer_metrics`` came in 1.39."""
+
+
+def tracer_fields_present(tracer: object) -> bool:
+    """Whether an SDK Tracer has the private fields the lean run-span path reads, and
+    BoundedAttributes keeps its values in a ``_dict`` dict (see the functions below)."""
+    from opentelemetry.attributes import BoundedAttributes
+
+    if not all(hasattr(tracer, field) for field in _LEAN_TRACER_FIELDS):
+        return False
+    return isinstance(vars(BoundedAttributes()).get("_dict"), dict)
+
+
+def tracer_span_limits(tracer: object) -> Any:
+    """An SDK Tracer's SpanLimits (``_span_limits``): a span built without ``start_span``
+    needs them, and the Tracer has no public accessor."""
+    return tracer._span_limits  # type: ignore[attr-defined]
+
+
+def tracer_scope(tracer: object) -> Any:
+    """An SDK Tracer's InstrumentationScope (``_instrumentation_scope``; the public
+    ``instrumentation_info`` is the deprecated older type)."""
+    return tracer._instrumentation_scope  # type: ignore[attr-defined]
+
+
+def _always_enabled() -> bool:
+    return True
+
+
+def tracer_enabled_check(tracer: object) -> Callable[[], bool]:
+    """An SDK Tracer's ``_is_enabled``: whether its provider is shut down or disabled.
+    ``start_span`` asks it first; no public method answers it. A tracer without one
+    (1.38, whose ``start_span`` asks nothing) is always enabled."""
+    check: Callable[[], bool] = getattr(tracer, "_is_enabled", _always_enabled)
+    return check
+
+
+def tracer_span_metrics_starter(tracer: object) -> Callable[..., Any] | None:
+    """An SDK Tracer's ``_tracer_metrics.start_span(parent, decision)``, which counts a
+    started span and returns what counts its end (a span's ``_record_end_metrics``).
+    The SDK's self-metrics have no public entry; a tracer without them (1.38): None."""
+    tracer_metrics = getattr(tracer, "_tracer_metrics", None)
+    if tracer_metrics is None:
+        return None
+    start: Callable[..., Any] = tracer_metrics.start_span
+    return start
+
+
+def fill_bounded_attributes(attributes: object, values: Mapping[str, Any]) -> None:
+    """Put already-checked ``values`` into a BoundedAttributes at once (its ``_dict``):
+    the public ``__setitem__`` checks and copies each value again, per span."""
+    attributes._dict.update(values)  # type: ignore[attr-defined]
 
 
 def suppress_instrumentation_keys() -> tuple[str, ...]:
