@@ -1,8 +1,8 @@
 """Every use of OpenTelemetry's private names, in one place.
 
-The SDK and its exporters offer no public way to do a few things otel_dynamo needs (stop an
-exporter's retries at exit, follow a fork, start spans cheaply, read what the SDK logs about
-a failed export). Each such access is one small function here, saying what it reads or
+The SDK and its exporters offer no public way to do a few things otel_dynamo's embedded
+default needs (stop an exporter's retries at exit, follow a fork, read what the SDK logs
+about a failed export). Each such access is one small function here, saying what it reads or
 writes and why no public API does it; tests/providers/test_sdk_private.py holds a canary
 for each that fails when the installed SDK changes it. docs/architecture.md lists the
 upstream changes that would make each one unnecessary.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import IO, Any
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "TRANSIENT_ERROR_PREFIX",
     "api_placeholder_provider_types",
     "exporter_preferences",
-    "fill_bounded_attributes",
     "hurry_otlp_exporter",
     "keep_only_otlp_headers",
     "meter_provider_resource",
@@ -37,12 +36,6 @@ __all__ = [
     "owned_file_stream",
     "renew_locks",
     "shutdown_batch_worker",
-    "suppress_instrumentation_keys",
-    "tracer_enabled_check",
-    "tracer_fields_present",
-    "tracer_scope",
-    "tracer_span_limits",
-    "tracer_span_metrics_starter",
     "update_provider_resource",
     "updates_resource",
 ]
@@ -268,71 +261,3 @@ def renew_locks(holder: object) -> None:
         if make is not None:
             setattr(holder, name, make())
 
-
-# --- Tracers and spans (the lean run-span path, otel_dynamo/_recording/run_spans.py)
-
-_LEAN_TRACER_FIELDS = ("_span_limits", "_instrumentation_scope")
-"""What every train's SDK Tracer has; ``_is_enabled`` and ``_tracer_metrics`` came in 1.39."""
-
-
-def tracer_fields_present(tracer: object) -> bool:
-    """Whether an SDK Tracer has the private fields the lean run-span path reads, and
-    BoundedAttributes keeps its values in a ``_dict`` dict (see the functions below)."""
-    from opentelemetry.attributes import BoundedAttributes
-
-    if not all(hasattr(tracer, field) for field in _LEAN_TRACER_FIELDS):
-        return False
-    return isinstance(vars(BoundedAttributes()).get("_dict"), dict)
-
-
-def tracer_span_limits(tracer: object) -> Any:
-    """An SDK Tracer's SpanLimits (``_span_limits``): a span built without ``start_span``
-    needs them, and the Tracer has no public accessor."""
-    return tracer._span_limits  # type: ignore[attr-defined]
-
-
-def tracer_scope(tracer: object) -> Any:
-    """An SDK Tracer's InstrumentationScope (``_instrumentation_scope``; the public
-    ``instrumentation_info`` is the deprecated older type)."""
-    return tracer._instrumentation_scope  # type: ignore[attr-defined]
-
-
-def _always_enabled() -> bool:
-    return True
-
-
-def tracer_enabled_check(tracer: object) -> Callable[[], bool]:
-    """An SDK Tracer's ``_is_enabled``: whether its provider is shut down or disabled.
-    ``start_span`` asks it first; no public method answers it. A tracer without one
-    (1.38, whose ``start_span`` asks nothing) is always enabled."""
-    check: Callable[[], bool] = getattr(tracer, "_is_enabled", _always_enabled)
-    return check
-
-
-def tracer_span_metrics_starter(tracer: object) -> Callable[..., Any] | None:
-    """An SDK Tracer's ``_tracer_metrics.start_span(parent, decision)``, which counts a
-    started span and returns what counts its end (a span's ``_record_end_metrics``).
-    The SDK's self-metrics have no public entry; a tracer without them (1.38): None."""
-    tracer_metrics = getattr(tracer, "_tracer_metrics", None)
-    if tracer_metrics is None:
-        return None
-    start: Callable[..., Any] = tracer_metrics.start_span
-    return start
-
-
-def fill_bounded_attributes(attributes: object, values: Mapping[str, Any]) -> None:
-    """Put already-checked ``values`` into a BoundedAttributes at once (its ``_dict``):
-    the public ``__setitem__`` checks and copies each value again, per span."""
-    attributes._dict.update(values)  # type: ignore[attr-defined]
-
-
-def suppress_instrumentation_keys() -> tuple[str, ...]:
-    """The context keys that ask instrumentations to stay quiet: the API's
-    ``opentelemetry.context._SUPPRESS_INSTRUMENTATION_KEY`` where this version has it, and
-    the plain string older instrumentations set. The public check
-    (``opentelemetry.instrumentation.utils.is_instrumentation_enabled``) costs its imports
-    (wrapt, the propagators: about 30 ms at start)."""
-    from opentelemetry import context
-
-    key = getattr(context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
-    return tuple(each for each in (key, "suppress_instrumentation") if isinstance(each, str))

@@ -33,7 +33,7 @@ from otel_dynamo._recording.frame_state import (
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.phase_split import split_seconds, time_attributes
-from otel_dynamo._recording.run_spans import RunSpanParts, run_spans_for
+from otel_dynamo._recording.run_spans import RunSpanParts, RunSpans
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
 from otel_dynamo._recording.stream_events import (
@@ -84,7 +84,7 @@ class Recorder:
         backend: str | None = None,
     ) -> None:
         self.tracer = tracer
-        self._run_spans = run_spans_for(tracer)
+        self._run_spans = RunSpans(tracer)
         self.backend = backend
         self.settings = settings
         self.limits = Limits.from_settings(settings)

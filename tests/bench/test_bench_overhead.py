@@ -37,8 +37,9 @@ def test_smoke_run_prints_ratios_and_verdicts_for_every_target():
     assert re.search(r"aot_eager mlp .* ratio +\d+\.\d+x", out)
     assert re.search(r"aot_eager encoder .* ratio +\d+\.\d+x", out)
     assert re.search(r"eager +untraced .* added [+-]\d+\.\d+ us/call", out)
-    assert re.search(r"run span cost .* \d+\.\d+ us per recorded run", out)
-    assert re.search(r"with an SDK MeterProvider too .*: +\d+\.\d+ us", out)
+    # A cost near zero may come out negative on a busy machine: the sign is allowed.
+    assert re.search(r"run span cost .*: +-?\d+\.\d+ us per recorded run", out)
+    assert re.search(r"with an SDK MeterProvider too .*: +-?\d+\.\d+ us", out)
     assert re.search(r"RSS growth over 2,000 calls .* traced [+-]\d+\.\d+ MB", out)
     assert len(re.findall(r"meets target|MISSES target", out)) == 6
 

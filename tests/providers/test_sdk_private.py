@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from opentelemetry import context, metrics
 from opentelemetry._logs import LoggerProvider as ApiLoggerProvider
-from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
     OTLPSpanExporter as GrpcSpanExporter,
 )
@@ -34,9 +33,8 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, LastValueAggregation
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from otel_dynamo._providers import sdk_private
 from otel_dynamo._providers.safe_exporters import failure_reason
@@ -496,76 +494,6 @@ def test_metric_reader_keeps_an_export_lock():
     assert all(getattr(reader, n) is not b for n, b in zip(lock_names, before, strict=True))
 
 
-# --- Tracers and spans
-
-
-def test_sdk_tracer_has_the_lean_span_fields(sdk_tracer_provider: TracerProvider):
-    """An SDK Tracer has every field the lean run-span path reads."""
-    assert sdk_private.tracer_fields_present(sdk_tracer_provider.get_tracer("canary"))
-
-
-def test_tracer_limits_and_scope_have_their_types(sdk_tracer_provider: TracerProvider):
-    """A tracer's limits are SpanLimits and its scope the InstrumentationScope it was named."""
-    tracer = sdk_tracer_provider.get_tracer("canary", "1.0")
-    assert type(sdk_private.tracer_span_limits(tracer)) is SpanLimits
-    scope = sdk_private.tracer_scope(tracer)
-    assert type(scope) is InstrumentationScope
-    assert (scope.name, scope.version) == ("canary", "1.0")
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_tracer_enabled_check_agrees_with_start_span(enabled: bool):
-    """The enabled check answers what ``start_span`` decides on: True and a recording span
-    for a tracer enabled; False and a non-recording one for a tracer the SDK disabled. A
-    train that cannot disable a tracer (1.38) has no check: always enabled."""
-    from opentelemetry.sdk import trace as sdk_trace
-
-    disable = getattr(sdk_trace, "_disable_tracer_configurator", None)
-    if not present(disable is not None):
-        tracer = TracerProvider().get_tracer("canary")
-        assert sdk_private.tracer_enabled_check(tracer)() is True
-        assert tracer.start_span("s").is_recording() is True
-        return
-    provider = TracerProvider(_tracer_configurator=None if enabled else disable)
-    try:
-        tracer = provider.get_tracer("canary")
-        assert sdk_private.tracer_enabled_check(tracer)() is enabled
-        assert tracer.start_span("s").is_recording() is enabled
-    finally:
-        provider.shutdown()
-
-
-def test_span_metrics_starter_returns_the_end_recorder(sdk_tracer_provider: TracerProvider):
-    """Starting span metrics returns a callable that records the span's end; a train
-    without the SDK's self-metrics (1.38) has no starter, and its spans no end recorder."""
-    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
-
-    tracer = sdk_tracer_provider.get_tracer("canary")
-    starter = sdk_private.tracer_span_metrics_starter(tracer)
-    if not present(starter is not None):
-        assert "_record_end_metrics" not in vars(tracer.start_span("s"))
-        return
-    decision = ALWAYS_ON.should_sample(None, 1, "s").decision
-    assert callable(starter(None, decision))
-
-
-def test_bounded_attributes_take_values_filled_at_once():
-    """Values filled into BoundedAttributes read back as given, in order."""
-    attributes = BoundedAttributes(10, None, immutable=False)
-    sdk_private.fill_bounded_attributes(attributes, {"a": 1, "b": "two"})
-    assert list(attributes.items()) == [("a", 1), ("b", "two")]
-
-
-def test_suppress_instrumentation_sets_the_first_key():
-    """``suppress_instrumentation()`` sets the API's private key, which is found."""
-    keys = sdk_private.suppress_instrumentation_keys()
-    assert keys[-1] == "suppress_instrumentation"
-    assert len(keys) == 2
-    with suppress_instrumentation():
-        assert context.get_value(keys[0]) is True
-    assert not context.get_value(keys[0])
-
-
 # --- Nothing else reaches in
 
 PACKAGE_DIR = Path(sdk_private.__file__).parents[1]
@@ -604,3 +532,21 @@ def test_only_sdk_private_imports_private_opentelemetry_names():
         for place in _private_opentelemetry_imports(path)
     ]
     assert found == []
+
+
+HOT_PATH_PACKAGES = ("_sources", "_recording")
+"""Where compiles and compiled runs are recorded: the public API only."""
+
+
+def test_compile_and_run_paths_use_no_private_name():
+    """No module of the compile and run paths (_sources, _recording) uses sdk_private."""
+    modules = [
+        path for package in HOT_PATH_PACKAGES for path in (PACKAGE_DIR / package).rglob("*.py")
+    ]
+    assert len(modules) > 40
+    users = [
+        str(path.relative_to(PACKAGE_DIR))
+        for path in modules
+        if "sdk_private" in path.read_text(encoding="utf-8")
+    ]
+    assert users == []
