@@ -260,4 +260,3 @@ def renew_locks(holder: object) -> None:
         make = _LOCK_TYPES.get(type(getattr(holder, name, None)))
         if make is not None:
             setattr(holder, name, make())
-

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -29,22 +28,41 @@ def class_name(obj: object) -> str:
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
-def report_internal_error(what: str) -> None:
-    """Log the exception being handled: a warning the first time, debug afterwards."""
+def report_internal_error(what: str, error: BaseException | None = None) -> None:
+    """Log ``error`` (by default the exception being handled): a warning the first time,
+    debug afterwards."""
     global _reported
     with _lock:
         first, _reported = not _reported, True
     level = logging.WARNING if first else logging.DEBUG
-    _log.log(level, "otel_dynamo: %s (ignored; the job is not affected)", what, exc_info=True)
+    exc_info = error if error is not None else True
+    _log.log(level, "otel_dynamo: %s (ignored; the job is not affected)", what, exc_info=exc_info)
 
 
-def safely(what: str, fn: Callable[[], T]) -> T | None:
-    """``fn()``, or None after reporting its exception."""
-    try:
-        return fn()
-    except Exception:
-        report_internal_error(what)
+class Guarded:
+    """The error boundary of a block of recording code (see :func:`guarded`)."""
+
+    __slots__ = ("_what",)
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __enter__(self) -> None:
         return None
+
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
+        if isinstance(error, Exception):
+            report_internal_error(self._what, error)
+            return True  # the block is left, the job goes on
+        return False  # KeyboardInterrupt, SystemExit: not ours to swallow
+
+
+def guarded(what: str = "instrumentation error") -> Guarded:
+    """``with guarded():`` runs a block of recording code; an exception inside it is
+    reported once (``report_internal_error``) and ends the block, never the job. A class
+    of this module, not ``contextlib``: its frames are otel_dynamo's, which Dynamo never
+    evaluates (``_sources.dynamo_exclusion``)."""
+    return Guarded(what)
 
 
 def end_span(span: Span, end_time: int | None = None) -> None:

@@ -24,7 +24,7 @@ import collections
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from opentelemetry.trace import Span
@@ -33,6 +33,7 @@ from otel_dynamo import names
 from otel_dynamo._lifecycle import exit_steps, forks
 from otel_dynamo._lifecycle.poller import Poller
 from otel_dynamo._recording.boundary import end_span, report_internal_error
+from otel_dynamo._recording.records import RunIdentity
 
 DEFAULT_MAX_PENDING = 1024
 """Runs whose device time may wait for the device at once."""
@@ -62,8 +63,8 @@ class DeviceClock(Protocol):
     def capturing(self) -> bool: ...
 
 
-DeviceTimeListener = Callable[[Mapping[str, Any], float], None]
-"""Told each resolved run's span attributes and device seconds (the histogram)."""
+DeviceTimeListener = Callable[[RunIdentity, str, float], None]
+"""Told each resolved run's identity, device and device seconds (the histogram)."""
 DropListener = Callable[[str], None]
 """Told the reason of each run that gets no device time (the drop counter)."""
 
@@ -83,7 +84,7 @@ class _Pending:
     end: DeviceEvent
     span: Span
     host_end_ns: int
-    attributes: Mapping[str, Any]
+    run: RunIdentity
 
 
 class DeviceTimer:
@@ -132,7 +133,7 @@ class DeviceTimer:
             self._dropped(span, names.DROP_DEVICE_ERROR)
             return None
 
-    def finish(self, timing: Timing, span: Span, attributes: Mapping[str, Any]) -> None:
+    def finish(self, timing: Timing, span: Span, run: RunIdentity) -> None:
         """Record the event after the run and leave ``span`` to be ended when the device
         reaches it (its end time is now, the host's). Never raises."""
         host_end_ns = time.time_ns()
@@ -145,9 +146,7 @@ class DeviceTimer:
             end_span(span, host_end_ns)
             return
         with self._lock:
-            self._pending.append(
-                _Pending(timing.clock, timing.start, end, span, host_end_ns, attributes)
-            )
+            self._pending.append(_Pending(timing.clock, timing.start, end, span, host_end_ns, run))
         self._poller.kick()
 
     def poll(self) -> bool:
@@ -195,7 +194,7 @@ class DeviceTimer:
                     names.ATTR_RUN_DEVICE_DURATION: seconds,
                 }
             )
-            self._on_time({**item.attributes, names.ATTR_RUN_DEVICE: item.clock.device}, seconds)
+            self._on_time(item.run, item.clock.device, seconds)
         end_span(item.span, item.host_end_ns)
 
     def _dropped(self, span: Span, reason: str) -> None:

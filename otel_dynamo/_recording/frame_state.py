@@ -10,7 +10,6 @@ from typing import Any
 from opentelemetry.trace import Span
 
 from otel_dynamo import names
-from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.stream_events import (
     CodeLocation,
     CompileSettings,
@@ -168,58 +167,3 @@ def frame_outcome(frame: FrameState, ended: FrameEnded) -> str:
     if frame.graph_count == 0 and not ended.graph_node_count:
         return names.OUTCOME_NO_GRAPH
     return names.OUTCOME_SUCCESS
-
-
-def _code_attributes(ended: FrameEnded) -> dict[str, Any]:
-    pairs = {
-        names.ATTR_CODE_FUNCTION: ended.function,
-        names.ATTR_CODE_FILE: ended.file,
-        names.ATTR_CODE_LINE: ended.line,
-    }
-    return {key: value for key, value in pairs.items() if value is not None}
-
-
-def _optional_attributes(
-    frame: FrameState, ended: FrameEnded, limits: Limits
-) -> Iterator[tuple[str, Any]]:
-    reason = recompile_reason(frame, ended)
-    if reason:
-        yield names.ATTR_RECOMPILE_REASON, limits.text(reason)
-    if frame.guards:
-        yield names.ATTR_GUARDS, limits.strings(frame.guards)
-    if ended.restart_reasons:
-        yield names.ATTR_FRAME_RESTART_REASONS, limits.strings(ended.restart_reasons)
-    if ended.fail_reason:
-        yield names.ATTR_FRAME_FAIL_REASON, limits.text(ended.fail_reason)
-    if frame.backends:
-        yield names.ATTR_BACKEND, ",".join(sorted(frame.backends))
-    yield from ended.cache_counts.items()
-    yield from ended.timings.items()
-    # Torch's metrics count hits and misses (not before 2.9) but never bypasses: the
-    # lookups we saw count whatever they do not.
-    for key, count in frame.cache_counts().items():
-        if key not in ended.cache_counts:
-            yield key, count
-    if ended.triton_kernel_compile_times:
-        yield names.ATTR_TRITON_KERNEL_COMPILE_TIMES, limits.text(ended.triton_kernel_compile_times)
-    if ended.cudagraph_skip_reason:
-        yield names.ATTR_CUDAGRAPH_SKIP_REASON, limits.text(ended.cudagraph_skip_reason)
-
-
-def frame_attributes(
-    frame: FrameState, ended: FrameEnded, outcome: str, limits: Limits
-) -> dict[str, Any]:
-    attributes: dict[str, Any] = {
-        **_code_attributes(ended),
-        names.ATTR_OUTCOME: outcome,
-        names.ATTR_FRAME_GRAPH_COUNT: frame.graph_count,
-        names.ATTR_GUARD_COUNT: ended.guard_count,
-        names.ATTR_GRAPH_BREAK_COUNT: len(frame.breaks),
-        names.ATTR_GRAPH_BREAK_REASONS: limits.strings(brk.reason for brk in frame.breaks),
-    }
-    if ended.cache_size is not None:
-        attributes[names.ATTR_FRAME_CACHE_SIZE] = ended.cache_size
-    if frame.discarded_graph_count:
-        attributes[names.ATTR_FRAME_DISCARDED_GRAPH_COUNT] = frame.discarded_graph_count
-    attributes.update(_optional_attributes(frame, ended, limits))
-    return attributes

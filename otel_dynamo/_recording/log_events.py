@@ -19,26 +19,11 @@ from otel_dynamo import names
 from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.phase_split import time_attributes
+from otel_dynamo._recording.records import Failure, FrameCompiled, GraphIdentity
 from otel_dynamo._recording.stream_events import GraphBreakReported
 from otel_dynamo._recording.structured_log import EventLogger
 
-FRAME_FIELDS = (
-    names.ATTR_CODE_FUNCTION,
-    names.ATTR_CODE_FILE,
-    names.ATTR_CODE_LINE,
-    names.ATTR_OUTCOME,
-    names.ATTR_FRAME_GRAPH_COUNT,
-    names.ATTR_GUARD_COUNT,
-    names.ATTR_GRAPH_BREAK_COUNT,
-    names.ATTR_BACKEND,
-)
-GRAPH_FIELDS = (
-    names.ATTR_COMPILE_ID,
-    names.ATTR_BACKEND,
-    names.ATTR_GRAPH_INDEX,
-    names.ATTR_GRAPH_OP_COUNT,
-    names.ATTR_GRAPH_NODE_COUNT,
-)
 FAILURE_EVENTS = {"compile": names.LOG_COMPILE_FAILED, "run": names.LOG_RUN_FAILED}
 DURATION_DECIMALS = 6
 FIELD_DURATION_S = "duration_s"
@@ -55,10 +40,6 @@ def in_span(span: Span | None) -> Iterator[None]:
         yield
     finally:
         otel_context.detach(token)
-
-
-def pick(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {key: attributes[key] for key in keys if key in attributes}
 
 
 class CompileLogEvents:
@@ -78,38 +59,42 @@ class CompileLogEvents:
         described = {names.ATTR_COMPILE_ID: frame.compile_id, **frame.code_attributes()}
         self._watchdog.watch(frame.compile_id, lambda: dict(described), span=frame.span)
 
-    def frame_ended(
-        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
-    ) -> None:
-        self._watchdog.unwatch(frame.compile_id)
-        fields = {names.ATTR_COMPILE_ID: frame.compile_id, **pick(attributes, FRAME_FIELDS)}
-        fields[FIELD_DURATION_S] = round(duration_s, DURATION_DECIMALS)
-        fields.update(
-            (key, value)
-            for key, value in attributes.items()
-            if key.startswith(names.ATTR_TIME_PREFIX)
-        )
-        level = "error" if outcome == names.OUTCOME_FAILURE else "info"
-        with in_span(frame.span):
-            self._events.emit(names.LOG_FRAME_COMPILED, level=level, **fields)
-            reason = attributes.get(names.ATTR_RECOMPILE_REASON)
-            if reason:
-                self._recompiled(frame.compile_id, attributes, reason)
-
-    def _recompiled(self, compile_id: str, attributes: Mapping[str, Any], reason: str) -> None:
+    def frame_ended(self, record: FrameCompiled) -> None:
+        self._watchdog.unwatch(record.compile_id)
         fields: dict[str, Any] = {
-            names.ATTR_COMPILE_ID: compile_id,
-            names.ATTR_RECOMPILE_REASON: reason,
-            **pick(
-                attributes,
-                (names.ATTR_CODE_FUNCTION, names.ATTR_FRAME_CACHE_SIZE, names.ATTR_BACKEND),
-            ),
+            names.ATTR_COMPILE_ID: record.compile_id,
+            **record.code_fields(),
+            names.ATTR_OUTCOME: record.outcome,
+            names.ATTR_FRAME_GRAPH_COUNT: record.state.graph_count,
+            names.ATTR_GUARD_COUNT: record.ended.guard_count,
+            names.ATTR_GRAPH_BREAK_COUNT: len(record.state.breaks),
         }
+        if record.backend:
+            fields[names.ATTR_BACKEND] = record.backend
+        fields[FIELD_DURATION_S] = round(record.duration_s, DURATION_DECIMALS)
+        fields.update(time_attributes(record.time_split))
+        level = "error" if record.outcome == names.OUTCOME_FAILURE else "info"
+        with in_span(record.span):
+            self._events.emit(names.LOG_FRAME_COMPILED, level=level, **fields)
+            if record.recompile_reason:
+                self._recompiled(record, record.recompile_reason)
+
+    def _recompiled(self, record: FrameCompiled, reason: str) -> None:
+        fields: dict[str, Any] = {
+            names.ATTR_COMPILE_ID: record.compile_id,
+            names.ATTR_RECOMPILE_REASON: reason,
+        }
+        if record.ended.function is not None:
+            fields[names.ATTR_CODE_FUNCTION] = record.ended.function
+        if record.ended.cache_size is not None:
+            fields[names.ATTR_FRAME_CACHE_SIZE] = record.ended.cache_size
+        if record.backend:
+            fields[names.ATTR_BACKEND] = record.backend
         self._events.emit(names.LOG_RECOMPILE, level="warning", **fields)
 
-    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
+    def graph_compiled(self, graph: GraphIdentity, span: Span) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_GRAPH_COMPILED, **pick(attributes, GRAPH_FIELDS))
+            self._events.emit(names.LOG_GRAPH_COMPILED, **graph.fields())
 
     def graph_break(
         self, event: GraphBreakReported, span: Span | None, backend: str | None
@@ -120,14 +105,16 @@ class CompileLogEvents:
         with in_span(span):
             self._events.emit(names.LOG_GRAPH_BREAK, level="warning", **fields)
 
-    def failure(
-        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
-    ) -> None:
-        fields = {names.ATTR_STAGE: stage, **pick(attributes, GRAPH_FIELDS)}
-        fields.update(pick(attributes, (names.ATTR_RUN_KIND, names.ATTR_ERROR_TYPE)))
+    def failure(self, failure: Failure, span: Span) -> None:
+        fields: dict[str, Any] = {names.ATTR_STAGE: failure.stage}
+        if failure.graph is not None:
+            fields.update(failure.graph.fields())
+        if failure.run_kind is not None:
+            fields[names.ATTR_RUN_KIND] = failure.run_kind
+        fields[names.ATTR_ERROR_TYPE] = failure.error_type
         with in_span(span):
-            event = FAILURE_EVENTS.get(stage, names.LOG_COMPILE_FAILED)
-            self._events.emit(event, level="error", exc=exc, **fields)
+            event = FAILURE_EVENTS.get(failure.stage, names.LOG_COMPILE_FAILED)
+            self._events.emit(event, level="error", exc=failure.exception, **fields)
 
     def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
         fields.update({names.ATTR_FAULT_KIND: kind, names.ATTR_FAULT_TARGET: target})

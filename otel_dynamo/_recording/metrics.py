@@ -11,7 +11,6 @@ import collections
 import dataclasses
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
@@ -21,8 +20,9 @@ from opentelemetry.trace import Span, SpanContext
 from otel_dynamo import names
 from otel_dynamo._lifecycle import forks
 from otel_dynamo._lifecycle.flush_soon import FlushSoon
-from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.instruments import counter, histogram, observable_counter
+from otel_dynamo._recording.phase_split import TIME_DECIMALS
+from otel_dynamo._recording.records import FrameCompiled, LazyBackwardCompiled, RunIdentity
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo.version import __version__
 
@@ -101,55 +101,49 @@ class CompileMetrics:
         observable_counter(meter, names.METRIC_RUNS, self.run_counts.observe)
         observable_counter(meter, names.METRIC_VARIANT_CALLS, self.run_counts.observe_variants)
 
-    def frame_compiled(
-        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
-    ) -> None:
-        backend = str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND)
-        labels = {names.ATTR_BACKEND: backend, names.ATTR_OUTCOME: outcome}
+    def frame_compiled(self, record: FrameCompiled) -> None:
+        backend = record.backend or UNKNOWN_BACKEND
+        labels = {names.ATTR_BACKEND: backend, names.ATTR_OUTCOME: record.outcome}
         self._compiles.add(1, labels)
-        context = _context_of(getattr(frame, "span", None))  # tolerant: a frame may be absent
+        context = _context_of(record.span)
         # Recorded in the frame span's context, so exemplars link the histogram to the trace.
         self._compile_duration.record(
-            max(duration_s, 0.0),
+            max(record.duration_s, 0.0),
             {**labels, names.ATTR_COMPILE_KIND: names.COMPILE_KIND_FRAME},
             context=context,
         )
-        self._record_time_split(attributes, backend, names.COMPILE_KIND_FRAME, context)
-        self._guards.record(int(attributes.get(names.ATTR_GUARD_COUNT) or 0), labels)
-        cache_entries = attributes.get(names.ATTR_FRAME_CACHE_SIZE)
-        if isinstance(cache_entries, int):
-            self._cache_entries.record(cache_entries, {names.ATTR_BACKEND: backend})
-        if attributes.get(names.ATTR_RECOMPILE_REASON):
-            self._recompiles.add(1, {names.ATTR_BACKEND: labels[names.ATTR_BACKEND]})
+        self._record_time_split(record.time_split, backend, names.COMPILE_KIND_FRAME, context)
+        self._guards.record(record.ended.guard_count, labels)
+        if record.ended.cache_size is not None:
+            self._cache_entries.record(record.ended.cache_size, {names.ATTR_BACKEND: backend})
+        if record.recompile_reason:
+            self._recompiles.add(1, {names.ATTR_BACKEND: backend})
         if self._flush_soon is not None:
             self._flush_soon.kick()
 
-    def lazy_backward_compiled(
-        self, span: Span, attributes: Mapping[str, Any], duration_s: float
-    ) -> None:
-        backend = str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND)
+    def lazy_backward_compiled(self, record: LazyBackwardCompiled) -> None:
+        backend = record.backend or UNKNOWN_BACKEND
         labels = {
             names.ATTR_BACKEND: backend,
             names.ATTR_OUTCOME: names.OUTCOME_SUCCESS,
             names.ATTR_COMPILE_KIND: names.COMPILE_KIND_LAZY_BACKWARD,
         }
-        context = _context_of(span)
-        self._compile_duration.record(max(duration_s, 0.0), labels, context=context)
-        self._record_time_split(attributes, backend, names.COMPILE_KIND_LAZY_BACKWARD, context)
+        context = _context_of(record.span)
+        self._compile_duration.record(max(record.duration_s, 0.0), labels, context=context)
+        kind = names.COMPILE_KIND_LAZY_BACKWARD
+        self._record_time_split(record.time_split, backend, kind, context)
 
     def _record_time_split(
-        self, attributes: Mapping[str, Any], backend: str, kind: str, context: Context | None
+        self, split: Mapping[str, float], backend: str, kind: str, context: Context | None
     ) -> None:
         """One compile-time point per category the compile spent time in."""
-        prefix = names.ATTR_TIME_PREFIX
-        for key, value in attributes.items():
-            if key.startswith(prefix) and isinstance(value, (int, float)):
-                labels = {
-                    names.ATTR_TIME_CATEGORY: key[len(prefix) :],
-                    names.ATTR_BACKEND: backend,
-                    names.ATTR_COMPILE_KIND: kind,
-                }
-                self._compile_time.record(float(value), labels, context=context)
+        for category, seconds in split.items():
+            labels = {
+                names.ATTR_TIME_CATEGORY: category,
+                names.ATTR_BACKEND: backend,
+                names.ATTR_COMPILE_KIND: kind,
+            }
+            self._compile_time.record(round(seconds, TIME_DECIMALS), labels, context=context)
 
     def graph_compiled(self, backend: str) -> None:
         self._graphs.add(1, {names.ATTR_BACKEND: backend})
@@ -171,17 +165,17 @@ class CompileMetrics:
             duration_s, {names.ATTR_RUN_KIND: run.kind}, context=trace.set_span_in_context(span)
         )
 
-    def device_time(self, attributes: Mapping[str, Any], seconds: float) -> None:
-        compile_id = str(attributes.get(names.ATTR_COMPILE_ID) or "")
+    def device_time(self, run: RunIdentity, device: str, seconds: float) -> None:
+        compile_id = run.compile_id
         if compile_id not in self._device_compile_ids:
             if len(self._device_compile_ids) < MAX_DEVICE_TIME_COMPILE_IDS:
                 self._device_compile_ids.add(compile_id)
             else:
                 compile_id = OTHER_COMPILE_IDS
         labels = {
-            names.ATTR_RUN_KIND: str(attributes.get(names.ATTR_RUN_KIND) or ""),
-            names.ATTR_BACKEND: str(attributes.get(names.ATTR_BACKEND) or UNKNOWN_BACKEND),
-            names.ATTR_RUN_DEVICE: str(attributes.get(names.ATTR_RUN_DEVICE) or ""),
+            names.ATTR_RUN_KIND: run.kind,
+            names.ATTR_BACKEND: run.backend or UNKNOWN_BACKEND,
+            names.ATTR_RUN_DEVICE: device,
             names.ATTR_COMPILE_ID: compile_id,
         }
         self._device_duration.record(seconds, labels)
@@ -319,5 +313,4 @@ class RunCounts:
 
 
 def _compile_id_of(run: RunState) -> str | None:
-    compile_id = run.attributes.get(names.ATTR_COMPILE_ID)
-    return compile_id if isinstance(compile_id, str) and compile_id else None
+    return run.identity.compile_id or None

@@ -134,9 +134,15 @@ def _category_within(name: str, enclosing: str | None, enclosing_name: str | Non
     return category(name) or enclosing or names.TIME_OTHER
 
 
+TIME_DECIMALS = 6
+"""Seconds of the split are exported to the microsecond, as attributes and as metrics."""
+
+
 def time_attributes(split: Mapping[str, float]) -> dict[str, float]:
     """The split as span attributes (``torch.compile.time.<category>``, seconds)."""
-    return {names.ATTR_TIME_PREFIX + key: round(value, 6) for key, value in split.items()}
+    return {
+        names.ATTR_TIME_PREFIX + key: round(value, TIME_DECIMALS) for key, value in split.items()
+    }
 
 
 def _length(phase: Phase) -> int:

@@ -22,17 +22,25 @@ from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.boundary import class_name, end_span
 from otel_dynamo._recording.device_time import DeviceTimer
+from otel_dynamo._recording.frame_span import frame_attributes
 from otel_dynamo._recording.frame_state import (
     CompileState,
     FrameState,
-    frame_attributes,
     frame_outcome,
     mark_skipping_break,
     nest_phases,
+    recompile_reason,
 )
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.phase_split import split_seconds, time_attributes
+from otel_dynamo._recording.records import (
+    Failure,
+    FrameCompiled,
+    GraphIdentity,
+    LazyBackwardCompiled,
+    RunIdentity,
+)
 from otel_dynamo._recording.run_spans import RunSpanParts, RunSpans
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.sinks import NULL_LOG_EVENTS, NULL_METRICS, LogEventSink, MetricsSink
@@ -290,25 +298,29 @@ class Recorder:
         assert span is not None
         event = self._with_code(frame, event)
         mark_skipping_break(frame, event)
-        outcome = frame_outcome(frame, event)
-        attributes = frame_attributes(frame, event, outcome, self.limits)
-        if self.backend and names.ATTR_BACKEND not in attributes:
-            attributes[names.ATTR_BACKEND] = self.backend
-        span.set_attributes(attributes)
-        if event.fail_type and outcome == names.OUTCOME_FAILURE:
+        duration_ns = max(event.time_ns - frame.started_ns, 0)
+        reason = recompile_reason(frame, event)
+        record = FrameCompiled(
+            state=frame,
+            ended=event,
+            outcome=frame_outcome(frame, event),
+            backend=",".join(sorted(frame.backends)) or self.backend,
+            duration_s=duration_ns / 1e9,
+            time_split=split_seconds(frame.closed_phases, duration_ns),
+            recompile_reason=self.limits.text(reason) if reason else None,
+        )
+        span.set_attributes(frame_attributes(record, self.limits))
+        if event.fail_type and record.outcome == names.OUTCOME_FAILURE:
             span.set_status(Status(StatusCode.ERROR, self.limits.text(event.fail_reason)))
             span.set_attribute(names.ATTR_ERROR_TYPE, event.fail_type)
         for brk in frame.breaks:
             span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
-        duration_ns = max(event.time_ns - frame.started_ns, 0)
-        attributes.update(time_attributes(split_seconds(frame.closed_phases, duration_ns)))
-        span.set_attributes(attributes)
+        span.set_attributes(time_attributes(record.time_split))
         self._emit_phases(frame)
         end_span(span, event.time_ns)
-        self._remember_ended(frame, attributes.get(names.ATTR_BACKEND))
-        duration_s = duration_ns / 1e9
-        self.metrics.frame_compiled(frame, attributes, outcome, duration_s)
-        self.log_events.frame_ended(frame, attributes, outcome, duration_s)
+        self._remember_ended(frame, record.backend)
+        self.metrics.frame_compiled(record)
+        self.log_events.frame_ended(record)
 
     def interrupt_open(self, signal_name: str) -> None:
         """The process is being stopped by ``signal_name``: end every open frame and lazy
@@ -370,12 +382,17 @@ class Recorder:
         if state is None or state.span is None:
             return
         duration_ns = max(event.time_ns - state.started_ns, 0)
-        attributes = time_attributes(split_seconds(state.closed_phases, duration_ns))
-        state.span.set_attributes({**attributes, **state.cache_counts()})
+        record = LazyBackwardCompiled(
+            compile_id=event.compile_id,
+            backend=backend,
+            duration_s=duration_ns / 1e9,
+            time_split=split_seconds(state.closed_phases, duration_ns),
+            span=state.span,
+        )
+        state.span.set_attributes({**time_attributes(record.time_split), **state.cache_counts()})
         self._emit_phases(state)
         end_span(state.span, event.time_ns)
-        labels = {**attributes, names.ATTR_BACKEND: backend}
-        self.metrics.lazy_backward_compiled(state.span, labels, duration_ns / 1e9)
+        self.metrics.lazy_backward_compiled(record)
 
     def _emit_phases(self, frame: CompileState) -> None:
         assert frame.span is not None
@@ -425,13 +442,20 @@ class Recorder:
         name: str,
         attributes: dict[str, Any],
         *,
+        graph: GraphIdentity,
         context: otel_context.Context | None = None,
         is_control_flow: Callable[[BaseException], bool] = lambda exc: False,
         phase: str | None = None,
     ) -> CompileStep:
-        """A current span around a compile step (``CompileStep``)."""
+        """A current span around a compile step of ``graph`` (``CompileStep``)."""
         return CompileStep(
-            self, name, attributes, context=context, is_control_flow=is_control_flow, phase=phase
+            self,
+            name,
+            attributes,
+            graph=graph,
+            context=context,
+            is_control_flow=is_control_flow,
+            phase=phase,
         )
 
     def mark_failed(
@@ -440,17 +464,23 @@ class Recorder:
         exc: BaseException,
         *,
         stage: str,
-        attributes: Mapping[str, Any] | None = None,
+        graph: GraphIdentity | None = None,
+        run: RunIdentity | None = None,
     ) -> None:
-        """Status ERROR, error.type, a log record and a counter; never raises."""
+        """Status ERROR, error.type, a log record and a counter; never raises. A failed
+        run names its graph through ``run``; a failed compile step, ``graph``."""
         try:
             kind = class_name(exc)
-            span.set_status(Status(StatusCode.ERROR, first_line(exc, self.limits.text_length)))
+            message = first_line(exc, self.limits.text_length)
+            span.set_status(Status(StatusCode.ERROR, message))
             span.set_attribute(names.ATTR_ERROR_TYPE, kind)
-            span.set_attribute(names.ATTR_ERROR_MESSAGE, first_line(exc, self.limits.text_length))
+            span.set_attribute(names.ATTR_ERROR_MESSAGE, message)
+            if run is not None:
+                failure = Failure(stage, kind, exc, run.graph, run.kind)
+            else:
+                failure = Failure(stage, kind, exc, graph)
             self.metrics.failure(stage, kind)
-            fields = {**(attributes or {}), names.ATTR_ERROR_TYPE: kind}
-            self.log_events.failure(stage, exc, span, fields)
+            self.log_events.failure(failure, span)
         except Exception:
             _log.warning("otel_dynamo: could not record a failure", exc_info=True)
 
@@ -474,7 +504,7 @@ class Recorder:
         try:
             return compiled(*args, **kwargs)
         except BaseException as exc:
-            self.mark_failed(span, exc, stage="run", attributes=run.attributes)
+            self.mark_failed(span, exc, stage="run", run=run.identity)
             raise
         finally:
             duration_s = (time.perf_counter_ns() - start_ns) / 1e9
@@ -482,7 +512,7 @@ class Recorder:
             if timing is None:
                 end_span(span)
             else:  # ended when the device time is known
-                self.device_timer().finish(timing, span, run.attributes)
+                self.device_timer().finish(timing, span, run.identity)
             run.advance()
             self.metrics.run_recorded(run, span, duration_s)
 
@@ -543,6 +573,7 @@ class CompileStep:
         name: str,
         attributes: dict[str, Any],
         *,
+        graph: GraphIdentity,
         context: otel_context.Context | None,
         is_control_flow: Callable[[BaseException], bool],
         phase: str | None,
@@ -550,6 +581,7 @@ class CompileStep:
         self._recorder = recorder
         self._name = name
         self._attributes = attributes
+        self._graph = graph
         self._context = context
         self._is_control_flow = is_control_flow
         self._phase = phase
@@ -564,7 +596,7 @@ class CompileStep:
         self._start_ns = time.time_ns() if self._phase is not None else 0
         span = recorder.tracer.start_span(self._name, context=self._context, attributes=attributes)
         self.span = span
-        self._state = recorder._open_compile(attributes.get(names.ATTR_COMPILE_ID))
+        self._state = recorder._open_compile(self._graph.compile_id)
         if self._state is not None:
             self._outer_step = self._state.step_span
             self._state.step_span = span
@@ -572,7 +604,7 @@ class CompileStep:
         return span
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        span, recorder, attributes = self.span, self._recorder, self._attributes
+        span, recorder = self.span, self._recorder
         try:
             otel_context.detach(self._token)  # type: ignore[arg-type]  # attach's own token
             if exc is not None:
@@ -581,12 +613,12 @@ class CompileStep:
                         {names.ATTR_DISCARDED: True, names.ATTR_DISCARDED_BY: class_name(exc)}
                     )
                 else:
-                    recorder.mark_failed(span, exc, stage="compile", attributes=attributes)
+                    recorder.mark_failed(span, exc, stage="compile", graph=self._graph)
         finally:
             if self._state is not None:
                 self._state.step_span = self._outer_step
             end_ns = time.time_ns()
             end_span(span, end_ns)
-            compile_id = attributes.get(names.ATTR_COMPILE_ID)
+            compile_id = self._graph.compile_id
             if self._phase is not None and compile_id:
-                recorder.timed(str(compile_id), self._phase, self._start_ns, end_ns)
+                recorder.timed(compile_id, self._phase, self._start_ns, end_ns)

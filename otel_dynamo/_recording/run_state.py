@@ -8,6 +8,7 @@ from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo._config.run_span_policy import RunSpanPolicy
 from otel_dynamo._recording.device_time import DeviceClock
+from otel_dynamo._recording.records import RunIdentity
 from otel_dynamo._recording.run_spans import RunSpanParts
 
 
@@ -19,6 +20,7 @@ class RunState:
         "count",
         "current_span",
         "device_clock",
+        "identity",
         "kind",
         "link",
         "next_recorded",
@@ -29,15 +31,15 @@ class RunState:
     def __init__(
         self,
         *,
-        kind: str,
         policy: RunSpanPolicy,
-        attributes: dict[str, Any],
+        identity: RunIdentity,
         link: SpanContext | None,
         device_clock: DeviceClock | None = None,
     ) -> None:
-        self.kind = kind
+        self.kind = identity.kind
         self.policy = policy
-        self.attributes = attributes
+        self.identity = identity
+        self.attributes: dict[str, Any] = identity.attributes()  # its run spans'
         self.link = link  # the graph span's context: each run span links to it
         self.count = 0
         self.next_recorded = policy.first_recorded()

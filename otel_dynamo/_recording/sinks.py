@@ -13,6 +13,13 @@ from typing import Any, Protocol
 from opentelemetry.trace import Span
 
 from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.records import (
+    Failure,
+    FrameCompiled,
+    GraphIdentity,
+    LazyBackwardCompiled,
+    RunIdentity,
+)
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.stream_events import (
     CacheLookup,
@@ -47,16 +54,12 @@ class StreamRecorder(Protocol):
 
 class LogEventSink(Protocol):
     def frame_started(self, frame: FrameState) -> None: ...
-    def frame_ended(
-        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
-    ) -> None: ...
-    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None: ...
+    def frame_ended(self, record: FrameCompiled) -> None: ...
+    def graph_compiled(self, graph: GraphIdentity, span: Span) -> None: ...
     def graph_break(
         self, event: GraphBreakReported, span: Span | None, backend: str | None
     ) -> None: ...
-    def failure(
-        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
-    ) -> None: ...
+    def failure(self, failure: Failure, span: Span) -> None: ...
     def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None: ...
     def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None: ...
     def repro_written(self, span: Span | None, **fields: Any) -> None: ...
@@ -67,19 +70,15 @@ class LogEventSink(Protocol):
 
 
 class MetricsSink(Protocol):
-    def frame_compiled(
-        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
-    ) -> None: ...
-    def lazy_backward_compiled(
-        self, span: Span, attributes: Mapping[str, Any], duration_s: float
-    ) -> None: ...
+    def frame_compiled(self, record: FrameCompiled) -> None: ...
+    def lazy_backward_compiled(self, record: LazyBackwardCompiled) -> None: ...
     def graph_compiled(self, backend: str) -> None: ...
     def graph_break(self, kind: str) -> None: ...
     def failure(self, stage: str, error_type: str) -> None: ...
     def fault(self, kind: str) -> None: ...
     def track_run(self, run: RunState) -> None: ...
     def run_recorded(self, run: RunState, span: Span, duration_s: float) -> None: ...
-    def device_time(self, attributes: Mapping[str, Any], seconds: float) -> None: ...
+    def device_time(self, run: RunIdentity, device: str, seconds: float) -> None: ...
     def device_time_dropped(self, reason: str) -> None: ...
     def cudagraph_decided(self, decision: str, category: str | None) -> None: ...
     def cache_lookup(self, cache: str, state: str) -> None: ...
@@ -89,12 +88,10 @@ class _NullLogEvents:
     def frame_started(self, frame: FrameState) -> None:
         pass
 
-    def frame_ended(
-        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
-    ) -> None:
+    def frame_ended(self, record: FrameCompiled) -> None:
         pass
 
-    def graph_compiled(self, attributes: Mapping[str, Any], span: Span) -> None:
+    def graph_compiled(self, graph: GraphIdentity, span: Span) -> None:
         pass
 
     def graph_break(
@@ -102,9 +99,7 @@ class _NullLogEvents:
     ) -> None:
         pass
 
-    def failure(
-        self, stage: str, exc: BaseException, span: Span, attributes: Mapping[str, Any]
-    ) -> None:
+    def failure(self, failure: Failure, span: Span) -> None:
         pass
 
     def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
@@ -130,14 +125,10 @@ class _NullLogEvents:
 
 
 class _NullMetrics:
-    def frame_compiled(
-        self, frame: FrameState, attributes: Mapping[str, Any], outcome: str, duration_s: float
-    ) -> None:
+    def frame_compiled(self, record: FrameCompiled) -> None:
         pass
 
-    def lazy_backward_compiled(
-        self, span: Span, attributes: Mapping[str, Any], duration_s: float
-    ) -> None:
+    def lazy_backward_compiled(self, record: LazyBackwardCompiled) -> None:
         pass
 
     def graph_compiled(self, backend: str) -> None:
@@ -158,7 +149,7 @@ class _NullMetrics:
     def run_recorded(self, run: RunState, span: Span, duration_s: float) -> None:
         pass
 
-    def device_time(self, attributes: Mapping[str, Any], seconds: float) -> None:
+    def device_time(self, run: RunIdentity, device: str, seconds: float) -> None:
         pass
 
     def device_time_dropped(self, reason: str) -> None:

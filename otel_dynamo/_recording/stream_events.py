@@ -63,7 +63,6 @@ class FrameEnded:
     cache_size: int | None = 0
     """Cache entries of the code before this compile; None when torch did not say (a
     compile that hit the recompile limit)."""
-    """Cache entries the code held before this compile."""
     graph_node_count: int = 0
     fail_type: str | None = None
     fail_reason: str | None = None
@@ -76,7 +75,6 @@ class FrameEnded:
     """Seconds of CompilationMetrics (guard latency, Triton compile time), by attribute."""
     triton_kernel_compile_times: str | None = None
     cudagraph_skip_reason: str | None = None
-    """AOT Autograd and FX graph cache hits and misses, by attribute name."""
     gave_up: bool = False
     """Dynamo left the frame to eager with neither a failure nor any traced output (a
     ``SkipFrame`` that says nothing else; see ``dynamo_stream.gave_up_silently``)."""

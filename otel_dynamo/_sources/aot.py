@@ -20,9 +20,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.boundary import guarded
 from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.phase_split import INNER_COMPILER_PHASE, PARTITION_PHASE
 from otel_dynamo._recording.recorder import CompileStep
+from otel_dynamo._recording.records import GraphIdentity
 from otel_dynamo._sources import cudagraphs, graph_facts, patching
 from otel_dynamo._sources.graph_compile import is_control_flow
 from otel_dynamo._sources.runs import RunProxy
@@ -132,14 +134,14 @@ class TracedPartition:
         return graph.recorder.compile_span(
             names.SPAN_AOT_PARTITION,
             attributes,
+            graph=GraphIdentity(graph.compile_id),
             is_control_flow=is_control_flow,
             phase=PARTITION_PHASE,
         )
 
     def _partitioned(self, span: Any, joint_nodes: int, result: Any, kwargs: Any) -> None:
-        self.graph.safely(
-            lambda: span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
-        )
+        with guarded():
+            span.set_attributes(_partition_attributes(joint_nodes, result, kwargs))
 
 
 # --- inner compilers ------------------------------------------------------------------------
@@ -184,15 +186,16 @@ class TracedCompiler:
     def _step(self, gm: Any) -> tuple[CompileStep, str | None]:
         graph, kind = self.graph, self.kind
         graph_name = aot_graph_name()
-        attributes = (
-            graph.safely(lambda: _compiler_attributes(graph, gm, self.compiler, graph_name)) or {}
-        )
+        attributes: dict[str, Any] = {}
+        with guarded():
+            attributes = _compiler_attributes(graph, gm, self.compiler, graph_name)
         # The backward usually compiles lazily at the first .backward(): parent it to the
         # graph span explicitly so it stays in the forward's trace.
         context = graph.context if kind == names.RUN_KIND_BACKWARD else None
         step = graph.recorder.compile_span(
             _COMPILER_SPANS[kind],
             attributes,
+            graph=GraphIdentity(graph.compile_id),
             context=context,
             is_control_flow=is_control_flow,
             phase=INNER_COMPILER_PHASE,
@@ -200,23 +203,28 @@ class TracedCompiler:
         return step, graph_name
 
     def _watching(self) -> cudagraphs.Watching:
-        wanted = self.graph.safely(lambda: _wants_cudagraphs(self.graph, self.kind)) or False
+        wanted = False
+        with guarded():
+            wanted = _wants_cudagraphs(self.graph, self.kind)
         return cudagraphs.watching(asked=True, active=wanted)
 
     def _compiled(self, span: Any, watch: cudagraphs.Watch | None, compiled: Any) -> None:
         graph, kind = self.graph, self.kind
-        if watch is not None:
-            graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, compiled))
-        elif kind != names.RUN_KIND_BACKWARD and (graph.safely(cudagraphs.noticed) or False):
-            graph.cudagraph_requested = True
-            graph.inner_output = compiled  # where a forward keeps its own reason
+        with guarded():
+            if watch is not None:
+                graph.cudagraph_decided(span, kind, watch, compiled)
+            elif kind != names.RUN_KIND_BACKWARD and cudagraphs.noticed():
+                graph.cudagraph_requested = True
+                graph.inner_output = compiled  # where a forward keeps its own reason
 
     def _finished(self, compiled: Any, graph_name: str | None) -> Any:
         graph = self.graph
         graph.inner_compiled(self.kind, graph_name)
+        wrapped = compiled
         if self.kind == names.RUN_KIND_BACKWARD:
-            return graph.safely(lambda: wrap_backward(compiled, graph, graph_name)) or compiled
-        return compiled
+            with guarded():
+                wrapped = wrap_backward(compiled, graph, graph_name)
+        return wrapped
 
 
 def _wants_cudagraphs(graph: GraphCompile, kind: str) -> bool:
@@ -340,7 +348,8 @@ class AotTap:
         graph compile, with its partitioner and compilers traced."""
         graph = _current.get()
         if graph is not None:
-            kwargs = graph.safely(lambda: instrument_kwargs(graph, kwargs)) or kwargs
+            with guarded():
+                kwargs = instrument_kwargs(graph, kwargs)
         return aot_module_simplified(*args, **kwargs)
 
     def install_post_compile(self) -> None:
@@ -365,8 +374,8 @@ class AotTap:
         cache during a traced graph compile is traced at its runs."""
         graph = _current.get()
         if graph is not None:
-            found = graph.safely(lambda: with_loaded_backward(args, kwargs, graph))
-            args, kwargs = found or (args, kwargs)
+            with guarded():
+                args, kwargs = with_loaded_backward(args, kwargs, graph)
         return post_compile(*args, **kwargs)
 
     def uninstall(self) -> None:

@@ -67,7 +67,9 @@ like ours)."""
 _marked_codes: set[types.CodeType] = set()
 _unavailable = False
 _modules_seen = 0
-"""How many modules were loaded at the last call: each graph compile asks again."""
+"""How many modules were loaded at the last look: each graph compile asks again."""
+_newest_seen: str | None = None
+"""The module loaded last at the last look (``sys.modules`` keeps the order of loading)."""
 
 
 def _strategy_setter() -> Any:
@@ -81,12 +83,11 @@ def _strategy_setter() -> Any:
 def exclude_loaded_modules() -> None:
     """Mark every code object of the otel_dynamo modules imported so far and not yet
     marked (idempotent; never raises)."""
-    global _unavailable, _modules_seen
+    global _unavailable
     if _unavailable or len(sys.modules) == _modules_seen:  # no import since the last call
         return
-    _modules_seen = len(sys.modules)
-    # One C-level test per loaded module; only new modules named like ours go further.
-    named = [n for n in list(sys.modules) if n.startswith(PACKAGE) and n not in _marked_modules]
+    named = [n for n in _loaded_since_last_look() if n.startswith(PACKAGE)]
+    named = [name for name in named if name not in _marked_modules]
     pending = [name for name in named if _hidden(name)]
     _marked_modules.update(set(named).difference(pending))  # never looked at again
     if not pending:
@@ -115,6 +116,19 @@ def exclude_loaded_modules() -> None:
                 type(error).__name__,
                 error,
             )
+
+
+def _loaded_since_last_look() -> list[str]:
+    """Names of the modules loaded since the last look: those after the newest one seen
+    then, where it still stands where it stood; after a module was removed, every name
+    (a Python test per name: a few thousand modules cost ~1 M instructions, so most
+    compiles, which import a module or two of torch's, look only at those)."""
+    global _modules_seen, _newest_seen
+    loaded = list(sys.modules)  # one C-level copy: another thread may import meanwhile
+    seen = _modules_seen
+    kept = 0 < seen <= len(loaded) and loaded[seen - 1] == _newest_seen
+    _modules_seen, _newest_seen = len(loaded), (loaded[-1] if loaded else None)
+    return loaded[seen:] if kept else loaded
 
 
 def _hidden(name: str) -> bool:

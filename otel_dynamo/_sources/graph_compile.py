@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from opentelemetry import trace
@@ -10,9 +9,9 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo import names
-from otel_dynamo._recording.boundary import safely
 from otel_dynamo._recording.device_time import DeviceClock
 from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.records import GraphIdentity, RunIdentity
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources import cudagraphs
 from otel_dynamo._sources.runs import RunRecorder
@@ -65,10 +64,6 @@ class GraphCompile:
         self.context = trace.set_span_in_context(span)
         self.link = span.get_span_context()
 
-    def safely(self, fn: Callable[[], T]) -> T | None:
-        """Run a piece of instrumentation; on error log it (once) and go on without it."""
-        return safely("instrumentation error", fn)
-
     def inner_compiled(self, kind: str, graph_name: str | None) -> None:
         if kind != names.RUN_KIND_BACKWARD:
             self.run_kind, self.graph_name = kind, graph_name
@@ -102,17 +97,12 @@ class GraphCompile:
         return self.recorder
 
     def run_state(self, kind: str, graph_name: str | None) -> RunState:
-        attributes: dict[str, Any] = {
-            names.ATTR_COMPILE_ID: self.compile_id,
-            names.ATTR_BACKEND: self.backend,
-            names.ATTR_RUN_KIND: kind,
-        }
-        if graph_name:
-            attributes[names.ATTR_AOT_GRAPH_NAME] = graph_name
+        identity = RunIdentity(
+            kind, GraphIdentity(self.compile_id, self.backend), graph_name=graph_name
+        )
         state = RunState(
-            kind=kind,
             policy=self.recorder.settings.run_spans,
-            attributes=attributes,
+            identity=identity,
             link=self.link,
             device_clock=self.device_clock,
         )

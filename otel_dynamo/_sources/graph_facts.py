@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -84,16 +85,34 @@ def input_attributes(example_inputs: Sequence[Any], *, max_items: int) -> dict[s
     }
 
 
-def graph_attributes(gm: Any, *, top: int, max_items: int) -> dict[str, Any]:
-    """Op counts (Dynamo's and explain's definitions), node count and the ops themselves."""
+@dataclasses.dataclass(frozen=True)
+class GraphShape:
+    """What a graph holds: its nodes, and how often each op appears (Dynamo's op kinds,
+    and call_function nodes only)."""
+
+    node_count: int
+    ops: Counter[str]
+    calls: Counter[str]
+
+    @property
+    def op_count(self) -> int:
+        return sum(self.ops.values())
+
+
+def graph_shape(gm: Any) -> GraphShape:
     nodes = list(gm.graph.nodes)
     ops, calls = op_counts(nodes)
+    return GraphShape(len(nodes), ops, calls)
+
+
+def shape_attributes(shape: GraphShape, *, top: int, max_items: int) -> dict[str, Any]:
+    """Op counts (Dynamo's and explain's definitions), node count and the ops themselves."""
     return {
-        names.ATTR_GRAPH_OP_COUNT: sum(ops.values()),
-        names.ATTR_GRAPH_NODE_COUNT: len(nodes),
-        names.ATTR_GRAPH_OPS: top_ops(ops, top),
-        names.ATTR_GRAPH_CALL_FUNCTION_COUNT: sum(calls.values()),
-        names.ATTR_GRAPH_CALL_FUNCTION_OPS: all_ops(calls, max_items),
+        names.ATTR_GRAPH_OP_COUNT: shape.op_count,
+        names.ATTR_GRAPH_NODE_COUNT: shape.node_count,
+        names.ATTR_GRAPH_OPS: top_ops(shape.ops, top),
+        names.ATTR_GRAPH_CALL_FUNCTION_COUNT: sum(shape.calls.values()),
+        names.ATTR_GRAPH_CALL_FUNCTION_OPS: all_ops(shape.calls, max_items),
     }
 
 

@@ -25,9 +25,10 @@ from opentelemetry.trace import Span, SpanContext, Status, StatusCode
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._providers.choice import ProviderLookup, Providers
-from otel_dynamo._recording.boundary import class_name
+from otel_dynamo._recording.boundary import class_name, guarded
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.recorder_lookup import make_recorder, sinks_for
+from otel_dynamo._recording.records import RunIdentity
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.torch_export_signals import TorchExportEvents, torch_export_metrics
 from otel_dynamo._sources import patching, routing, taps
@@ -59,12 +60,7 @@ class Origin:
     module_class: str | None
 
 
-def _safely(fn: Callable[[], T]) -> T | None:
-    try:
-        return fn()
-    except Exception:
-        _log.warning("otel_dynamo: torch.export instrumentation error (ignored)", exc_info=True)
-        return None
+INSTRUMENTATION_ERROR = "torch.export instrumentation error"
 
 
 @contextlib.contextmanager
@@ -108,7 +104,9 @@ class TorchExportRecorder:
     ) -> T:
         """``call()`` inside a span of ``operation``; ``describe(result)`` adds attributes."""
         name = _SPAN_NAMES[operation]
-        span = _safely(lambda: self.tracer.start_span(name, attributes=attributes))
+        span: Span | None = None
+        with guarded(INSTRUMENTATION_ERROR):
+            span = self.tracer.start_span(name, attributes=attributes)
         if span is None:
             return call()
         start = time.perf_counter()
@@ -121,22 +119,22 @@ class TorchExportRecorder:
             ):
                 result = call()
         except BaseException as exc:
-            failure, duration = exc, time.perf_counter() - start
-            _safely(lambda: self._failed(operation, span, attributes, failure, duration))
+            with guarded(INSTRUMENTATION_ERROR):
+                self._failed(operation, span, attributes, exc, time.perf_counter() - start)
             raise
         duration = time.perf_counter() - start
-        _safely(
-            lambda: self._succeeded(
+        with guarded(INSTRUMENTATION_ERROR):
+            self._succeeded(
                 operation, span, attributes, result=result, describe=describe, duration_s=duration
             )
-        )
         return result
 
     @contextlib.contextmanager
     def _dynamo_phases(self) -> Iterator[None]:
         """Frames Dynamo compiles with its own backend here (strict export) report to this
         recorder, so their frame compile and phases become children of the export span."""
-        _safely(taps.install)
+        with guarded(INSTRUMENTATION_ERROR):
+            taps.install()
         with routing.frames_reporting_to(lambda: self.runs):
             yield
 
@@ -194,13 +192,10 @@ class TorchExportRecorder:
         # GraphModule gives each instance a class of its own: patching it touches no other.
         if forward is None or not cls.__qualname__.endswith("GraphModuleImpl"):
             return
-        attributes: dict[str, Any] = {names.ATTR_RUN_KIND: names.RUN_KIND_EXPORT}
-        if origin.module_class:
-            attributes[names.ATTR_EXPORT_MODULE_CLASS] = origin.module_class
+        identity = RunIdentity(names.RUN_KIND_EXPORT, module_class=origin.module_class)
         state = RunState(
-            kind=names.RUN_KIND_EXPORT,
             policy=self.settings.run_spans,
-            attributes=attributes,
+            identity=identity,
             link=origin.span_context,
         )
         self.runs.metrics.track_run(state)
@@ -227,7 +222,9 @@ class TorchExportInstrumentation:
 
     def recorder(self) -> TorchExportRecorder | None:
         """The recorder for the providers in force now (a new tracer provider, a new one)."""
-        return _safely(self._resolve)
+        with guarded(INSTRUMENTATION_ERROR):
+            return self._resolve()
+        return None
 
     def _resolve(self) -> TorchExportRecorder:
         providers = self._providers()
@@ -268,17 +265,15 @@ class TorchExportInstrumentation:
         if recorder is None:
             return export(*args, **kwargs)
         mod = args[0] if args else kwargs.get("mod")
-        attributes = _safely(
-            lambda: call_attributes(
-                mod,
-                strict=kwargs.get("strict", False),
-                dynamic_shapes=kwargs.get("dynamic_shapes"),
+        attributes: dict[str, Any] = {}
+        with guarded(INSTRUMENTATION_ERROR):
+            attributes = call_attributes(
+                mod, strict=kwargs.get("strict", False), dynamic_shapes=kwargs.get("dynamic_shapes")
             )
-        )
         with _export_in_progress():
             return recorder.call(
                 names.EXPORT_OPERATION_EXPORT,
-                attributes or {},
+                attributes,
                 lambda: export(*args, **kwargs),
                 recorder.describe_export,
             )
@@ -288,11 +283,16 @@ class TorchExportInstrumentation:
     ) -> Any:
         """The patched ``ExportedProgram.run_decompositions``."""
         recorder = self.recorder()
-        before = _safely(lambda: aten_op_counts(program)) if recorder is not None else None
+        before = None
+        if recorder is not None:
+            with guarded(INSTRUMENTATION_ERROR):
+                before = aten_op_counts(program)
         if recorder is None or before is None:
             return run_decompositions(*args, **kwargs)
         table = args[0] if args else kwargs.get("decomp_table")
-        attributes = _safely(lambda: table_attributes(table)) or {}
+        attributes: dict[str, Any] = {}
+        with guarded(INSTRUMENTATION_ERROR):
+            attributes = table_attributes(table)
         module_class = origin_of(program).module_class
         if module_class:
             attributes[names.ATTR_EXPORT_MODULE_CLASS] = module_class
@@ -319,5 +319,6 @@ class TorchExportInstrumentation:
         if getattr(_inside, "depth", 0) == 0:
             recorder = self.recorder()
             if recorder is not None:
-                _safely(lambda: recorder.track_module(made, origin_of(program)))
+                with guarded(INSTRUMENTATION_ERROR):
+                    recorder.track_module(made, origin_of(program))
         return made

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
 
 from otel_dynamo import names
+from otel_dynamo._recording.boundary import guarded
 from otel_dynamo._recording.pass_through import passes_through
 from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.records import GraphIdentity
 from otel_dynamo._sources import (
     aids,
     aot,
@@ -185,43 +188,59 @@ class TracedBackend:
     def _begin(self, gm: Any, example_inputs: Any, kwargs: dict[str, Any]) -> TracedGraphCompile:
         exclude_loaded_modules()  # modules of ours imported since the last compile
         recorder = self._recorder_lookup()
-        compile_id = current_compile_id()
-        graph = GraphCompile(recorder, compile_id=compile_id, backend=self.backend)
-        attributes = (
-            graph.safely(lambda: self._graph_attributes(recorder, gm, example_inputs, compile_id))
-            or {}
+        graph = GraphCompile(recorder, compile_id=current_compile_id(), backend=self.backend)
+        identity = GraphIdentity(graph.compile_id, self.backend)
+        attributes = identity.fields()
+        with guarded():
+            shape = graph_facts.graph_shape(gm)
+            index = recorder.note_graph(graph.compile_id, self.backend)
+            identity = dataclasses.replace(
+                identity, graph_index=index, op_count=shape.op_count, node_count=shape.node_count
+            )
+            attributes = self._graph_attributes(recorder, identity, shape, gm, example_inputs)
+        with guarded():
+            keep_route_for_lazy_backward()
+            graph.input_devices = graph_facts.input_devices(example_inputs)
+            graph.device_clock = device_clock.clock_for(example_inputs)
+            graph.cudagraph_requested = self._asks_for_cudagraphs(kwargs)
+        return TracedGraphCompile(
+            self,
+            graph,
+            gm=gm,
+            example_inputs=example_inputs,
+            identity=identity,
+            attributes=attributes,
         )
-        graph.safely(keep_route_for_lazy_backward)
-        graph.device_clock = graph.safely(lambda: device_clock.clock_for(example_inputs))
-        graph.input_devices = (
-            graph.safely(lambda: graph_facts.input_devices(example_inputs)) or frozenset()
-        )
-        graph.cudagraph_requested = graph.safely(lambda: self._asks_for_cudagraphs(kwargs)) or False
-        return TracedGraphCompile(self, graph, gm, example_inputs, attributes)
 
     def _graph_attributes(
-        self, recorder: Recorder, gm: Any, example_inputs: Any, compile_id: str | None
+        self,
+        recorder: Recorder,
+        identity: GraphIdentity,
+        shape: graph_facts.GraphShape,
+        gm: Any,
+        example_inputs: Any,
     ) -> dict[str, Any]:
+        """The graph span's attributes."""
         limits = recorder.limits
-        graph_break = graph_facts.graph_break(gm, compile_id or "")
+        graph_break = graph_facts.graph_break(gm, identity.compile_id)
         return {
             names.ATTR_BACKEND: self.backend,
-            names.ATTR_COMPILE_ID: compile_id or "",
-            names.ATTR_GRAPH_INDEX: recorder.note_graph(compile_id, self.backend),
-            **graph_facts.graph_attributes(gm, top=limits.top_ops, max_items=limits.list_length),
+            names.ATTR_COMPILE_ID: identity.compile_id,
+            names.ATTR_GRAPH_INDEX: identity.graph_index,
+            **graph_facts.shape_attributes(shape, top=limits.top_ops, max_items=limits.list_length),
             **graph_facts.input_attributes(example_inputs, max_items=limits.list_length),
             **(limits.break_attributes(graph_break) if graph_break else {}),
         }
 
     def _aids_for(
-        self, graph: GraphCompile, compiling: aids.Compiling
+        self, graph: GraphCompile, compiling: aids.Compiling, identity: GraphIdentity
     ) -> tuple[aids.GraphAid, ...]:
         """The debugging aids of this graph (see ``aids.AIDS``), built in their order."""
         aided = aids.AidedGraph(
             recorder=graph.recorder,
             compile_id=graph.compile_id,
             backend=self.backend,
-            graph_index=int(compiling.attributes.get(names.ATTR_GRAPH_INDEX, 0)),
+            graph_index=identity.graph_index or 0,
         )
         applied = aids.aids_for(aided, compiling)
         graph.records_first_run = any(aid.records_first_run for aid in applied)
@@ -282,12 +301,15 @@ class TracedGraphCompile:
         self,
         backend: TracedBackend,
         graph: GraphCompile,
+        *,
         gm: Any,
         example_inputs: Any,
+        identity: GraphIdentity,
         attributes: dict[str, Any],
     ) -> None:
         self.backend = backend
         self.graph = graph
+        self.identity = identity
         self.attributes = attributes
         self.gm = gm
         self.example_inputs = example_inputs
@@ -295,6 +317,7 @@ class TracedGraphCompile:
         self.step = recorder.compile_span(
             names.SPAN_GRAPH,
             attributes,
+            graph=identity,
             context=recorder.frame_context(graph.compile_id or None),
             is_control_flow=is_control_flow,
         )
@@ -309,11 +332,12 @@ class TracedGraphCompile:
         graph = self.graph
         graph.enter(span)
         self._token = aot.activate(graph)
-        self.compiling = aids.Compiling(
+        compiling = aids.Compiling(
             gm=self.gm, example_inputs=self.example_inputs, span=span, attributes=self.attributes
         )
-        compiling = self.compiling
-        self.applied = graph.safely(lambda: self.backend._aids_for(graph, compiling)) or ()
+        self.compiling = compiling
+        with guarded():
+            self.applied = self.backend._aids_for(graph, compiling, self.identity)
         for aid in self.applied:
             aid.before_compile(compiling)
 
@@ -323,8 +347,8 @@ class TracedGraphCompile:
         graph = self.graph
         if watch is not None and graph.cudagraph_requested:
             kind = graph.run_kind or _runtime_kind(self.example_inputs)
-            span = self.step.span
-            graph.safely(lambda: graph.cudagraph_decided(span, kind, watch, graph.inner_output))
+            with guarded():
+                graph.cudagraph_decided(self.step.span, kind, watch, graph.inner_output)
 
     def failed(self, exc: BaseException) -> None:
         """The compile raised ``exc`` (about to be re-raised unchanged), the graph span still
@@ -335,21 +359,21 @@ class TracedGraphCompile:
         if isinstance(exc, Exception) and not discarded and self.compiling is not None:
             for aid in self.applied:
                 aid.compile_failed(self.compiling)
-        graph = self.graph
-        graph.safely(lambda: self._settle(discarded=discarded))
+        with guarded():
+            self._settle(discarded=discarded)
         keep_only_outermost_frame_of_ours(exc)
 
     def finished(self, compiled: Any) -> Any:
         """What Dynamo gets: ``compiled``, its runs recorded."""
-        graph, span = self.graph, self.step.span
-        graph.safely(lambda: self._settle(discarded=False))
-        graph.safely(lambda: graph.recorder.log_events.graph_compiled(self.attributes, span))
-        return (
-            graph.safely(
-                lambda: self.backend._wrap_runs(graph, self.applied, compiled, self.example_inputs)
+        with guarded():
+            self._settle(discarded=False)
+            self.graph.recorder.log_events.graph_compiled(self.identity, self.step.span)
+        wrapped = compiled
+        with guarded():
+            wrapped = self.backend._wrap_runs(
+                self.graph, self.applied, compiled, self.example_inputs
             )
-            or compiled
-        )
+        return wrapped
 
     def _deactivate(self) -> None:
         if self._token is not None:

@@ -23,6 +23,7 @@ from otel_dynamo._lifecycle import exit_steps
 from otel_dynamo._recording.device_time import DeviceTimer
 from otel_dynamo._recording.metrics import CompileMetrics
 from otel_dynamo._recording.recorder import Recorder
+from otel_dynamo._recording.records import GraphIdentity, RunIdentity
 from otel_dynamo._recording.run_state import RunState
 
 RUN_ATTRIBUTES = {
@@ -85,9 +86,8 @@ def _recorder(signals: Signals) -> Recorder:
 
 def _run_state(recorder: Recorder, clock: Any) -> RunState:
     return RunState(
-        kind=names.RUN_KIND_FORWARD,
         policy=recorder.settings.run_spans,
-        attributes=dict(RUN_ATTRIBUTES),
+        identity=RunIdentity(names.RUN_KIND_FORWARD, GraphIdentity("0/0", "inductor")),
         link=None,
         device_clock=clock,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from otel_dynamo import names
 from otel_dynamo._config.run_span_policy import RunSpanPolicy
 from otel_dynamo._recording.metrics import OTHER_COMPILE_IDS, RunCounts, VariantCalls
+from otel_dynamo._recording.records import GraphIdentity, RunIdentity
 from otel_dynamo._recording.run_state import RunState
 
 FORWARD = names.RUN_KIND_FORWARD
@@ -14,9 +15,8 @@ FORWARD = names.RUN_KIND_FORWARD
 
 def _run(compile_id: str, count: int, kind: str = FORWARD) -> RunState:
     state = RunState(
-        kind=kind,
         policy=RunSpanPolicy.parse("first:1"),
-        attributes={names.ATTR_COMPILE_ID: compile_id},
+        identity=RunIdentity(kind, GraphIdentity(compile_id, "eager")),
         link=None,
     )
     state.count = count

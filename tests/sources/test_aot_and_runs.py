@@ -9,6 +9,7 @@ from _spans import named, one
 import otel_dynamo
 from otel_dynamo import names
 from otel_dynamo._recording.recorder_lookup import make_recorder
+from otel_dynamo._recording.records import RunIdentity
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources.runs import RunProxy
 
@@ -242,7 +243,7 @@ def _backward_state(mode: str) -> RunState:
     from otel_dynamo._config.run_span_policy import RunSpanPolicy
 
     return RunState(
-        kind=names.RUN_KIND_BACKWARD, policy=RunSpanPolicy(mode), attributes={}, link=None
+        policy=RunSpanPolicy(mode), identity=RunIdentity(names.RUN_KIND_BACKWARD), link=None
     )
 
 

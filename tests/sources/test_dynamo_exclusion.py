@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import torch
+from opentelemetry import trace
 from torch._dynamo.utils import clear_compilation_metrics, counters, get_compilation_metrics
 
 import otel_dynamo
@@ -82,6 +83,33 @@ def test_every_code_object_of_every_loaded_module_of_ours_is_excluded(traced_bac
     )
 
 
+@pytest.fixture
+def fresh_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the exclusion saw at its last look is put back after the test, so that the
+    test's own looks hide no module from the next compile's."""
+    monkeypatch.setattr(dynamo_exclusion, "_modules_seen", dynamo_exclusion._modules_seen)
+    monkeypatch.setattr(dynamo_exclusion, "_newest_seen", dynamo_exclusion._newest_seen)
+
+
+def test_a_look_after_an_import_sees_only_the_module_imported(fresh_look, monkeypatch):
+    """Loaded after a look, a module is the one name the next look returns."""
+    dynamo_exclusion._loaded_since_last_look()
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_module", types.ModuleType("m"))
+    assert dynamo_exclusion._loaded_since_last_look() == ["otel_dynamo_test_module"]
+    assert dynamo_exclusion._loaded_since_last_look() == []
+
+
+def test_a_look_after_a_module_was_removed_sees_every_module(fresh_look, monkeypatch):
+    """A module removed (and another loaded) since the last look: the next look returns
+    every loaded name, so that nothing loaded meanwhile is missed."""
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_removed", types.ModuleType("r"))
+    dynamo_exclusion._loaded_since_last_look()
+    monkeypatch.delitem(sys.modules, "otel_dynamo_test_removed")
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_added", types.ModuleType("a"))
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_added_too", types.ModuleType("b"))
+    assert dynamo_exclusion._loaded_since_last_look() == list(sys.modules)
+
+
 def test_the_demos_model_is_left_to_dynamo(traced_backend):
     """The demo's model lives in otel_dynamo's package but is the job Dynamo compiles:
     its code is never excluded, and it compiles (one graph a call at least)."""
@@ -112,9 +140,17 @@ def test_recording_code_runs_with_frame_evaluation_off(traced_backend):
     """Code of ours that is not a pass-through frame (the error boundary here): neither
     its frame nor what it calls is shown to Dynamo."""
     x = torch.ones(2)
-    shown = _codes_shown_to_dynamo(lambda: boundary.safely("a test", lambda: _user_code(x)))
+
+    class CallingTracer:
+        def start_span(self, name: str, *args: Any, **kwargs: Any) -> Any:
+            _user_code(x)
+            return trace.INVALID_SPAN
+
+    safe = boundary.SafeTracer(CallingTracer())  # type: ignore[arg-type]
+    shown = _codes_shown_to_dynamo(lambda: safe.start_span("a test"))
     assert _user_code.__code__ not in shown
-    assert boundary.safely.__code__ not in shown
+    assert CallingTracer.start_span.__code__ not in shown
+    assert boundary.SafeTracer.start_span.__code__ not in shown
 
 
 def _step_counts(backend: Any) -> tuple[dict[str, int], ...]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import _stack_support  # noqa: F401 - puts grafana/ on sys.path
 import pytest
 from dashgen import catalog
@@ -61,19 +59,23 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
         Sum,
     )
 
+    from otel_dynamo._recording.frame_state import FrameState
     from otel_dynamo._recording.metrics import CompileMetrics
+    from otel_dynamo._recording.records import FrameCompiled, GraphIdentity, RunIdentity
+    from otel_dynamo._recording.stream_events import FrameEnded
 
     reader = InMemoryMetricReader()
     recorder = CompileMetrics(MeterProvider(metric_readers=[reader], shutdown_on_exit=False))
     recorder.frame_compiled(
-        None,
-        {
-            names.ATTR_RECOMPILE_REASON: "x",
-            names.ATTR_TIME_PREFIX + names.TIME_TRACING: 0.4,
-            names.ATTR_FRAME_CACHE_SIZE: 1,
-        },
-        "success",
-        0.5,
+        FrameCompiled(
+            state=FrameState("0/1"),
+            ended=FrameEnded("0/1", 1, cache_size=1),
+            outcome=names.OUTCOME_SUCCESS,
+            backend="eager",
+            duration_s=0.5,
+            time_split={names.TIME_TRACING: 0.4},
+            recompile_reason="x",
+        )
     )
     recorder.graph_compiled("eager")
     recorder.graph_break("print")
@@ -85,11 +87,11 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
 
     class Run:
         kind, count, link = names.RUN_KIND_FORWARD, 3, None
-        attributes: ClassVar[dict[str, str]] = {names.ATTR_COMPILE_ID: "0/0"}
+        identity = RunIdentity(names.RUN_KIND_FORWARD, GraphIdentity("0/0", "eager"))
 
     recorder.track_run(Run())
     recorder.run_recorded(Run(), Span(), 1e-6)
-    recorder.device_time({names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD}, 1e-4)
+    recorder.device_time(Run.identity, "cuda:0", 1e-4)
     recorder.device_time_dropped(names.DROP_PROCESS_EXIT)
     recorder.cudagraph_decided(names.CUDAGRAPH_SKIPPED, "cpu_device")
     recorder.cache_lookup(names.CACHE_INDUCTOR_FX, names.CACHE_HIT)

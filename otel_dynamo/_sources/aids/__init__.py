@@ -24,10 +24,9 @@ rewrites the graph in place), for the aids that want it (``wants_original``).
 from __future__ import annotations
 
 import copy
-import functools
 from typing import TYPE_CHECKING
 
-from otel_dynamo._recording.boundary import safely
+from otel_dynamo._recording.boundary import guarded
 from otel_dynamo._sources.aids.accuracy import AccuracyCheck
 from otel_dynamo._sources.aids.faults import FaultInjection
 from otel_dynamo._sources.aids.graph import (
@@ -53,11 +52,10 @@ def aids_for(graph: AidedGraph, compiling: Compiling) -> tuple[GraphAid, ...]:
     settings = graph.recorder.settings
     original: GraphModule | None = None
     if any(kind.wants_original(settings) for kind in AIDS):
-        original = safely(INSTRUMENTATION_ERROR, functools.partial(copy.deepcopy, compiling.gm))
+        with guarded(INSTRUMENTATION_ERROR):
+            original = copy.deepcopy(compiling.gm)
     built: list[GraphAid] = []
     for kind in AIDS:
-        build = functools.partial(kind, graph, compiling, original, tuple(built))
-        aid = safely(INSTRUMENTATION_ERROR, build)
-        if aid is not None:
-            built.append(aid)
+        with guarded(INSTRUMENTATION_ERROR):
+            built.append(kind(graph, compiling, original, tuple(built)))
     return tuple(built)

@@ -19,7 +19,6 @@ injects them before it compiles and raises ``runtime`` ones around its runs.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -31,7 +30,7 @@ from otel_dynamo import names
 from otel_dynamo._config import fault_spec as spec_module
 from otel_dynamo._config.fault_spec import KIND_RUNTIME, FaultSpec
 from otel_dynamo._config.settings import Settings
-from otel_dynamo._recording.boundary import end_span, safely
+from otel_dynamo._recording.boundary import end_span, guarded
 from otel_dynamo._recording.recorder import Recorder
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources.aids.graph import INSTRUMENTATION_ERROR, AidedGraph, Compiling, GraphAid
@@ -219,7 +218,7 @@ def fire_runtime(fault: FaultSpec, state: RunState, recorder: Recorder) -> None:
         record(recorder, fault, span, fields)
         raise_runtime_fault()
     except AssertionError as exc:
-        recorder.mark_failed(span, exc, stage="run", attributes=state.attributes)
+        recorder.mark_failed(span, exc, stage="run", run=state.identity)
         raise
     finally:
         end_span(span)
@@ -250,8 +249,8 @@ class FaultInjection:
         self.fired: tuple[FaultSpec, ...] = ()
         """The faults due on this graph, those raising at compile time last."""
         if graph.recorder.settings.fault:
-            due = functools.partial(self._due, compiling)
-            self.fired = tuple(safely(INSTRUMENTATION_ERROR, due) or ())
+            with guarded(INSTRUMENTATION_ERROR):
+                self.fired = tuple(self._due(compiling))
 
     @staticmethod
     def wants_original(settings: Settings) -> bool:

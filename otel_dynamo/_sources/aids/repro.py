@@ -40,7 +40,7 @@ from otel_dynamo._config.fault_spec import (
     FaultSpec,
 )
 from otel_dynamo._config.settings import REPRO_CHOICES, Settings
-from otel_dynamo._recording.boundary import safely
+from otel_dynamo._recording.boundary import guarded
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._sources.aids import faults
 from otel_dynamo._sources.aids.faults import FaultInjection
@@ -253,7 +253,8 @@ class ReproScripts:
         settings = self.graph.recorder.settings
         if not settings.repro_dir or stage not in settings.repro_on or self.original is None:
             return
-        safely(INSTRUMENTATION_ERROR, lambda: self._write(stage, args, span, check_accuracy))
+        with guarded(INSTRUMENTATION_ERROR):
+            self._write(stage, args, span, check_accuracy)
 
     def _write(self, stage: str, args: Any, span: Span | None, check_accuracy: bool) -> None:
         graph = self.graph

@@ -1,0 +1,133 @@
+"""One typed record per thing torch compiled or ran, as the recorder knows it at its end.
+
+Spans, metrics and log events are each written from these records by their own writer:
+span attributes by ``frame_span`` and the records' ``attributes``/``fields`` methods,
+metrics by ``metrics``, log events by ``log_events``. No writer reads a fact back out of
+what another one wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.trace import Span
+
+from otel_dynamo import names
+from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.stream_events import FrameEnded
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphIdentity:
+    """Which graph a compile step, a run or a failure belongs to: what its log events
+    name it by (``names.ATTR_COMPILE_ID`` and the others, where known)."""
+
+    compile_id: str
+    backend: str | None = None
+    graph_index: int | None = None
+    op_count: int | None = None
+    node_count: int | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """As log event fields (and span attributes): the ones known, in this order."""
+        found = {
+            names.ATTR_COMPILE_ID: self.compile_id,
+            names.ATTR_BACKEND: self.backend,
+            names.ATTR_GRAPH_INDEX: self.graph_index,
+            names.ATTR_GRAPH_OP_COUNT: self.op_count,
+            names.ATTR_GRAPH_NODE_COUNT: self.node_count,
+        }
+        return {key: value for key, value in found.items() if value is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunIdentity:
+    """Which compiled program a run executes: a traced backend's graph (``graph``) or an
+    exported program (``module_class``), the kind of run (forward, backward, inference,
+    export), and AOT Autograd's name for the graph where it gave one."""
+
+    kind: str
+    graph: GraphIdentity | None = None
+    graph_name: str | None = None
+    module_class: str | None = None
+    """The exported module's class, for a run of a ``torch.export`` program."""
+
+    @property
+    def compile_id(self) -> str:
+        return "" if self.graph is None else self.graph.compile_id
+
+    @property
+    def backend(self) -> str | None:
+        return None if self.graph is None else self.graph.backend
+
+    def attributes(self) -> dict[str, Any]:
+        """A run span's attributes (before its index)."""
+        found: dict[str, Any] = {}
+        if self.graph is not None:
+            found[names.ATTR_COMPILE_ID] = self.graph.compile_id
+            found[names.ATTR_BACKEND] = self.graph.backend
+        found[names.ATTR_RUN_KIND] = self.kind
+        if self.graph_name:
+            found[names.ATTR_AOT_GRAPH_NAME] = self.graph_name
+        if self.module_class:
+            found[names.ATTR_EXPORT_MODULE_CLASS] = self.module_class
+        return found
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameCompiled:
+    """A frame compile that ended: Dynamo's report of it (``ended``), what was seen
+    while it ran (``state``), and what the recorder made of them."""
+
+    state: FrameState
+    ended: FrameEnded
+    outcome: str
+    backend: str | None
+    """The backends that compiled its graphs (comma-separated), else the recorder's."""
+    duration_s: float
+    time_split: Mapping[str, float]
+    """Seconds per compile-time category (``phase_split``)."""
+    recompile_reason: str | None
+    """The failed guard that made this a recompile, within the text limit."""
+
+    @property
+    def compile_id(self) -> str:
+        return self.state.compile_id
+
+    @property
+    def span(self) -> Span | None:
+        return self.state.span
+
+    def code_fields(self) -> dict[str, Any]:
+        """``code.function``, ``code.file``, ``code.line``: those torch gave."""
+        found = {
+            names.ATTR_CODE_FUNCTION: self.ended.function,
+            names.ATTR_CODE_FILE: self.ended.file,
+            names.ATTR_CODE_LINE: self.ended.line,
+        }
+        return {key: value for key, value in found.items() if value is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class LazyBackwardCompiled:
+    """A backward compiled lazily (at the first ``.backward()``) that ended."""
+
+    compile_id: str
+    backend: str | None
+    duration_s: float
+    time_split: Mapping[str, float]
+    span: Span
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """A compile step or a run that raised (the exception is re-raised unchanged)."""
+
+    stage: str
+    """``compile`` or ``run``."""
+    error_type: str
+    exception: BaseException
+    graph: GraphIdentity | None
+    run_kind: str | None = None

@@ -1,0 +1,96 @@
+"""One typed record per compile and run: each writer reads the record, none reads another
+writer's attributes back."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from otel_dynamo import names
+from otel_dynamo._recording import log_events, metrics
+from otel_dynamo._recording.records import GraphIdentity, RunIdentity
+
+WRITERS = (Path(metrics.__file__), Path(log_events.__file__))
+"""The metrics and log-event writers: they read records, never attribute dicts."""
+
+
+def _attribute_reads(source: str, name: str) -> list[str]:
+    """``name:line: code`` of each read of a ``names.ATTR_*`` key out of a mapping in
+    ``source`` (``x.get(names.ATTR_...)`` or ``x[names.ATTR_...]`` read, not written)."""
+
+    def is_attribute_key(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr.startswith("ATTR_")
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        getter = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and bool(node.args)
+            and is_attribute_key(node.args[0])
+        )
+        subscript = (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and is_attribute_key(node.slice)
+        )
+        if getter or subscript:
+            found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_metrics_and_log_events_read_no_attribute_dict():
+    """No ``names.ATTR_*`` key is read out of a mapping in metrics.py or log_events.py."""
+    reads = [
+        read
+        for path in WRITERS
+        for read in _attribute_reads(path.read_text(encoding="utf-8"), path.name)
+    ]
+    assert reads == []
+
+
+def test_the_check_finds_a_read_back_and_ignores_a_write():
+    """The check above can fail: it finds ``.get`` and ``[...]`` reads, not writes."""
+    source = (
+        "def f(attributes, fields):\n"
+        "    fields[names.ATTR_OUTCOME] = 'success'\n"
+        "    return attributes.get(names.ATTR_BACKEND), attributes[names.ATTR_COMPILE_ID]\n"
+    )
+    assert _attribute_reads(source, "probe") == [
+        "probe:3: attributes.get(names.ATTR_BACKEND)",
+        "probe:3: attributes[names.ATTR_COMPILE_ID]",
+    ]
+
+
+def test_a_graph_identity_names_only_what_is_known_in_a_fixed_order():
+    """GraphIdentity.fields(): compile id, backend, index, op count, node count, those
+    not None, in that order, with their types."""
+    full = GraphIdentity("1/0", "inductor", 2, 7, 11).fields()
+    assert list(full.items()) == [
+        (names.ATTR_COMPILE_ID, "1/0"),
+        (names.ATTR_BACKEND, "inductor"),
+        (names.ATTR_GRAPH_INDEX, 2),
+        (names.ATTR_GRAPH_OP_COUNT, 7),
+        (names.ATTR_GRAPH_NODE_COUNT, 11),
+    ]
+    assert GraphIdentity("0/0").fields() == {names.ATTR_COMPILE_ID: "0/0"}
+
+
+def test_a_run_identity_gives_its_run_spans_attributes():
+    """A graph's run: compile id, backend, kind, AOT graph name; an exported program's
+    run: kind and module class, no compile id."""
+    graph_run = RunIdentity(names.RUN_KIND_FORWARD, GraphIdentity("0/1", "eager"), "fw_0")
+    assert graph_run.attributes() == {
+        names.ATTR_COMPILE_ID: "0/1",
+        names.ATTR_BACKEND: "eager",
+        names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD,
+        names.ATTR_AOT_GRAPH_NAME: "fw_0",
+    }
+    assert (graph_run.compile_id, graph_run.backend) == ("0/1", "eager")
+    exported = RunIdentity(names.RUN_KIND_EXPORT, module_class="pkg.Net")
+    assert exported.attributes() == {
+        names.ATTR_RUN_KIND: names.RUN_KIND_EXPORT,
+        names.ATTR_EXPORT_MODULE_CLASS: "pkg.Net",
+    }
+    assert (exported.compile_id, exported.backend) == ("", None)
