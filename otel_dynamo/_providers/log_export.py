@@ -55,8 +55,8 @@ __all__ = [
     "BoundedBatchLogRecordProcessor",
     "JsonLinesLogExporter",
     "SafeLogExporter",
+    "logs_as_exported",
     "record_text_size",
-    "redacted_logs",
     "safe_logger_provider",
     "size_chunks",
 ]
@@ -92,7 +92,7 @@ def safe_logger_provider(
     return provider, processors
 
 
-def redacted_logs(
+def logs_as_exported(
     batch: Sequence[ReadableLogRecord], redact: Redact
 ) -> Sequence[ReadableLogRecord]:
     """``batch`` with every string of each record redacted and the resource naming this
@@ -163,7 +163,7 @@ class SafeLogExporter(LogRecordExporter):
         self.safe_export = safe_export
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        for chunk in size_chunks(redacted_logs(batch, self.safe_export.redact)):
+        for chunk in size_chunks(logs_as_exported(batch, self.safe_export.redact)):
             if not self._send(chunk):  # a collector that refused one piece: stop there
                 return LogRecordExportResult.FAILURE
         return LogRecordExportResult.SUCCESS

@@ -1,8 +1,12 @@
-"""The exporters' side of the one redaction: every string of a span (attributes, event
-attributes, status description) and of a log record (body, attributes;
-``log_export.redacted_logs``) passes through the process's
-:class:`~otel_dynamo._config.redaction.Redactor` before it is exported. A span or record
-with nothing to redact is exported as it is (no copy)."""
+"""Spans and log records as the safe exporters hand them on: the exporters' side of the
+one redaction, and the resource of the process that exports them.
+
+Every string of a span (attributes, event attributes, status description) and of a log
+record (body, attributes; ``log_export.logs_as_exported``) passes through the process's
+:class:`~otel_dynamo._config.redaction.Redactor`; the resource's ``process.pid`` names
+the exporting process (a forked child's, where the SDK cannot update its resource:
+``resources.of_this_process``). A span or record with nothing to change is exported as
+it is (no copy)."""
 
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ def redacted_attributes(
     return found if changed else None
 
 
-def redacted_spans(spans: Sequence[ReadableSpan], redact: Redact) -> Sequence[ReadableSpan]:
+def spans_as_exported(spans: Sequence[ReadableSpan], redact: Redact) -> Sequence[ReadableSpan]:
     """``spans`` with every string redacted and the resource naming this process
     (``resources.of_this_process``); the same objects where nothing changed."""
     pid = os.getpid()

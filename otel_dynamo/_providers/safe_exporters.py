@@ -34,7 +34,7 @@ from otel_dynamo._providers.export_health import (
     record_collector,
 )
 from otel_dynamo._providers.files import disarm_inherited_stream
-from otel_dynamo._providers.redacting import redacted_spans
+from otel_dynamo._providers.redacting import spans_as_exported
 
 NO_REASON = "the exporter reported a failure"
 
@@ -165,7 +165,7 @@ class SafeSpanExporter(SpanExporter):
         self.safe_export = safe_export
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        shown = redacted_spans(spans, self.safe_export.redact)
+        shown = spans_as_exported(spans, self.safe_export.redact)
         ok = self.safe_export.run(lambda e: e.export(shown), result_is(SpanExportResult.SUCCESS))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 

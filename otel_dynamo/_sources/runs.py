@@ -63,6 +63,11 @@ class RunProxy:
         self.__wrapped__ = compiled
         self._otel_run_state = state
         self._otel_recorder = recorder
+        # AOT Autograd asks for the calling convention at every backward run
+        # (``getattr(f, "_boxed_call", False)``): answered here, not by __getattr__.
+        boxed = getattr(compiled, "_boxed_call", None)
+        if boxed is not None:
+            self._boxed_call = boxed
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # copy/pickle probe dunders on a bare instance

@@ -279,6 +279,20 @@ def test_backward_proxy_answers_with_the_wrapped_artefact_attributes(provider):
         proxy.no_such_attribute  # noqa: B018
 
 
+def test_backward_proxy_answers_the_calling_convention_itself(provider):
+    """``_boxed_call``, read by AOT at every backward run, is the proxy's own attribute
+    (no ``__getattr__`` call); a callable without it gives a proxy without it."""
+    proxy, _artefact = _proxy(make_recorder(tracer_provider=provider), "off")
+    assert vars(proxy)["_boxed_call"] is True
+
+    def unboxed(*args: object) -> object:
+        return args
+
+    plain = RunProxy(unboxed, _backward_state("off"), make_recorder(tracer_provider=provider))
+    assert "_boxed_call" not in vars(plain)
+    assert getattr(plain, "_boxed_call", False) is False
+
+
 def test_backward_proxy_reraises_the_callee_error_unchanged(provider, exporter):
     """A failing compiled backward raises the same exception; its run span is ERROR."""
     error = RuntimeError("boom")
