@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, TypeVar
 
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from otel_dynamo._config.otel_env import BatchOptions
 from otel_dynamo._providers import sdk_private
@@ -37,7 +37,12 @@ def run_bounded(call: Callable[[], object], timeout_s: float, *, name: str) -> b
     return not thread.is_alive()
 
 
-class Bounded:
+ExporterT = TypeVar("ExporterT")
+"""A span exporter, or the logs SDK's record exporter (its class name differs by train:
+``log_export``)."""
+
+
+class Bounded(Generic[ExporterT]):
     """What both processors add to their SDK base: construction from BatchOptions, bounded
     shutdown and flush, quiet queue.
 
@@ -49,7 +54,7 @@ class Bounded:
 
     def __init__(
         self,
-        exporter: Any,  # SpanExporter, or the logs SDK's LogRecordExporter (log_export)
+        exporter: ExporterT,
         options: BatchOptions,
         *,
         on_sdk_record: RecordSink,
@@ -77,7 +82,7 @@ class Bounded:
         return run_bounded(flush, millis / 1000, name=self._flush_thread_name)
 
 
-class BoundedBatchSpanProcessor(Bounded, BatchSpanProcessor):
+class BoundedBatchSpanProcessor(Bounded[SpanExporter], BatchSpanProcessor):
     _flush_thread_name = "otel_dynamo-flush-spans"
 
     def on_end(self, span: ReadableSpan) -> None:

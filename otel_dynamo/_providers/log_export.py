@@ -180,7 +180,7 @@ class SafeLogExporter(LogRecordExporter):
         return True
 
 
-class BoundedBatchLogRecordProcessor(Bounded, BatchLogRecordProcessor):
+class BoundedBatchLogRecordProcessor(Bounded[LogRecordExporter], BatchLogRecordProcessor):
     _flush_thread_name = "otel_dynamo-flush-logs"
 
     def __init__(
