@@ -309,10 +309,10 @@ class Recorder:
             time_split=split_seconds(frame.closed_phases, duration_ns),
             recompile_reason=self.limits.text(reason) if reason else None,
         )
-        span.set_attributes(frame_attributes(record, self.limits))
         if event.fail_type and record.outcome == names.OUTCOME_FAILURE:
             span.set_status(Status(StatusCode.ERROR, self.limits.text(event.fail_reason)))
             span.set_attribute(names.ATTR_ERROR_TYPE, event.fail_type)
+        span.set_attributes(frame_attributes(record, self.limits))
         for brk in frame.breaks:
             span.add_event(names.EVENT_GRAPH_BREAK, self.limits.break_attributes(brk))
         span.set_attributes(time_attributes(record.time_split))

@@ -66,10 +66,9 @@ _marked_modules: set[str] = set()
 like ours)."""
 _marked_codes: set[types.CodeType] = set()
 _unavailable = False
-_modules_seen = 0
-"""How many modules were loaded at the last look: each graph compile asks again."""
-_newest_seen: str | None = None
-"""The module loaded last at the last look (``sys.modules`` keeps the order of loading)."""
+_names_seen: list[str] = []
+"""The loaded modules' names at the last look, in ``sys.modules``'s order (the order of
+loading): each graph compile looks again."""
 
 
 def _strategy_setter() -> Any:
@@ -83,13 +82,21 @@ def _strategy_setter() -> Any:
 def exclude_loaded_modules() -> None:
     """Mark every code object of the otel_dynamo modules imported so far and not yet
     marked (idempotent; never raises)."""
-    global _unavailable
-    if _unavailable or len(sys.modules) == _modules_seen:  # no import since the last call
+    if _unavailable or len(sys.modules) == len(_names_seen):  # no import since the last look
         return
     named = [n for n in _loaded_since_last_look() if n.startswith(PACKAGE)]
     named = [name for name in named if name not in _marked_modules]
-    pending = [name for name in named if _hidden(name)]
-    _marked_modules.update(set(named).difference(pending))  # never looked at again
+    try:
+        _exclude([name for name in named if _hidden(name)])
+        _marked_modules.update(named)  # those not hidden: never looked at again
+    except BaseException:  # interrupted (KeyboardInterrupt): the next look sees every module
+        _forget_last_look()
+        raise
+
+
+def _exclude(pending: list[str]) -> None:
+    """Give every code object of the modules named ``pending`` its strategy."""
+    global _unavailable
     if not pending:
         return
     with _lock:
@@ -119,16 +126,22 @@ def exclude_loaded_modules() -> None:
 
 
 def _loaded_since_last_look() -> list[str]:
-    """Names of the modules loaded since the last look: those after the newest one seen
-    then, where it still stands where it stood; after a module was removed, every name
-    (a Python test per name: a few thousand modules cost ~1 M instructions, so most
-    compiles, which import a module or two of torch's, look only at those)."""
-    global _modules_seen, _newest_seen
-    loaded = list(sys.modules)  # one C-level copy: another thread may import meanwhile
-    seen = _modules_seen
-    kept = 0 < seen <= len(loaded) and loaded[seen - 1] == _newest_seen
-    _modules_seen, _newest_seen = len(loaded), (loaded[-1] if loaded else None)
-    return loaded[seen:] if kept else loaded
+    """Names of the modules loaded since the last look: those after the names seen then,
+    where those still come first in the same order; else (a module was removed) every
+    name. A Python test per name costs ~1 M instructions for a few thousand modules, and
+    most compiles load a module or two of torch's: comparing the two lists and copying
+    them is done in C."""
+    global _names_seen
+    loaded = list(sys.modules)  # one copy: another thread may import meanwhile
+    seen = _names_seen
+    kept = len(seen) <= len(loaded) and loaded[: len(seen)] == seen
+    _names_seen = loaded
+    return loaded[len(seen) :] if kept else loaded
+
+
+def _forget_last_look() -> None:
+    global _names_seen
+    _names_seen = []
 
 
 def _hidden(name: str) -> bool:

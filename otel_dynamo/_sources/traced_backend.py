@@ -190,19 +190,10 @@ class TracedBackend:
         recorder = self._recorder_lookup()
         graph = GraphCompile(recorder, compile_id=current_compile_id(), backend=self.backend)
         identity = GraphIdentity(graph.compile_id, self.backend)
-        attributes = identity.fields()
+        attributes: dict[str, Any] = {}
         with guarded():
-            shape = graph_facts.graph_shape(gm)
-            index = recorder.note_graph(graph.compile_id, self.backend)
-            identity = dataclasses.replace(
-                identity, graph_index=index, op_count=shape.op_count, node_count=shape.node_count
-            )
-            attributes = self._graph_attributes(recorder, identity, shape, gm, example_inputs)
-        with guarded():
-            keep_route_for_lazy_backward()
-            graph.input_devices = graph_facts.input_devices(example_inputs)
-            graph.device_clock = device_clock.clock_for(example_inputs)
-            graph.cudagraph_requested = self._asks_for_cudagraphs(kwargs)
+            identity, attributes = self._described(recorder, identity, gm, example_inputs)
+        self._prepare(graph, example_inputs, kwargs)
         return TracedGraphCompile(
             self,
             graph,
@@ -212,25 +203,39 @@ class TracedBackend:
             attributes=attributes,
         )
 
-    def _graph_attributes(
-        self,
-        recorder: Recorder,
-        identity: GraphIdentity,
-        shape: graph_facts.GraphShape,
-        gm: Any,
-        example_inputs: Any,
-    ) -> dict[str, Any]:
-        """The graph span's attributes."""
+    def _described(
+        self, recorder: Recorder, identity: GraphIdentity, gm: Any, example_inputs: Any
+    ) -> tuple[GraphIdentity, dict[str, Any]]:
+        """The graph counted in its frame, with its index and size, and its span's
+        attributes."""
         limits = recorder.limits
         graph_break = graph_facts.graph_break(gm, identity.compile_id)
-        return {
+        index = recorder.note_graph(identity.compile_id, self.backend)
+        shape = graph_facts.graph_shape(gm)
+        identity = dataclasses.replace(
+            identity, graph_index=index, op_count=shape.op_count, node_count=shape.node_count
+        )
+        attributes = {
             names.ATTR_BACKEND: self.backend,
             names.ATTR_COMPILE_ID: identity.compile_id,
-            names.ATTR_GRAPH_INDEX: identity.graph_index,
+            names.ATTR_GRAPH_INDEX: index,
             **graph_facts.shape_attributes(shape, top=limits.top_ops, max_items=limits.list_length),
             **graph_facts.input_attributes(example_inputs, max_items=limits.list_length),
             **(limits.break_attributes(graph_break) if graph_break else {}),
         }
+        return identity, attributes
+
+    def _prepare(self, graph: GraphCompile, example_inputs: Any, kwargs: dict[str, Any]) -> None:
+        """What the graph's lazy backward, runs and CUDA-graph decision need, each piece on
+        its own: one that fails leaves the others."""
+        with guarded():
+            keep_route_for_lazy_backward()
+        with guarded():
+            graph.device_clock = device_clock.clock_for(example_inputs)
+        with guarded():
+            graph.input_devices = graph_facts.input_devices(example_inputs)
+        with guarded():
+            graph.cudagraph_requested = self._asks_for_cudagraphs(kwargs)
 
     def _aids_for(
         self, graph: GraphCompile, compiling: aids.Compiling, identity: GraphIdentity
@@ -367,6 +372,7 @@ class TracedGraphCompile:
         """What Dynamo gets: ``compiled``, its runs recorded."""
         with guarded():
             self._settle(discarded=False)
+        with guarded():
             self.graph.recorder.log_events.graph_compiled(self.identity, self.step.span)
         wrapped = compiled
         with guarded():

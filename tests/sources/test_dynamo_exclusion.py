@@ -87,8 +87,7 @@ def test_every_code_object_of_every_loaded_module_of_ours_is_excluded(traced_bac
 def fresh_look(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the exclusion saw at its last look is put back after the test, so that the
     test's own looks hide no module from the next compile's."""
-    monkeypatch.setattr(dynamo_exclusion, "_modules_seen", dynamo_exclusion._modules_seen)
-    monkeypatch.setattr(dynamo_exclusion, "_newest_seen", dynamo_exclusion._newest_seen)
+    monkeypatch.setattr(dynamo_exclusion, "_names_seen", dynamo_exclusion._names_seen)
 
 
 def test_a_look_after_an_import_sees_only_the_module_imported(fresh_look, monkeypatch):
@@ -107,6 +106,36 @@ def test_a_look_after_a_module_was_removed_sees_every_module(fresh_look, monkeyp
     monkeypatch.delitem(sys.modules, "otel_dynamo_test_removed")
     monkeypatch.setitem(sys.modules, "otel_dynamo_test_added", types.ModuleType("a"))
     monkeypatch.setitem(sys.modules, "otel_dynamo_test_added_too", types.ModuleType("b"))
+    assert dynamo_exclusion._loaded_since_last_look() == list(sys.modules)
+
+
+def test_a_module_loaded_while_the_newest_was_reloaded_is_seen(fresh_look, monkeypatch):
+    """The newest module seen removed and loaded again around another import, with the
+    count unchanged (an earlier module removed too): a later look still returns the
+    module loaded in between."""
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_earlier", types.ModuleType("e"))
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_newest", types.ModuleType("z"))
+    dynamo_exclusion._loaded_since_last_look()
+    newest = sys.modules["otel_dynamo_test_newest"]
+    monkeypatch.delitem(sys.modules, "otel_dynamo_test_earlier")
+    monkeypatch.delitem(sys.modules, "otel_dynamo_test_newest")
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_between", types.ModuleType("b"))
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_newest", newest)
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_later", types.ModuleType("c"))
+    assert "otel_dynamo_test_between" in dynamo_exclusion._loaded_since_last_look()
+
+
+def test_an_interrupted_exclusion_looks_at_every_module_next_time(fresh_look, monkeypatch):
+    """A KeyboardInterrupt while marking propagates, and the next look returns every
+    loaded name (what that pass did not mark is not lost)."""
+
+    def interrupted(pending: list[str]) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dynamo_exclusion, "_exclude", interrupted)
+    monkeypatch.setitem(sys.modules, "otel_dynamo_test_interrupted", types.ModuleType("i"))
+    with pytest.raises(KeyboardInterrupt):
+        dynamo_exclusion.exclude_loaded_modules()
     assert dynamo_exclusion._loaded_since_last_look() == list(sys.modules)
 
 
@@ -203,7 +232,7 @@ def without_strategies(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(dynamo_exclusion, "_strategy_setter", missing)
     monkeypatch.setattr(dynamo_exclusion, "_unavailable", False)
     monkeypatch.setattr(dynamo_exclusion, "_marked_modules", set())
-    monkeypatch.setattr(dynamo_exclusion, "_modules_seen", 0)
+    monkeypatch.setattr(dynamo_exclusion, "_names_seen", [])
     yield
 
 
