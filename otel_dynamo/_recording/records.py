@@ -131,3 +131,19 @@ class Failure:
     exception: BaseException
     graph: GraphIdentity | None
     run_kind: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportEnded:
+    """A ``torch.export`` call (``export`` or ``run_decompositions``) that ended."""
+
+    operation: str
+    """``names.EXPORT_OPERATION_*``."""
+    outcome: str
+    duration_s: float
+    description: Mapping[str, Any]
+    """Its span's attributes: what the call was asked (module, strictness, dynamic
+    shapes, decomposition table) and what it made (the program's ops) or why it failed. A
+    program's description is a varying set of op counts, hence a mapping."""
+    span: Span
+    error: BaseException | None = None

@@ -7,15 +7,13 @@ instruments are created once per meter provider.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Any
 
 from opentelemetry import metrics
-from opentelemetry.trace import Span
 
 from otel_dynamo import names
 from otel_dynamo._recording.instruments import counter, histogram
 from otel_dynamo._recording.log_events import DURATION_DECIMALS, FIELD_DURATION_S, in_span
+from otel_dynamo._recording.records import ExportEnded
 from otel_dynamo._recording.structured_log import EventLogger
 from otel_dynamo.version import __version__
 
@@ -39,22 +37,21 @@ class TorchExportEvents:
     def __init__(self, events: EventLogger | None) -> None:
         self._events = events
 
-    def ended(
-        self,
-        operation: str,
-        span: Span,
-        attributes: Mapping[str, Any],
-        duration_s: float,
-        exc: BaseException | None = None,
-    ) -> None:
+    def ended(self, record: ExportEnded) -> None:
         if self._events is None:
             return
         # List-valued attributes (top ops, op changes) stay on the span only.
-        fields = {k: v for k, v in attributes.items() if not isinstance(v, _LIST_VALUED)}
-        fields[FIELD_DURATION_S] = round(duration_s, DURATION_DECIMALS)
-        level = "info" if exc is None else "error"
-        with in_span(span):
-            self._events.emit(_EVENTS[operation, exc is None], level=level, exc=exc, **fields)
+        fields = {
+            key: value
+            for key, value in record.description.items()
+            if not isinstance(value, _LIST_VALUED)
+        }
+        fields[FIELD_DURATION_S] = round(record.duration_s, DURATION_DECIMALS)
+        succeeded = record.error is None
+        level = "info" if succeeded else "error"
+        event = _EVENTS[record.operation, succeeded]
+        with in_span(record.span):
+            self._events.emit(event, level=level, exc=record.error, **fields)
 
 
 class TorchExportMetrics:
@@ -67,10 +64,13 @@ class TorchExportMetrics:
         self._calls = counter(meter, names.METRIC_EXPORTS)
         self._duration = histogram(meter, names.METRIC_EXPORT_DURATION, EXPORT_DURATION_BUCKETS_S)
 
-    def ended(self, operation: str, outcome: str, duration_s: float) -> None:
-        labels = {names.ATTR_EXPORT_OPERATION: operation, names.ATTR_EXPORT_OUTCOME: outcome}
+    def ended(self, record: ExportEnded) -> None:
+        labels = {
+            names.ATTR_EXPORT_OPERATION: record.operation,
+            names.ATTR_EXPORT_OUTCOME: record.outcome,
+        }
         self._calls.add(1, labels)
-        self._duration.record(max(duration_s, 0.0), labels)
+        self._duration.record(max(record.duration_s, 0.0), labels)
 
 
 _lock = threading.Lock()

@@ -28,7 +28,7 @@ from otel_dynamo._providers.choice import ProviderLookup, Providers
 from otel_dynamo._recording.boundary import class_name, guarded
 from otel_dynamo._recording.limits import Limits
 from otel_dynamo._recording.recorder_lookup import make_recorder, sinks_for
-from otel_dynamo._recording.records import RunIdentity
+from otel_dynamo._recording.records import ExportEnded, RunIdentity
 from otel_dynamo._recording.run_state import RunState
 from otel_dynamo._recording.torch_export_signals import TorchExportEvents, torch_export_metrics
 from otel_dynamo._sources import patching, routing, taps
@@ -155,8 +155,11 @@ class TorchExportRecorder:
             setattr(result, ORIGIN_ATTRIBUTE, Origin(span.get_span_context(), module_class))
         finally:
             span.end()
-        self.events.ended(operation, span, {**attributes, **found}, duration_s)
-        self.metrics.ended(operation, names.OUTCOME_SUCCESS, duration_s)
+        record = ExportEnded(
+            operation, names.OUTCOME_SUCCESS, duration_s, {**attributes, **found}, span
+        )
+        self.events.ended(record)
+        self.metrics.ended(record)
 
     def _failed(
         self,
@@ -173,8 +176,11 @@ class TorchExportRecorder:
             span.set_attributes(found)
         finally:
             span.end()
-        self.events.ended(operation, span, {**attributes, **found}, duration_s, exc)
-        self.metrics.ended(operation, names.OUTCOME_FAILURE, duration_s)
+        record = ExportEnded(
+            operation, names.OUTCOME_FAILURE, duration_s, {**attributes, **found}, span, exc
+        )
+        self.events.ended(record)
+        self.metrics.ended(record)
 
     def _capped(self, attributes: dict[str, Any]) -> dict[str, Any]:
         return {
