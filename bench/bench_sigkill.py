@@ -9,7 +9,10 @@ directory, kills it with SIGKILL 4 to 8 s in, and reads the files back: how many
 compiles that ended are counted in the metrics file, how many have their frame span and
 their ``frame_compiled`` log event on disk, how long before the kill the lost ones ended
 (the span and log export interval bounds it: 1 s by default), and whether any line is
-torn. Prints one line per round and a summary.
+torn. A kill in the middle of a write can cut a file's last line (Linux stops a large
+write to a file at a page boundary when the process gets SIGKILL): such a line, the last
+of its file and without its newline, is counted apart ("last lines cut"); any other line
+that does not parse is torn. Prints one line per round and a summary.
 """
 
 from __future__ import annotations
@@ -45,23 +48,30 @@ class OnDisk:
     frame_ids: frozenset[str]
     frame_events: int
     torn_lines: int
+    cut_last_lines: int
 
 
-def _records(directory: Path, kind: str) -> tuple[list[dict[str, Any]], int]:
-    records, torn = [], 0
+def _records(directory: Path, kind: str) -> tuple[list[dict[str, Any]], int, int]:
+    """The records of ``kind``'s files, the torn lines, and the last lines cut by the kill."""
+    records, torn, cut = [], 0, 0
     for path in directory.glob(f"{kind}-*.jsonl"):
-        for line in path.read_text(errors="replace").splitlines():
+        text = path.read_text(errors="replace")
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError:
-                torn += 1
-    return records, torn
+                if number == len(lines) and not text.endswith("\n"):
+                    cut += 1
+                else:
+                    torn += 1
+    return records, torn, cut
 
 
 def read_back(directory: Path) -> OnDisk:
-    metrics, torn_metrics = _records(directory, "metrics")
-    traces, torn_traces = _records(directory, "traces")
-    logs, torn_logs = _records(directory, "logs")
+    metrics, torn_metrics, cut_metrics = _records(directory, "metrics")
+    traces, torn_traces, cut_traces = _records(directory, "traces")
+    logs, torn_logs, cut_logs = _records(directory, "logs")
     counted = max(
         [0]
         + [
@@ -91,7 +101,13 @@ def read_back(directory: Path) -> OnDisk:
         for record in scope["logRecords"]
         if record.get("eventName") == FRAME_COMPILED_EVENT
     )
-    return OnDisk(counted, frame_ids, frame_events, torn_metrics + torn_traces + torn_logs)
+    return OnDisk(
+        counted,
+        frame_ids,
+        frame_events,
+        torn_metrics + torn_traces + torn_logs,
+        cut_metrics + cut_traces + cut_logs,
+    )
 
 
 def one_round(rng: random.Random) -> tuple[dict[int, int], int, OnDisk]:
@@ -125,7 +141,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args()
     rng = random.Random(arguments.seed)
-    totals = {"ended": 0, "counted": 0, "spans": 0, "events": 0, "torn": 0}
+    totals = {"ended": 0, "counted": 0, "spans": 0, "events": 0, "torn": 0, "cut": 0}
     worst_lost_age_s = 0.0
     for number in range(arguments.rounds):
         ended, killed_ns, on_disk = one_round(rng)
@@ -137,18 +153,21 @@ def main() -> None:
         totals["spans"] += len(ended) - len(lost)
         totals["events"] += min(on_disk.frame_events, len(ended))
         totals["torn"] += on_disk.torn_lines
+        totals["cut"] += on_disk.cut_last_lines
         print(
             f"round {number + 1}: {len(ended)} compiles ended; counted in metrics "
             f"{on_disk.counted}; frame spans {len(ended) - len(lost)}, frame_compiled events "
             f"{on_disk.frame_events}; lost spans ended {max(ages, default=0.0):.2f} s before "
-            f"the kill at most; torn lines {on_disk.torn_lines}",
+            f"the kill at most; torn lines {on_disk.torn_lines}; last lines cut by the kill "
+            f"{on_disk.cut_last_lines}",
             flush=True,
         )
     print(
         f"{arguments.rounds} kills: compiles counted in metrics {totals['counted']}/"
         f"{totals['ended']}, frame spans {totals['spans']}/{totals['ended']}, frame_compiled "
         f"events {totals['events']}/{totals['ended']}; the lost ones ended at most "
-        f"{worst_lost_age_s:.2f} s before the kill; torn lines {totals['torn']}"
+        f"{worst_lost_age_s:.2f} s before the kill; torn lines {totals['torn']}; last lines "
+        f"cut by the kill {totals['cut']}"
     )
 
 

@@ -15,14 +15,15 @@ BENCH = ROOT / "bench" / "bench_sigkill.py"
 SUMMARY = re.compile(
     r"^1 kills: compiles counted in metrics (\d+)/(\d+), frame spans (\d+)/\2, "
     r"frame_compiled events (\d+)/\2; the lost ones ended at most [\d.]+ s before the kill; "
-    r"torn lines 0$"
+    r"torn lines 0; last lines cut by the kill [0-3]$"
 )
 
 
 @pytest.mark.slow
 def test_one_round_prints_what_reached_the_files_of_the_compiles_that_ended(tmp_path):
     """One round: a per-round line and a summary whose counts never exceed the compiles
-    that ended, with at least one compile ended, and no torn line."""
+    that ended, with at least one compile ended, and no torn line (the kill may cut the
+    last line of a file being written: of the three files, metrics, traces and logs)."""
     clean = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     clean["TMPDIR"] = str(tmp_path)  # the bench's job writes its files in a temporary folder
     completed = subprocess.run(
