@@ -128,12 +128,27 @@ def attributes(items: object) -> Attributes:
     if not isinstance(items, list):
         return {}
     decoded: Attributes = {}
+    intern = sys.intern
     for item in items:
-        if isinstance(item, dict):
-            key = item.get("key")
-            if isinstance(key, str):
-                value = any_value(item.get("value"))
-                decoded[shared(key)] = shared(value) if isinstance(value, str) else value
+        if not isinstance(item, dict):
+            continue
+        key = item.get("key")
+        if not isinstance(key, str):
+            continue
+        value = item.get("value")
+        # A string is most values: decoded here, without a call per value.
+        found: AttributeValue = None
+        if isinstance(value, dict) and value:
+            kind = next(iter(value))
+            raw = value[kind]
+            if kind == "stringValue" and type(raw) is str:
+                found = intern(raw) if len(raw) <= INTERNED_LENGTH else raw
+            else:
+                decode = _ANY_VALUE_KINDS.get(kind)
+                found = None if decode is None else decode(raw)
+                if isinstance(found, str) and len(found) <= INTERNED_LENGTH:
+                    found = intern(found)
+        decoded[intern(key) if len(key) <= INTERNED_LENGTH else key] = found
     return decoded
 
 
@@ -204,26 +219,50 @@ def count_metric_points(resource_metrics: Mapping[str, Any]) -> int:
 
 
 def _span(raw: Mapping[str, Any], process: Process) -> Span:
-    status = raw.get("status")
+    # Each field read inline (camelCase, else snake_case): this runs once per span.
+    get = raw.get
+    status = get("status")
     if not isinstance(status, dict):
         status = {}
+    trace_id = get("traceId")
+    if trace_id is None:
+        trace_id = get("trace_id")
+    span_id = get("spanId")
+    if span_id is None:
+        span_id = get("span_id")
+    parent_id = get("parentSpanId")
+    if parent_id is None:
+        parent_id = get("parent_span_id")
+    start = get("startTimeUnixNano")
+    if start is None:
+        start = get("start_time_unix_nano")
+    end = get("endTimeUnixNano")
+    if end is None:
+        end = get("end_time_unix_nano")
+    events = get("events")
+    links = get("links")
+    code = status.get("code")
     return Span(
-        process=process,
-        trace_id=shared(str(field(raw, "traceId", "trace_id") or "")),
-        span_id=str(field(raw, "spanId", "span_id") or ""),
-        parent_span_id=shared(str(field(raw, "parentSpanId", "parent_span_id") or "")),
-        name=shared(str(raw.get("name") or "")),
-        start_ns=to_int(field(raw, "startTimeUnixNano", "start_time_unix_nano")),
-        end_ns=to_int(field(raw, "endTimeUnixNano", "end_time_unix_nano")),
-        attributes=attributes(raw.get("attributes")),
-        events=tuple(_event(event) for event in _list(raw, "events") if isinstance(event, dict)),
-        linked_span_ids=tuple(
+        process,
+        shared(str(trace_id or "")),
+        str(span_id or ""),
+        shared(str(parent_id or "")),
+        shared(str(get("name") or "")),
+        to_int(start),
+        to_int(end),
+        attributes(get("attributes")),
+        tuple(_event(event) for event in events if isinstance(event, dict))
+        if isinstance(events, list) and events
+        else (),
+        tuple(
             str(field(link, "spanId", "span_id") or "")
-            for link in _list(raw, "links")
+            for link in links
             if isinstance(link, dict)
-        ),
-        status_code=_status_code(status.get("code")),
-        status_message=str(status.get("message") or ""),
+        )
+        if isinstance(links, list) and links
+        else (),
+        0 if code is None else _status_code(code),
+        str(status.get("message") or ""),
     )
 
 
