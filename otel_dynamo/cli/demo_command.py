@@ -93,7 +93,7 @@ def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
     html = run.output_dir / demo_training.HTML_NAME
     if not write_page(html, report.render_html(telemetry, summary)):
         return EXIT_FAILED
-    print_report(summary, args, sys.stdout)
+    print_report(summary, args, sys.stdout, printable_text=telemetry.printable_text)
     files = "\n".join(f"  {path}" for path in run.files)
     print(f"\ntelemetry files (OTLP/JSON Lines):\n{files}\nHTML report: {html}")
     again = f"{PROG} report {run.output_dir} --html FILE"

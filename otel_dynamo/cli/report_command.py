@@ -148,11 +148,15 @@ def run_report(args: argparse.Namespace) -> int:
                 progress.clear()
                 return EXIT_FAILED
         progress.clear()
-        print_report(summary, args, sys.stdout)
+        print_report(summary, args, sys.stdout, printable_text=done.printable_text)
     return EXIT_OK
 
 
-def print_report(summary: Summary, args: argparse.Namespace, stream: TextIO) -> None:
+def print_report(
+    summary: Summary, args: argparse.Namespace, stream: TextIO, *, printable_text: bool
+) -> None:
+    """``summary`` as ``args`` ask, on ``stream``; ``printable_text``: as
+    ``render_terminal`` takes it."""
     from otel_dynamo import report
 
     if args.json:  # in pieces: a large run's summary is never one string in memory
@@ -161,7 +165,11 @@ def print_report(summary: Summary, args: argparse.Namespace, stream: TextIO) -> 
         color = use_color(args.color, stream)
         pieces = [
             report.render_terminal(
-                summary, width=terminal_width(stream), color=color, limit=args.limit
+                summary,
+                width=terminal_width(stream),
+                color=color,
+                limit=args.limit,
+                printable_text=printable_text,
             )
         ]
     try:

@@ -87,6 +87,10 @@ class Report:
     timeline: dict[str, Any] | None
     problems: list[Problem]
     records: int
+    printable_text: bool = False
+    """No string of the summary holds a control or bidirectional character
+    (``Telemetry.printable_text`` of every file read): ``render_terminal`` may skip its
+    printable copy."""
 
 
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
@@ -129,12 +133,13 @@ class _GroupRead:
     """Each visitor's part."""
     unreported_bytes: int
     """Bytes read that no progress meter was told of (a worker's whole group)."""
+    printable_text: bool
 
 
 def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupRead:
     """Read, summarize and place one group, in a worker process or in this one (where
     ``meter`` is told each line read; a worker's result says how much it read)."""
-    telemetry = Telemetry()
+    telemetry = Telemetry(printable_text=True)
     reading = ProgressMeter(None, total=0) if meter is None else meter
     for path in task.paths:
         FileReader(path, telemetry, reading).read(explicit=path in task.explicit)
@@ -146,6 +151,7 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         files=_files_only(task.paths, telemetry),
         parts=[part(telemetry) for part in task.parts],
         unreported_bytes=0 if meter else sum(file_size(path) for path in task.paths),
+        printable_text=telemetry.printable_text,
     )
 
 
@@ -206,6 +212,7 @@ def _read(
     ]
     read: dict[Path, Telemetry] = {}
     summarized: set[Key] = set()
+    printable_text = True
     with collection_paused(), _reader(tasks, meter, workers=workers) as results:
         for done in results:
             if done.keys & summarized:
@@ -227,6 +234,7 @@ def _read(
                 member.merge(part)
             read.update(done.files)
             meter.advance(done.unreported_bytes)
+            printable_text = printable_text and done.printable_text
     meter.finish()
     stats = [stats for path in files for stats in read[path].files]
     problems += [problem for path in files for problem in read[path].problems]
@@ -235,6 +243,7 @@ def _read(
         timeline=None if bars is None else bars.finish(),
         problems=problems,
         records=sum(each.records for each in stats),
+        printable_text=printable_text,
     )
 
 
@@ -329,6 +338,7 @@ def _all_at_once(
         timeline=timeline_data(telemetry) if timeline else None,
         problems=telemetry.problems,
         records=telemetry.records,
+        printable_text=telemetry.printable_text,
     )
 
 

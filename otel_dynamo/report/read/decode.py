@@ -255,9 +255,7 @@ def _span(raw: Mapping[str, Any], process: Process) -> Span:
         if isinstance(events, list) and events
         else (),
         tuple(
-            str(field(link, "spanId", "span_id") or "")
-            for link in links
-            if isinstance(link, dict)
+            str(field(link, "spanId", "span_id") or "") for link in links if isinstance(link, dict)
         )
         if isinstance(links, list) and links
         else (),

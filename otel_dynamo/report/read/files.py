@@ -49,7 +49,7 @@ def load_telemetry(
     progress: ProgressCallback | None = None,
 ) -> Telemetry:
     """Read every telemetry file in ``paths`` (files or directories, in the order given)."""
-    telemetry = Telemetry()
+    telemetry = Telemetry(printable_text=True)
     files, explicit = input_files(paths, telemetry.problems)
     meter = ProgressMeter(progress, total=sum(file_size(path) for path in files))
     for path in files:
@@ -156,6 +156,7 @@ class FileReader:
         self._last_process: Process | None = None
 
     def read(self, *, explicit: bool) -> None:
+        self._check_printable(self._name.encode())
         try:
             self._read_lines()
         except OSError as error:
@@ -176,6 +177,7 @@ class FileReader:
                         continue
                     request = parse_json_line(raw)
                     if request is not UNPARSED:
+                        self._check_printable(raw)
                         self._stats.lines += 1
                         self._add_parsed(number, request)
                         continue
@@ -184,10 +186,15 @@ class FileReader:
                 for line in io.StringIO(raw.decode("utf-8", "replace"), newline=None):
                     number += 1
                     if line.strip():
+                        self._check_printable(line.encode())
                         self._stats.lines += 1
                         self._read_line(number, line)
         if self._stats.records == 0 and self._first_line_was_bad():
             self._read_whole_document()
+
+    def _check_printable(self, raw: bytes) -> None:
+        if self._telemetry.printable_text and not printable_json(raw):
+            self._telemetry.printable_text = False
 
     def _read_line(self, number: int, line: str) -> None:
         try:
@@ -253,10 +260,12 @@ class FileReader:
         """Accept one request pretty-printed over many lines (a hand-made .json file)."""
         if file_size(self._path) > MAX_DOCUMENT_BYTES:
             return
+        text = self._path.read_text(encoding="utf-8", errors="replace")
         try:
-            request = parse_json(self._path.read_text(encoding="utf-8", errors="replace"))
+            request = parse_json(text)
         except (ValueError, RecursionError):
             return
+        self._check_printable(text.encode())
         if _decode.signal_of(request) is None:  # a report's --json, a Perfetto trace, ...
             self._problems[:] = [Problem(self._name, None, NOT_TELEMETRY)]
             self._stats.bad_lines = self._stats.lines
@@ -342,6 +351,29 @@ def parse_json(text: str) -> Any:
                     del item[key]
                 item[_escaped(key)] = shown
     return value
+
+
+_UNPRINTABLE_ESCAPE = re.compile(
+    rb"\\(?:[rbf]|u(?:00[0189]|007[fF]|200[eEfF]|202[a-eA-E]|206[6-9]))"
+)
+"""A JSON escape of a character the terminal must not receive raw (C0 but tab and line
+feed, DEL, C1, bidirectional controls: ``render.format.printable``'s set), or of one
+near it: a superset, as a check must be."""
+_UNPRINTABLE_UTF8 = re.compile(
+    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
+)
+"""The same characters written raw in UTF-8."""
+
+
+def printable_json(raw: bytes) -> bool:
+    """Whether no string decoded from the JSON text ``raw`` (UTF-8, or decoded with
+    replacement) can hold a control or bidirectional character. In ASCII text those can
+    only be escapes or DEL (JSON has no raw control character in a string): two C scans."""
+    if _UNPRINTABLE_ESCAPE.search(raw) is not None:
+        return False
+    if raw.isascii():
+        return b"\x7f" not in raw
+    return _UNPRINTABLE_UTF8.search(raw) is None
 
 
 def display_name(path: object) -> str:

@@ -131,6 +131,10 @@ class Telemetry:
     logs: list[LogRecord] = dataclasses.field(default_factory=list)
     files: list[FileStats] = dataclasses.field(default_factory=list)
     problems: list[Problem] = dataclasses.field(default_factory=list)
+    printable_text: bool = False
+    """True when no string read can hold a control or bidirectional character: the
+    readers of files (``load_telemetry``, ``read_report``) start it True and clear it at
+    the first line or file name that might; records made otherwise leave it False."""
 
     @property
     def records(self) -> int:

@@ -63,9 +63,12 @@ def render_terminal(
     width: int = DEFAULT_WIDTH,
     color: bool,
     limit: int = DEFAULT_ROW_LIMIT,
+    printable_text: bool = False,
 ) -> str:
     """The summary as text for a terminal; ``limit`` rows per table, 0 for all. Text from
-    the files is made printable first: only our own colour codes reach the terminal."""
+    the files is made printable first: only our own colour codes reach the terminal.
+    ``printable_text``: the reader found no control or bidirectional character in the
+    files (``Report.printable_text``), so the processes' sections are shown as they are."""
     view = _View(width=width, color=color, limit=limit)
     # One process at a time: a printable copy of a large run's whole summary would double it.
     top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
@@ -77,7 +80,8 @@ def render_terminal(
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, view)]
     for section in summary["processes"]:
-        lines += ["", *_process(_format.printable_values(section), view)]
+        shown = section if printable_text else _format.printable_values(section)
+        lines += ["", *_process(shown, view)]
     return "\n".join(lines) + "\n"
 
 
