@@ -67,9 +67,12 @@ _AOT_SPANS = frozenset(
 )
 
 
+_NAMED_PHASE_PREFIX = names.SPAN_PHASE + " "
+
+
 def phase_name(span: Span) -> str | None:
     """Dynamo's name of a phase span ("torch.compile.phase" or "torch.compile.phase NAME")."""
-    if span.name != names.SPAN_PHASE and not span.name.startswith(names.SPAN_PHASE + " "):
+    if span.name != names.SPAN_PHASE and not span.name.startswith(_NAMED_PHASE_PREFIX):
         return None
     recorded = text(span.attributes.get(names.ATTR_PHASE_NAME))
     return recorded or span.name[len(names.SPAN_PHASE) :].strip() or None
@@ -109,7 +112,8 @@ def phase_seconds(spans: Iterable[Span]) -> dict[str, float | None]:
     intervals: dict[str, list[tuple[int, int]]] = {}
     aot_spans: list[tuple[int, int]] = []
     for span in spans:
-        category = _category(span)
+        # the test phase_name makes first, without its call: most spans are no phase
+        category = _category(span) if span.name.startswith(names.SPAN_PHASE) else None
         if category is not None:
             intervals.setdefault(category, []).append((span.start_ns, span.end_ns))
         elif span.name in _AOT_SPANS:
@@ -126,7 +130,7 @@ def dynamo_phase_seconds(spans: Iterable[Span]) -> dict[str, float]:
     """Seconds per phase, under Dynamo's own phase names, sorted by name."""
     intervals: dict[str, list[tuple[int, int]]] = {}
     for span in spans:
-        name = phase_name(span)
+        name = phase_name(span) if span.name.startswith(names.SPAN_PHASE) else None
         if name is not None:
             intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
     return {name: seconds(covered(spans)) for name, spans in sorted(intervals.items())}

@@ -32,6 +32,8 @@ def device_time(spans: list[Span]) -> list[DeviceTime]:
     totals: dict[tuple[str, str], list[float]] = defaultdict(list)
     devices: dict[tuple[str, str], str] = {}
     for span in spans:
+        if span.name not in _compiles.RUN_SPANS:  # run_kind's None, without its call
+            continue
         kind = _compiles.run_kind(span)
         seconds = number(span.attributes.get(names.ATTR_RUN_DEVICE_DURATION))
         if kind is None or seconds is None:
@@ -62,8 +64,11 @@ def cudagraphs(spans: list[Span]) -> Cudagraphs:
     skipped), and each skip with torch's reason."""
     decided: dict[tuple[str, str], str] = {}
     skips: list[CudagraphSkip] = []
-    where = _locations(spans)
-    for span in sorted(spans, key=lambda span: span.start_ns):
+    deciding = [
+        span for span in spans if text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))
+    ]
+    where = _locations(spans) if deciding else {}
+    for span in sorted(deciding, key=lambda span: span.start_ns):  # stable: as all sorted
         decision = text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))
         if decision is None:
             continue
@@ -120,6 +125,10 @@ def _graph_kind(span: Span) -> str:
     return text(span.attributes.get(names.ATTR_RUN_KIND)) or names.RUN_KIND_FORWARD
 
 
+_BYPASS_KEYS = frozenset(names.CACHE_STATE_ATTRIBUTES.values())
+"""The attributes a bypass is counted from."""
+
+
 def caches(spans: list[Span]) -> Caches:
     """Hits, misses and bypasses of each compile cache (counted on frame and lazy
     backward spans), each bypass reason with its count, and the compile seconds of frames
@@ -143,6 +152,8 @@ def caches(spans: list[Span]) -> Caches:
             warm_ns += span.duration_ns
     reasons: Counter[tuple[str, str]] = Counter()
     for span in spans:
+        if _BYPASS_KEYS.isdisjoint(span.attributes):  # no state to count, in one C call
+            continue
         reason = text(span.attributes.get(names.ATTR_CACHE_BYPASS_REASON))
         for cache, key in names.CACHE_STATE_ATTRIBUTES.items():
             if text(span.attributes.get(key)) == names.CACHE_BYPASS:

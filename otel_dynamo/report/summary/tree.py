@@ -25,8 +25,19 @@ class SpanTree:
         return list(self._children.get(span_id, ()))
 
     def descendants(self, frame: Span) -> list[Span]:
-        """The spans beneath a frame span, without those of frames nested in it."""
-        return [found for found, depth in self.walk(frame) if depth > 0]
+        """The spans beneath a frame span, without those of frames nested in it, in
+        ``walk``'s order (this runs once per frame compile: no depths)."""
+        found: list[Span] = []
+        seen = {frame.span_id}
+        pending = [frame.span_id]
+        children = self._children
+        while pending:
+            for child in children.get(pending.pop(), ()):
+                if child.span_id not in seen and child.name != names.SPAN_FRAME:
+                    seen.add(child.span_id)
+                    found.append(child)
+                    pending.append(child.span_id)
+        return found
 
     def walk(self, frame: Span) -> list[tuple[Span, int]]:
         """A frame span and everything beneath it, each with its depth below the frame.
