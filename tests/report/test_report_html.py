@@ -170,12 +170,14 @@ def test_timeline_cut_as_parts_arrive_equals_sorting_everything_each_time(
         lanes = [
             (
                 Process(key=("rank", "", f"{index}-{lane_index}"), label=f"{index}-{lane_index}"),
-                [_html_timeline._Bar(0, 1, 0, 0, priority, "", "") for priority in lane],
+                _html_timeline.LaneBars.of(
+                    _html_timeline._Bar(0, 1, 0, 0, priority, "", "") for priority in lane
+                ),
             )
             for lane_index, lane in enumerate(part)
         ]
         builder.extend(_html_timeline.TimelinePart(lanes=lanes, total=sum(map(len, part))))
-    held = [[bar.priority for bar in bars] for bars in builder._bars.values()]
+    held = [bars.priority for bars in builder._bars.values()]
     assert held == _cut_after_each_part(parts, 10)
     assert sum(map(len, held)) <= 10
 

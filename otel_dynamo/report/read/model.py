@@ -7,6 +7,8 @@ thousands of spans. Nothing here knows the file format or the report layout.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 from typing import TypeAlias
 
 AttributeValue: TypeAlias = (
@@ -144,8 +146,13 @@ class Telemetry:
     @property
     def processes(self) -> list[Process]:
         """One process per key (the first seen), ranks first."""
-        first: dict[tuple[str, ...], Process] = {}
-        records: tuple[Span | LogRecord, ...] = (*self.spans, *self.logs)
-        for record in records:
-            first.setdefault(record.process.key, record.process)
-        return sorted(first.values(), key=lambda process: process.sort_key)
+        # Each step one C pass over the records: a large input holds millions.
+        processes = list(map(_PROCESS, itertools.chain(self.spans, self.logs)))
+        keys = list(map(_KEY, processes))
+        first = dict(zip(reversed(keys), reversed(processes)))  # the first seen wins
+        in_order = [first[key] for key in dict.fromkeys(keys)]
+        return sorted(in_order, key=lambda process: process.sort_key)
+
+
+_PROCESS = operator.attrgetter("process")
+_KEY = operator.attrgetter("key")

@@ -8,7 +8,10 @@ labels in shared string tables. The page decodes and draws them on a canvas.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from otel_dynamo import names
@@ -54,6 +57,78 @@ class _Bar(NamedTuple):
     detail: str
 
 
+@dataclasses.dataclass
+class LaneBars:
+    """One process's bars as columns, its labels and details in string tables: a worker
+    hands back millions of bars, and columns of small integers pickle many times faster
+    than an object per bar."""
+
+    start_ns: list[int] = dataclasses.field(default_factory=list)
+    duration_ns: list[int] = dataclasses.field(default_factory=list)
+    row: list[int] = dataclasses.field(default_factory=list)
+    kind: list[int] = dataclasses.field(default_factory=list)
+    priority: list[int] = dataclasses.field(default_factory=list)
+    label: list[int] = dataclasses.field(default_factory=list)
+    """Index in ``labels`` of the bar's compile label."""
+    detail: list[int] = dataclasses.field(default_factory=list)
+    """Index in ``details`` of the bar's detail."""
+    labels: list[str] = dataclasses.field(default_factory=list)
+    details: list[str] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def of(cls, bars: Iterable[_Bar]) -> LaneBars:
+        lane = cls()
+        labels = _Interned()
+        details = _Interned()
+        for start_ns, duration_ns, row, kind, priority, compile_label, detail in bars:
+            lane.start_ns.append(start_ns)
+            lane.duration_ns.append(duration_ns)
+            lane.row.append(row)
+            lane.kind.append(kind)
+            lane.priority.append(priority)
+            lane.label.append(labels(compile_label))
+            lane.detail.append(details(detail))
+        lane.labels = labels.values
+        lane.details = details.values
+        return lane
+
+    def __len__(self) -> int:
+        return len(self.start_ns)
+
+    def __iter__(self) -> Iterator[_Bar]:
+        labels, details = self.labels, self.details
+        for start_ns, duration_ns, row, kind, priority, label, detail in zip(
+            self.start_ns,
+            self.duration_ns,
+            self.row,
+            self.kind,
+            self.priority,
+            self.label,
+            self.detail,
+            strict=True,
+        ):
+            yield _Bar(start_ns, duration_ns, row, kind, priority, labels[label], details[detail])
+
+    def below(self, cutoff: int) -> LaneBars:
+        """The bars of priority under ``cutoff``, in order (the tables kept whole)."""
+        keep = [priority < cutoff for priority in self.priority]
+        columns = (self.start_ns, self.duration_ns, self.row, self.kind, self.priority)
+        start_ns, duration_ns, row, kind, priority = (
+            list(itertools.compress(column, keep)) for column in columns
+        )
+        return LaneBars(
+            start_ns,
+            duration_ns,
+            row,
+            kind,
+            priority,
+            list(itertools.compress(self.label, keep)),
+            list(itertools.compress(self.detail, keep)),
+            self.labels,
+            self.details,
+        )
+
+
 class _Interned:
     """A string table: each distinct string stored once, referred to by index."""
 
@@ -81,7 +156,7 @@ class TimelineBuilder:
     kept), ``finish`` once all were added."""
 
     def __init__(self) -> None:
-        self._bars: dict[tuple[str, ...], list[_Bar]] = {}
+        self._bars: dict[tuple[str, ...], LaneBars] = {}
         self._deepest: dict[tuple[str, ...], int] = {}
         """Per lane, the largest priority it holds (-1: none)."""
         self._counts: Counter[int] = Counter()
@@ -105,7 +180,7 @@ class TimelineBuilder:
         for process in telemetry.processes:
             placed = _placed(by_process[process.key])
             total += len(placed)
-            lanes.append((process, [_bar(entry) for entry in placed]))
+            lanes.append((process, LaneBars.of(_bar(entry) for entry in placed)))
         return TimelinePart(lanes=lanes, total=total)
 
     def extend(self, part: TimelinePart) -> None:
@@ -114,8 +189,8 @@ class TimelineBuilder:
         from the first that does not fit whole."""
         for process, bars in part.lanes:
             self._bars[process.key] = bars
-            self._deepest[process.key] = max((bar.priority for bar in bars), default=-1)
-            self._counts.update(bar.priority for bar in bars)
+            self._deepest[process.key] = max(bars.priority, default=-1)
+            self._counts.update(bars.priority)
             self._processes.append(process)
         self._total += part.total
         cutoff = _first_not_fitting(self._counts)
@@ -123,17 +198,21 @@ class TimelineBuilder:
             return
         for key, deepest in self._deepest.items():
             if deepest >= cutoff:  # lanes cut before hold nothing this deep: left as they are
-                kept = [bar for bar in self._bars[key] if bar.priority < cutoff]
+                kept = self._bars[key].below(cutoff)
                 self._bars[key] = kept
-                self._deepest[key] = max((bar.priority for bar in kept), default=-1)
+                self._deepest[key] = max(kept.priority, default=-1)
         for priority in [priority for priority in self._counts if priority >= cutoff]:
             del self._counts[priority]
 
     def finish(self) -> dict[str, Any]:
         bars = self._bars
         processes = sorted(self._processes, key=lambda process: process.sort_key)
-        origin = min((bar.start_ns for each in bars.values() for bar in each), default=0)
-        ends = (bar.start_ns + bar.duration_ns for each in bars.values() for bar in each)
+        origin = min((min(each.start_ns) for each in bars.values() if len(each)), default=0)
+        ends = (
+            max(map(operator.add, each.start_ns, each.duration_ns))
+            for each in bars.values()
+            if len(each)
+        )
         end = max(ends, default=origin)
         labels = process_labels(processes)
         details = _Interned()
@@ -153,7 +232,7 @@ class TimelinePart:
     """The bars of some processes, placed but not yet added to a timeline (uncut: the
     timeline cuts what it holds as each part is added, as it always has)."""
 
-    lanes: list[tuple[Process, list[_Bar]]]
+    lanes: list[tuple[Process, LaneBars]]
     total: int
 
 
@@ -213,13 +292,16 @@ def _first_not_fitting(counts: Counter[int]) -> int | None:
     return None
 
 
-def _lane(label: str, bars: list[_Bar], origin: int, details: _Interned) -> dict[str, Any]:
-    bars = sorted(bars, key=lambda bar: (bar.start_ns, bar.row))
-    run_row = 1 + max((bar.row for bar in bars), default=0)
+def _lane(label: str, lane: LaneBars, origin: int, details: _Interned) -> dict[str, Any]:
+    # by start, then row; equal bars stay in order (the index decides, as a stable sort)
+    order = sorted(zip(lane.start_ns, lane.row, range(len(lane))))
+    bars = list(lane)
+    run_row = 1 + max(lane.row, default=0)
     compiles = _Interned()
     columns: dict[str, list[int]] = {"ds": [], "d": [], "y": [], "k": [], "c": [], "n": []}
     previous = 0
-    for start_ns, duration_ns, row, kind, _priority, compile_label, detail in bars:
+    for _start, _row, index in order:
+        start_ns, duration_ns, row, kind, _priority, compile_label, detail = bars[index]
         start_us = (start_ns - origin) // _NS_PER_US
         columns["ds"].append(start_us - previous)
         previous = start_us
@@ -232,7 +314,7 @@ def _lane(label: str, bars: list[_Bar], origin: int, details: _Interned) -> dict
         "name": label,
         "rows": run_row + 1,
         "run_row": run_row,
-        "count": len(bars),
+        "count": len(lane),
         "compiles": compiles.values,
         **columns,
     }
