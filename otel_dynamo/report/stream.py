@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from otel_dynamo.report.read import decode as _decode
 from otel_dynamo.report.read.files import (
+    UNPARSED,
     UNREADABLE_RECORD,
     FileReader,
     ProgressCallback,
@@ -31,7 +32,9 @@ from otel_dynamo.report.read.files import (
     display_name,
     file_size,
     input_files,
+    one_text_line,
     parse_json,
+    parse_json_line,
 )
 from otel_dynamo.report.read.model import Problem, Telemetry
 from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
@@ -342,6 +345,22 @@ def _all_at_once(
     )
 
 
+def _first_request(path: Path) -> object:
+    """The first non-blank line of ``path``, parsed as ``FileReader`` parses it."""
+    with path.open("rb") as stream:
+        for raw in stream:
+            if not one_text_line(raw):
+                break
+            if raw.strip():
+                request = parse_json_line(raw)
+                if request is not UNPARSED:
+                    return request
+                break
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        line = next((line for line in stream if line.strip()), "")
+    return parse_json(line)
+
+
 def _groups(files: list[Path]) -> list[list[Path]]:
     """Files grouped by the processes their first lines name, in the order first seen; a
     file whose first line names none (metrics, unreadable) is a group of its own."""
@@ -366,9 +385,7 @@ def _groups(files: list[Path]) -> list[list[Path]]:
 
 def _first_line_processes(path: Path) -> set[Key]:
     try:
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            line = next((line for line in stream if line.strip()), "")
-        request = parse_json(line)
+        request = _first_request(path)
         signal = _decode.signal_of(request)
         if signal is None or signal[0] == _decode.SIGNAL_METRICS:
             return set()

@@ -171,7 +171,7 @@ class FileReader:
         with self._path.open("rb") as stream:
             for raw in stream:
                 self._meter.advance(len(raw))
-                if _one_text_line(raw):
+                if one_text_line(raw):
                     number += 1
                     if not raw.strip():
                         continue
@@ -316,7 +316,7 @@ def parse_json_line(raw: bytes) -> Any:
         return UNPARSED
 
 
-def _one_text_line(raw: bytes) -> bool:
+def one_text_line(raw: bytes) -> bool:
     """Whether a line split at LF is one line as a text file splits it (a CR ends one
     too, unless it ends this line)."""
     carriage_return = raw.find(b"\r")

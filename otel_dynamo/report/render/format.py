@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -109,6 +110,7 @@ _INSTALLED_UNDER = ("/site-packages/", "/dist-packages/")
 """Where installed packages live: a file below is shown from its top-level package."""
 
 
+@functools.lru_cache(maxsize=4096)  # a run's rows name the same few files many times
 def short_path(path: str) -> str:
     """A file of an installed package from its top-level package on
     (``transformers/utils/generic.py``: which package it is matters more than the
@@ -166,13 +168,12 @@ class FunctionNames:
         labels: dict[tuple[str, str, int], set[str]] = {}
         self._by_compile_id: dict[str, str] = {}
         for row in compiles:
+            named = function_label(row["function"], row["module"])
             if row["compile_id"]:
-                self._by_compile_id[row["compile_id"]] = function_label(
-                    row["function"], row["module"]
-                )
+                self._by_compile_id[row["compile_id"]] = named
             if row["function"] and row["file"] and row["line"] is not None:
                 key = (short_path(row["file"]), row["function"], row["line"])
-                labels.setdefault(key, set()).add(function_label(row["function"], row["module"]))
+                labels.setdefault(key, set()).add(named)
         self._starts: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
         for (file, function, line), found in labels.items():
             label = next(iter(found)) if len(found) == 1 else None

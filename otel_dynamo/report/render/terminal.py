@@ -100,11 +100,20 @@ class _View:
         shown = f"{text} ({count})" if count is not None else text
         return self.paint(truncate(shown, self.width), "bold")
 
-    def table(self, columns: list[Column], rows: Sequence[Sequence[CellLike]]) -> list[str]:
+    def table(
+        self,
+        columns: list[Column],
+        rows: Sequence[Sequence[CellLike]],
+        *,
+        total: int | None = None,
+    ) -> list[str]:
+        """``rows`` up to the limit; ``total``: how many rows there are when only the
+        first were made cells (``_shown``), else ``len(rows)``."""
         shown = rows if self.limit <= 0 else rows[: self.limit]
         lines = format_table(columns, shown, width=self.width, color=self.color)
-        if len(shown) < len(rows):
-            more = f"  … {len(rows) - len(shown)} more (all of them: --limit 0, --json or --html)"
+        count = len(rows) if total is None else total
+        if len(shown) < count:
+            more = f"  … {count - len(shown)} more (all of them: --limit 0, --json or --html)"
             lines.append(self.paint(truncate(more, self.width), "dim"))
         return lines
 
@@ -244,12 +253,12 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
             _format.optional(row["guards"]),
             *([_calls(row)] if with_calls else []),
         ]
-        for row in rows
+        for row in _shown(rows, view)
     ]
     note = [view.paint(line, "dim") for line in wrapped(_format.OPS_NOTE, view.width)]
     return [
         view.title("Frame compiles", len(rows)),
-        *view.table(columns, table),
+        *view.table(columns, table, total=len(rows)),
         *(note if with_ops else []),
         *(_compiled_with(rows, view) if with_how else []),
     ]
