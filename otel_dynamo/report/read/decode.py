@@ -106,7 +106,15 @@ def _bool(raw: object) -> bool:
 
 
 def _array(raw: object) -> list[AttributeValue]:
-    return [any_value(item) for item in _list(raw, "values")]
+    decoded: list[AttributeValue] = []
+    for item in _list(raw, "values"):
+        if type(item) is dict and len(item) == 1:  # a string: most items, without a call
+            found = item.get("stringValue")
+            if type(found) is str:
+                decoded.append(found)
+                continue
+        decoded.append(any_value(item))
+    return decoded
 
 
 def _kvlist(raw: object) -> Attributes:
