@@ -149,7 +149,7 @@ class Telemetry:
         # Each step one C pass over the records: a large input holds millions.
         processes = list(map(_PROCESS, itertools.chain(self.spans, self.logs)))
         keys = list(map(_KEY, processes))
-        first = dict(zip(reversed(keys), reversed(processes)))  # the first seen wins
+        first = dict(zip(reversed(keys), reversed(processes), strict=True))  # first seen wins
         in_order = [first[key] for key in dict.fromkeys(keys)]
         return sorted(in_order, key=lambda process: process.sort_key)
 

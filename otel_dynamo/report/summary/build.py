@@ -13,6 +13,7 @@ from typing import TypeVar, cast
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import (
+    STATUS_ERROR,
     Attributes,
     FileStats,
     LogRecord,
@@ -460,7 +461,12 @@ def _slowest(compiles: list[CompileRow], count: int) -> list[SlowCompile]:
 def _failures(spans: list[Span], tree: SpanTree) -> list[Failure]:
     """Failed frame compiles and failed runs (errors inside a frame count once, on it)."""
     failures = []
-    for span in sorted(spans, key=lambda span: span.start_ns):
+    # Only a frame or a failed span can be one: the rest is left out before the sort
+    # (stable, so what stays keeps its order).
+    candidates = [
+        span for span in spans if span.status_code == STATUS_ERROR or span.name == names.SPAN_FRAME
+    ]
+    for span in sorted(candidates, key=lambda span: span.start_ns):
         failure = _failure(span, tree)
         if failure is not None:
             failures.append(failure)
@@ -585,6 +591,8 @@ def _runs(spans: list[Span]) -> dict[str, int]:
         names.RUN_KIND_EXPORT: 0,
     }
     for span in spans:
+        if span.name not in _compiles.RUN_SPANS:  # run_kind's None, without its call
+            continue
         kind = _compiles.run_kind(span)
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1

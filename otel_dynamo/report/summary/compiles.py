@@ -19,6 +19,7 @@ from otel_dynamo.report.summary.phases import (
     split_details,
     split_phases,
 )
+from otel_dynamo.report.summary.remembered import remembered
 from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
 from otel_dynamo.report.summary.tree import SpanTree
 
@@ -36,8 +37,11 @@ NO_REASON = "(no reason recorded)"
 
 def compile_id_sort_key(compile_id: str | None) -> tuple[int, ...]:
     """Dynamo compile ids ("3/1", "!0/3/1_2") in numeric order; None last."""
-    if compile_id is None:
-        return (1 << 62,)
+    return (1 << 62,) if compile_id is None else _sort_key(compile_id)
+
+
+@remembered(max_length=64, size=65536)
+def _sort_key(compile_id: str) -> tuple[int, ...]:
     # More than 18 digits is no id Dynamo makes (and int() refuses 4,300): it sorts last.
     parts = re.findall(r"\d+", compile_id)
     return tuple(int(part) if len(part) <= 18 else 1 << 60 for part in parts) or (1 << 61,)
@@ -47,8 +51,12 @@ def is_recompile(frame: Span) -> bool:
     """A recompile has a recorded reason, or a compile id "frame/N" with N above 0."""
     if frame.attributes.get(names.ATTR_RECOMPILE_REASON):
         return True
-    compile_id = text(frame.attributes.get(names.ATTR_COMPILE_ID))
-    match = re.fullmatch(r"!?(?:\d+/)?\d+/(\d+)(?:_\d+)?", compile_id or "")
+    return _is_recompile_id(text(frame.attributes.get(names.ATTR_COMPILE_ID)) or "")
+
+
+@remembered(max_length=64, size=65536)
+def _is_recompile_id(compile_id: str) -> bool:
+    match = re.fullmatch(r"!?(?:\d+/)?\d+/(\d+)(?:_\d+)?", compile_id)
     return match is not None and match.group(1).strip("0") != ""
 
 

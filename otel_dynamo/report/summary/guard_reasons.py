@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from otel_dynamo.report.summary.remembered import remembered
+
 _COMPILE_ID_PREFIX = re.compile(r"^\s*-?\s*\d+/\d+:\s*")
 """Several failed cache entries are listed "0/1: <guard>" per entry: the id is dropped."""
 _COMMENT = re.compile(r"\s+#\s.*$")
@@ -130,8 +132,11 @@ def plain_reason(raw: str | None) -> str | None:
     """A plain reading of a recompile reason (Dynamo's failed guard); the raw text where
     its shape is not one read here; None for None. Several failed guards ("; " or one per
     line) are read one by one and joined with "; "."""
-    if raw is None:
-        return None
+    return None if raw is None else _reading(raw)
+
+
+@remembered(max_length=4096, size=4096)
+def _reading(raw: str) -> str:
     text = _USER_STACK.sub("", raw)
     parts = [
         part.strip() for part in re.split(r"\n|;\s+(?=\S)", _one_line_hints(text)) if part.strip()

@@ -64,9 +64,7 @@ def cudagraphs(spans: list[Span]) -> Cudagraphs:
     skipped), and each skip with torch's reason."""
     decided: dict[tuple[str, str], str] = {}
     skips: list[CudagraphSkip] = []
-    deciding = [
-        span for span in spans if text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))
-    ]
+    deciding = [span for span in spans if text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))]
     where = _locations(spans) if deciding else {}
     for span in sorted(deciding, key=lambda span: span.start_ns):  # stable: as all sorted
         decision = text(span.attributes.get(names.ATTR_CUDAGRAPH_DECISION))

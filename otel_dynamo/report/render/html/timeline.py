@@ -294,7 +294,7 @@ def _first_not_fitting(counts: Counter[int]) -> int | None:
 
 def _lane(label: str, lane: LaneBars, origin: int, details: _Interned) -> dict[str, Any]:
     # by start, then row; equal bars stay in order (the index decides, as a stable sort)
-    order = sorted(zip(lane.start_ns, lane.row, range(len(lane))))
+    order = sorted(zip(lane.start_ns, lane.row, range(len(lane)), strict=True))
     bars = list(lane)
     run_row = 1 + max(lane.row, default=0)
     compiles = _Interned()
