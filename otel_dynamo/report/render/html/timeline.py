@@ -77,20 +77,23 @@ class LaneBars:
 
     @classmethod
     def of(cls, bars: Iterable[_Bar]) -> LaneBars:
-        lane = cls()
-        labels = _Interned()
-        details = _Interned()
-        for start_ns, duration_ns, row, kind, priority, compile_label, detail in bars:
-            lane.start_ns.append(start_ns)
-            lane.duration_ns.append(duration_ns)
-            lane.row.append(row)
-            lane.kind.append(kind)
-            lane.priority.append(priority)
-            lane.label.append(labels(compile_label))
-            lane.detail.append(details(detail))
-        lane.labels = labels.values
-        lane.details = details.values
-        return lane
+        columns = list(zip(*bars, strict=True))  # the bars' fields, column by column (C)
+        if not columns:
+            return cls()
+        start_ns, duration_ns, row, kind, priority, label_column, detail_column = columns
+        labels: dict[str, int] = {}
+        details: dict[str, int] = {}
+        return cls(
+            list(start_ns),
+            list(duration_ns),
+            list(row),
+            list(kind),
+            list(priority),
+            [labels.setdefault(label, len(labels)) for label in label_column],
+            [details.setdefault(detail, len(details)) for detail in detail_column],
+            list(labels),
+            list(details),
+        )
 
     def __len__(self) -> int:
         return len(self.start_ns)
@@ -238,9 +241,8 @@ class TimelinePart:
 
 def _bar(placed: _Placed) -> _Bar:
     span, row, priority, compile_label = placed
-    return _Bar(
-        span.start_ns, span.duration_ns, row, _kind(span), priority, compile_label, _detail(span)
-    )
+    kind, detail = _kind_and_detail(span)
+    return _Bar(span.start_ns, span.duration_ns, row, kind, priority, compile_label, detail)
 
 
 def _placed(spans: list[Span]) -> list[_Placed]:
@@ -320,14 +322,22 @@ def _lane(label: str, lane: LaneBars, origin: int, details: _Interned) -> dict[s
     }
 
 
-def _kind(span: Span) -> int:
-    if span.name in RUN_SPANS:
-        kind = KIND_RUN
-    elif phase_name(span) is not None:
-        kind = KIND_PHASE
-    else:
-        kind = _KIND_OF_NAME.get(span.name, KIND_OTHER)
-    return kind + (ERROR_FLAG if span.is_error else 0)
+def _kind_and_detail(span: Span) -> tuple[int, str]:
+    """The bar's kind (``ERROR_FLAG`` added for a failed span), and what it is in a few
+    words (the tooltip adds the compile and the time)."""
+    name = span.name
+    error = ERROR_FLAG if span.is_error else 0
+    if name == names.SPAN_FRAME:
+        return KIND_FRAME + error, f"frame compile, {outcome(span)}"
+    if name in RUN_SPANS:
+        return KIND_RUN + error, f"run {run_kind(span)}"
+    phase = phase_name(span) if name.startswith(names.SPAN_PHASE) else None
+    if phase is not None:
+        return KIND_PHASE + error, phase
+    if name == names.SPAN_GRAPH:
+        backend = text(span.attributes.get(names.ATTR_BACKEND))
+        return KIND_GRAPH + error, f"graph ({backend})" if backend else "graph"
+    return _KIND_OF_NAME.get(name, KIND_OTHER) + error, name
 
 
 def _compile_label(span: Span) -> str:
@@ -336,17 +346,3 @@ def _compile_label(span: Span) -> str:
     return f"{compile_id} {function}" if function else compile_id
 
 
-def _detail(span: Span) -> str:
-    """What the bar is, in a few words (the tooltip adds the compile and the time)."""
-    if span.name == names.SPAN_FRAME:
-        return f"frame compile, {outcome(span)}"
-    phase = phase_name(span)
-    if phase is not None:
-        return phase
-    if span.name == names.SPAN_GRAPH:
-        backend = text(span.attributes.get(names.ATTR_BACKEND))
-        return f"graph ({backend})" if backend else "graph"
-    kind = run_kind(span)
-    if kind is not None:
-        return f"run {kind}"
-    return span.name
