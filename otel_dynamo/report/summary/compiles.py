@@ -13,7 +13,9 @@ from otel_dynamo.report.read.model import Attributes, AttributeValue, Span
 from otel_dynamo.report.read.values import attribute, integer, seconds, strings, text
 from otel_dynamo.report.summary.phases import (
     PHASE_DETAILS,
+    NamedPhases,
     dynamo_phase_seconds,
+    named_phases,
     phase_seconds,
     recorded_split,
     split_details,
@@ -67,7 +69,8 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
     below = tree.descendants(frame)
     graphs = [span for span in below if span.name == names.SPAN_GRAPH and not is_discarded(span)]
     lazy_ns = sum(span.duration_ns for span in lazy_backwards(frame, below))
-    phases, phase_details = _phases(frame, below)
+    named = named_phases(below)
+    phases, phase_details = _phases(frame, below, named)
     errors = error_fields(frame)
     return {
         "compile_id": text(attrs.get(names.ATTR_COMPILE_ID)),
@@ -96,7 +99,7 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
         "hot": None,
         "phases": phases,
         "phase_details": phase_details,
-        "dynamo_phases": dynamo_phase_seconds(below),
+        "dynamo_phases": dynamo_phase_seconds(named),
         "error_type": errors["error_type"],
         "error_message": errors["error_message"],
         "compiled_with": compiled_with(attrs),
@@ -166,12 +169,14 @@ def lazy_backwards(frame: Span, below: list[Span]) -> list[Span]:
 _PhaseSeconds = dict[str, float | None]
 
 
-def _phases(frame: Span, below: list[Span]) -> tuple[_PhaseSeconds, _PhaseSeconds]:
+def _phases(
+    frame: Span, below: list[Span], named: NamedPhases
+) -> tuple[_PhaseSeconds, _PhaseSeconds]:
     """The compile's phases and the named parts of AOT and backend time."""
     compiles = [frame, *(span for span in below if span.name == names.SPAN_LAZY_BACKWARD)]
     split = recorded_split(compiles)
     if split is None:
-        return phase_seconds(below), dict.fromkeys(PHASE_DETAILS)
+        return phase_seconds(below, named), dict.fromkeys(PHASE_DETAILS)
     return split_phases(split), split_details(split)
 
 

@@ -106,33 +106,45 @@ def split_details(split: dict[str, float]) -> dict[str, float | None]:
     return {detail: split.get(detail) for detail in PHASE_DETAILS}
 
 
-def phase_seconds(spans: Iterable[Span]) -> dict[str, float | None]:
-    """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
-    split); None where the phase was not recorded."""
-    intervals: dict[str, list[tuple[int, int]]] = {}
-    aot_spans: list[tuple[int, int]] = []
+NamedPhases = list[tuple[Span, str]]
+"""Phase spans, each with Dynamo's name of its phase (``named_phases``)."""
+
+
+def named_phases(spans: Iterable[Span]) -> NamedPhases:
+    """Each phase span of ``spans``, in order, with its ``phase_name``."""
+    found: NamedPhases = []
     for span in spans:
         # the test phase_name makes first, without its call: most spans are no phase
-        category = _category(span) if span.name.startswith(names.SPAN_PHASE) else None
+        name = phase_name(span) if span.name.startswith(names.SPAN_PHASE) else None
+        if name is not None:
+            found.append((span, name))
+    return found
+
+
+def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float | None]:
+    """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
+    split): ``phases``, the ``named_phases`` of ``spans``; the AOT spans among ``spans``
+    where no AOT phase was recorded. None where the phase was not recorded."""
+    intervals: dict[str, list[tuple[int, int]]] = {}
+    for span, name in phases:
+        category = _category(name)
         if category is not None:
             intervals.setdefault(category, []).append((span.start_ns, span.end_ns))
-        elif span.name in _AOT_SPANS:
-            aot_spans.append((span.start_ns, span.end_ns))
-    if PHASE_AOT not in intervals and aot_spans:
-        intervals[PHASE_AOT] = aot_spans  # no AOT phase recorded: the AOT spans tell it
+    if PHASE_AOT not in intervals:  # no AOT phase recorded: the AOT spans tell it
+        aot_spans = [(span.start_ns, span.end_ns) for span in spans if span.name in _AOT_SPANS]
+        if aot_spans:
+            intervals[PHASE_AOT] = aot_spans
     return {
         phase: seconds(covered(intervals[phase])) if phase in intervals else None
         for phase in PHASE_CATEGORIES
     }
 
 
-def dynamo_phase_seconds(spans: Iterable[Span]) -> dict[str, float]:
+def dynamo_phase_seconds(phases: NamedPhases) -> dict[str, float]:
     """Seconds per phase, under Dynamo's own phase names, sorted by name."""
     intervals: dict[str, list[tuple[int, int]]] = {}
-    for span in spans:
-        name = phase_name(span) if span.name.startswith(names.SPAN_PHASE) else None
-        if name is not None:
-            intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
+    for span, name in phases:
+        intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
     return {name: seconds(covered(spans)) for name, spans in sorted(intervals.items())}
 
 
@@ -149,10 +161,7 @@ def covered(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-def _category(span: Span) -> str | None:
-    name = phase_name(span)
-    if name is None:
-        return None
+def _category(name: str) -> str | None:
     if name in _CATEGORY_OF_PHASE:
         return _CATEGORY_OF_PHASE[name]
     if name.startswith("aot_"):

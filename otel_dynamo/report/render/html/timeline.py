@@ -344,5 +344,3 @@ def _compile_label(span: Span) -> str:
     compile_id = text(span.attributes.get(names.ATTR_COMPILE_ID)) or ""
     function = text(span.attributes.get(names.ATTR_CODE_FUNCTION))
     return f"{compile_id} {function}" if function else compile_id
-
-
