@@ -351,7 +351,7 @@ def _first_request(path: Path) -> object:
         for raw in stream:
             if not one_text_line(raw):
                 break
-            if raw.strip():
+            if raw and not raw.isspace():
                 request = parse_json_line(raw)
                 if request is not UNPARSED:
                     return request

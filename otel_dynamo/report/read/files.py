@@ -173,7 +173,7 @@ class FileReader:
                 self._meter.advance(len(raw))
                 if one_text_line(raw):
                     number += 1
-                    if not raw.strip():
+                    if raw.isspace() or not raw:  # no copy of a large line
                         continue
                     request = parse_json_line(raw)
                     if request is not UNPARSED:
