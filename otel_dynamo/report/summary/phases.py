@@ -150,6 +150,9 @@ def dynamo_phase_seconds(phases: NamedPhases) -> dict[str, float]:
 
 def covered(intervals: list[tuple[int, int]]) -> int:
     """Length of the union of [start, end) intervals."""
+    if len(intervals) == 1:  # most phases of a compile: one span
+        start, end = intervals[0]
+        return max(0, end - start)
     total, reach = 0, None
     for start, end in sorted(intervals):
         if reach is None or start > reach:
