@@ -177,7 +177,7 @@ def test_timeline_cut_as_parts_arrive_equals_sorting_everything_each_time(
             for lane_index, lane in enumerate(part)
         ]
         builder.extend(_html_timeline.TimelinePart(lanes=lanes, total=sum(map(len, part))))
-    held = [bars.priority for bars in builder._bars.values()]
+    held = [list(bars.priority) for bars in builder._bars.values()]
     assert held == _cut_after_each_part(parts, 10)
     assert sum(map(len, held)) <= 10
 

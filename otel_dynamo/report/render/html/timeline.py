@@ -7,12 +7,13 @@ labels in shared string tables. The page decodes and draws them on a canvas.
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import itertools
 import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import Process, Span, Telemetry
@@ -60,6 +61,18 @@ class _Bar(NamedTuple):
 _BarFields = tuple[int, int, int, int, int, str, str]
 """A ``_Bar``'s fields as a plain tuple (made faster, where millions are made)."""
 
+Column = Union["array.array[int]", list[int]]
+"""A column of bar fields: 64-bit integers in an array (pickled as its bytes, read back
+without an object per value), or a list where a value does not fit (hostile times)."""
+
+
+def _column(values: Iterable[int]) -> Column:
+    found = list(values)
+    try:
+        return array.array("q", found)
+    except OverflowError:
+        return found
+
 
 @dataclasses.dataclass
 class LaneBars:
@@ -67,14 +80,14 @@ class LaneBars:
     hands back millions of bars, and columns of small integers pickle many times faster
     than an object per bar."""
 
-    start_ns: list[int] = dataclasses.field(default_factory=list)
-    duration_ns: list[int] = dataclasses.field(default_factory=list)
-    row: list[int] = dataclasses.field(default_factory=list)
-    kind: list[int] = dataclasses.field(default_factory=list)
-    priority: list[int] = dataclasses.field(default_factory=list)
-    label: list[int] = dataclasses.field(default_factory=list)
+    start_ns: Column = dataclasses.field(default_factory=list)
+    duration_ns: Column = dataclasses.field(default_factory=list)
+    row: Column = dataclasses.field(default_factory=list)
+    kind: Column = dataclasses.field(default_factory=list)
+    priority: Column = dataclasses.field(default_factory=list)
+    label: Column = dataclasses.field(default_factory=list)
     """Index in ``labels`` of the bar's compile label."""
-    detail: list[int] = dataclasses.field(default_factory=list)
+    detail: Column = dataclasses.field(default_factory=list)
     """Index in ``details`` of the bar's detail."""
     labels: list[str] = dataclasses.field(default_factory=list)
     details: list[str] = dataclasses.field(default_factory=list)
@@ -88,13 +101,13 @@ class LaneBars:
         labels: dict[str, int] = {}
         details: dict[str, int] = {}
         return cls(
-            list(start_ns),
-            list(duration_ns),
-            list(row),
-            list(kind),
-            list(priority),
-            [labels.setdefault(label, len(labels)) for label in label_column],
-            [details.setdefault(detail, len(details)) for detail in detail_column],
+            _column(start_ns),
+            _column(duration_ns),
+            _column(row),
+            _column(kind),
+            _column(priority),
+            _column(labels.setdefault(label, len(labels)) for label in label_column),
+            _column(details.setdefault(detail, len(details)) for detail in detail_column),
             list(labels),
             list(details),
         )
@@ -121,7 +134,7 @@ class LaneBars:
         keep = [priority < cutoff for priority in self.priority]
         columns = (self.start_ns, self.duration_ns, self.row, self.kind, self.priority)
         start_ns, duration_ns, row, kind, priority = (
-            list(itertools.compress(column, keep)) for column in columns
+            _column(itertools.compress(column, keep)) for column in columns
         )
         return LaneBars(
             start_ns,
@@ -129,8 +142,8 @@ class LaneBars:
             row,
             kind,
             priority,
-            list(itertools.compress(self.label, keep)),
-            list(itertools.compress(self.detail, keep)),
+            _column(itertools.compress(self.label, keep)),
+            _column(itertools.compress(self.detail, keep)),
             self.labels,
             self.details,
         )
@@ -288,7 +301,7 @@ def _stacked(walked: list[tuple[Span, int]]) -> list[tuple[Span, int, int]]:
 
 def _overlaps(intervals: list[tuple[int, int]], start_ns: int, end_ns: int) -> bool:
     """Whether [start_ns, end_ns) overlaps one of ``intervals``."""
-    for start, end in intervals:
+    for start, end in intervals:  # noqa: SIM110  # not any(): no generator per bar
         if start < end_ns and start_ns < end:
             return True
     return False
