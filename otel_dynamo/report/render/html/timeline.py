@@ -8,8 +8,8 @@ labels in shared string tables. The page decodes and draws them on a canvas.
 from __future__ import annotations
 
 import array
+import bisect
 import dataclasses
-import itertools
 import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -78,7 +78,8 @@ def _column(values: Iterable[int]) -> Column:
 class LaneBars:
     """One process's bars as columns, its labels and details in string tables: a worker
     hands back millions of bars, and columns of small integers pickle many times faster
-    than an object per bar."""
+    than an object per bar. Held by priority (then place), so that cutting the deepest
+    is cutting the end; ``index`` keeps each bar's place among the lane's bars."""
 
     start_ns: Column = dataclasses.field(default_factory=list)
     duration_ns: Column = dataclasses.field(default_factory=list)
@@ -89,6 +90,8 @@ class LaneBars:
     """Index in ``labels`` of the bar's compile label."""
     detail: Column = dataclasses.field(default_factory=list)
     """Index in ``details`` of the bar's detail."""
+    index: Column = dataclasses.field(default_factory=list)
+    """The bar's place among the lane's bars as placed."""
     labels: list[str] = dataclasses.field(default_factory=list)
     details: list[str] = dataclasses.field(default_factory=list)
 
@@ -97,7 +100,10 @@ class LaneBars:
         columns = list(zip(*bars, strict=True))  # the bars' fields, column by column (C)
         if not columns:
             return cls()
-        start_ns, duration_ns, row, kind, priority, label_column, detail_column = columns
+        order = sorted(range(len(columns[0])), key=columns[4].__getitem__)  # stable
+        start_ns, duration_ns, row, kind, priority, label_column, detail_column = (
+            [column[place] for place in order] for column in columns
+        )
         labels: dict[str, int] = {}
         details: dict[str, int] = {}
         return cls(
@@ -108,6 +114,7 @@ class LaneBars:
             _column(priority),
             _column(labels.setdefault(label, len(labels)) for label in label_column),
             _column(details.setdefault(detail, len(details)) for detail in detail_column),
+            _column(order),
             list(labels),
             list(details),
         )
@@ -130,20 +137,17 @@ class LaneBars:
             yield _Bar(start_ns, duration_ns, row, kind, priority, labels[label], details[detail])
 
     def below(self, cutoff: int) -> LaneBars:
-        """The bars of priority under ``cutoff``, in order (the tables kept whole)."""
-        keep = [priority < cutoff for priority in self.priority]
-        columns = (self.start_ns, self.duration_ns, self.row, self.kind, self.priority)
-        start_ns, duration_ns, row, kind, priority = (
-            _column(itertools.compress(column, keep)) for column in columns
-        )
+        """The bars of priority under ``cutoff`` (the tables kept whole)."""
+        end = bisect.bisect_left(self.priority, cutoff)
         return LaneBars(
-            start_ns,
-            duration_ns,
-            row,
-            kind,
-            priority,
-            _column(itertools.compress(self.label, keep)),
-            _column(itertools.compress(self.detail, keep)),
+            self.start_ns[:end],
+            self.duration_ns[:end],
+            self.row[:end],
+            self.kind[:end],
+            self.priority[:end],
+            self.label[:end],
+            self.detail[:end],
+            self.index[:end],
             self.labels,
             self.details,
         )
@@ -321,15 +325,15 @@ def _first_not_fitting(counts: Counter[int]) -> int | None:
 
 
 def _lane(label: str, lane: LaneBars, origin: int, details: _Interned) -> dict[str, Any]:
-    # by start, then row; equal bars stay in order (the index decides, as a stable sort)
-    order = sorted(zip(lane.start_ns, lane.row, range(len(lane)), strict=True))
+    # by start, then row; equal bars in the order they were placed (as a stable sort)
+    order = sorted(zip(lane.start_ns, lane.row, lane.index, range(len(lane)), strict=True))
     bars = list(lane)
     run_row = 1 + max(lane.row, default=0)
     compiles = _Interned()
     columns: dict[str, list[int]] = {"ds": [], "d": [], "y": [], "k": [], "c": [], "n": []}
     previous = 0
-    for _start, _row, index in order:
-        start_ns, duration_ns, row, kind, _priority, compile_label, detail = bars[index]
+    for _start, _row, _placed_at, held_at in order:
+        start_ns, duration_ns, row, kind, _priority, compile_label, detail = bars[held_at]
         start_us = (start_ns - origin) // _NS_PER_US
         columns["ds"].append(start_us - previous)
         previous = start_us
