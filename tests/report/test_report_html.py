@@ -444,3 +444,29 @@ def test_no_word_is_broken_across_lines_in_a_900_pixel_window(
         "--window-size=900,1600",
     )
     assert _body_attributes(result).get("data-broken-words") == "none"
+
+
+def test_times_past_64_bits_are_kept_exact_on_the_timeline(tmp_path: Path) -> None:
+    """A frame span ending at the largest time OTLP holds (2**64 - 1 ns: past a signed
+    64-bit column) is drawn with its exact duration; ordinary times fit 64-bit columns."""
+    end = (1 << 64) - 1
+    start = end - 5_000_000
+    path = tmp_path / "traces-1.jsonl"
+    path.write_text(
+        request_line(
+            {
+                "spanId": "f",
+                "name": "torch.compile.frame",
+                "startTimeUnixNano": str(start),
+                "endTimeUnixNano": str(end),
+            }
+        )
+    )
+    timeline = _html_timeline.timeline_data(load_telemetry([path]))
+    (lane,) = timeline["lanes"]
+    ordinary = _html_timeline.LaneBars.of([(1, 2, 0, 0, 0, "", "")])
+    assert (
+        timeline["origin_unix_nano"],
+        lane["d"],
+        type(ordinary.start_ns).__name__,
+    ) == (start, [5000], "array")

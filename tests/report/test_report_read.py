@@ -282,3 +282,107 @@ def test_progress_is_reported_in_bytes(tmp_path: Path, monkeypatch: pytest.Monke
         True,
         True,
     )
+
+
+def test_lines_ended_by_cr_or_crlf_are_numbered_as_a_text_file_numbers_them(
+    tmp_path: Path,
+) -> None:
+    """A file whose lines end in CRLF, or in a lone CR, is read line by line as a text file
+    reads it: every request read, a bad line named by its line number as a text file
+    counts it."""
+    path = tmp_path / "traces-1.jsonl"
+    first, second = request_line({"name": "a"}).strip(), request_line({"name": "b"}).strip()
+    path.write_bytes(f"{first}\r\n\r{second}\rgarbage\r\n".encode())
+    telemetry = load_telemetry([path])
+    assert (
+        [span.name for span in telemetry.spans],
+        [problem.line for problem in telemetry.problems],
+        telemetry.files[0].lines,
+    ) == (["a", "b"], [4], 3)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"a": NaN}', {"a": "nan"}),
+        ('{"a": 1e400}', {"a": "inf"}),
+        ('{"a": "\\ud800"}', {"a": "\\ud800"}),
+        ('{"a": 123456789012345678901234567890}', {"a": 123456789012345678901234567890}),
+        ('{"a": "\\ud83d\\ude00"}', {"a": "\U0001f600"}),
+    ],
+    ids=["nan", "past-double", "lone-surrogate", "past-int64", "surrogate-pair"],
+)
+def test_a_line_is_parsed_as_the_text_parser_parses_it(line: str, expected: object) -> None:
+    """Each line ``parse_json_line`` reads (or leaves to ``parse_json``: UNPARSED) comes
+    out as ``parse_json`` reads its text: NaN and a number past a double's range as json
+    reads them, a lone surrogate as its escape text, a long integer exact."""
+    parsed = read_module.parse_json_line(line.encode())
+    if parsed is read_module.UNPARSED:
+        parsed = read_module.parse_json(line)
+    shown = {
+        key: str(value) if isinstance(value, float) else value for key, value in parsed.items()
+    }
+    assert (shown, repr(parsed)) == (expected, repr(read_module.parse_json(line)))
+
+
+def test_the_fast_decoder_leaves_to_json_every_line_it_would_read_otherwise() -> None:
+    """NaN, a number past a double's range, a lone surrogate, invalid UTF-8, a BOM and
+    invalid JSON are each UNPARSED; a usual export request is parsed."""
+    refused = [
+        b'{"a": NaN}',
+        b'{"a": 1e400}',
+        b'{"a": "\\udc00"}',
+        b'{"a": "\xff"}',
+        b"\xef\xbb\xbf{}",
+    ]
+    refused.append(b'{"a": 1,}')
+    usual = request_line({"name": "a"}).encode()
+    assert (
+        [read_module.parse_json_line(line) is read_module.UNPARSED for line in refused],
+        read_module.parse_json_line(usual) == json.loads(usual),
+    ) == ([True] * 6, True)
+
+
+@pytest.mark.parametrize(
+    "character",
+    [chr(code) for code in [*range(0, 9), *range(11, 32), *range(0x7F, 0xA0)]]
+    + ["\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))],
+    ids=lambda character: f"U+{ord(character):04X}",
+)
+def test_every_character_the_terminal_escapes_makes_a_line_unprintable(character: str) -> None:
+    """Each character ``render.format.printable`` escapes, written in a JSON string
+    escaped (as json writes it) or raw (UTF-8, where JSON allows it raw), makes
+    ``printable_json`` say the line may hold one."""
+    escaped = json.dumps({"name": f"fwd{character}"}).encode()
+    raw = json.dumps({"name": f"fwd{character}"}, ensure_ascii=False).encode()
+    assert (read_module.printable_json(escaped), read_module.printable_json(raw)) == (False, False)
+
+
+def test_a_usual_line_is_printable_and_tab_newline_and_other_text_stay_so() -> None:
+    """A line of ordinary text (tab and line feed escaped, accents, CJK, an emoji) is
+    printable: the terminal view then shows it without a printable copy."""
+    line = json.dumps({"name": "fwd\t\nnaïve 模型 \U0001f600"}, ensure_ascii=False).encode()
+    ascii_line = json.dumps({"name": "fwd\t\nnaïve 模型 \U0001f600"}).encode()
+    assert (read_module.printable_json(line), read_module.printable_json(ascii_line)) == (
+        True,
+        True,
+    )
+
+
+def test_telemetry_read_from_files_says_whether_its_text_is_printable(tmp_path: Path) -> None:
+    """``Telemetry.printable_text`` is True for files of ordinary text, False when a line
+    or a file's name holds a control character."""
+    clean = tmp_path / "clean" / "traces-1.jsonl"
+    clean.parent.mkdir()
+    clean.write_text(request_line({"name": "a"}))
+    escaped = tmp_path / "escaped" / "traces-1.jsonl"
+    escaped.parent.mkdir()
+    escaped.write_text(request_line({"name": "a\u001b[2J"}))
+    named = tmp_path / "named" / "traces-\u001b.jsonl"
+    named.parent.mkdir()
+    named.write_text(request_line({"name": "a"}))
+    assert [load_telemetry([path]).printable_text for path in (clean, escaped, named)] == [
+        True,
+        False,
+        False,
+    ]

@@ -165,7 +165,8 @@ class _PidVisitor:
 
 def _everything(paths: list[Path], *, workers: int) -> tuple[list[str], list[int]]:
     """Every output read_report feeds, as text: summary JSON, timeline, Perfetto trace,
-    graph texts, problems and records; and the pids the groups were read in."""
+    graph texts, problems, records and whether the text is printable; and the pids the
+    groups were read in."""
     trace = io.StringIO()
     perfetto, graphs, pids = PerfettoWriter(trace), GraphTextCollector(), _PidVisitor()
     done = read_report(
@@ -180,6 +181,7 @@ def _everything(paths: list[Path], *, workers: int) -> tuple[list[str], list[int
         json.dumps(texts),
         json.dumps([str(problem) for problem in done.problems]),
         str(done.records),
+        str(done.printable_text),
     )
     return list(outputs), sorted(set(pids.pids))
 
@@ -316,6 +318,22 @@ def test_worker_processes_still_find_a_process_split_across_files(tmp_path, monk
         "rank 0",
         "rank 1",
     ]
+
+
+def test_the_report_says_its_text_is_printable_unless_one_file_may_not_be(tmp_path):
+    """``Report.printable_text``: True for a job's ordinary files; False once one rank's
+    file holds an escaped control character, whichever group it is in."""
+    write_job(tmp_path, ranks=3, compiles_per_rank=5)
+    clean = read_report([tmp_path]).printable_text
+    resource = resource_attributes(rank=3, world_size=4, pid=1003)
+    write_traces(
+        tmp_path / "traces-1003.jsonl",
+        [FakeCompile(compile_id="0/0", function="fwd\u001b]0;title\u0007")],
+        resource=resource,
+    )
+    with (tmp_path / "traces-1003.jsonl").open("a") as lines:
+        lines.write(_frame_line(resource).replace("1/0", "1/0\u009b") + "\n")
+    assert (clean, read_report([tmp_path]).printable_text) == (True, False)
 
 
 def test_a_small_input_is_read_in_this_process(tmp_path):

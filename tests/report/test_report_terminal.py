@@ -442,3 +442,21 @@ def test_one_function_has_one_name_in_every_section(tmp_path: Path) -> None:
         "Block.forward",
         "Block.forward",
     ]
+
+
+def test_printable_text_gives_the_same_view_without_the_copy(tmp_path: Path) -> None:
+    """Told the text is printable (as the reader found), the view is the same text, row
+    limit or not; a section the reader did not vouch for is still made printable."""
+    write_job(tmp_path, ranks=2, compiles_per_rank=30, diverging_rank=1)
+    telemetry = load_telemetry([tmp_path])
+    summary = summarize(telemetry)
+    hostile = summarize(load_telemetry([tmp_path]))
+    hostile["processes"][0]["compiles"][0]["function"] = "fwd\x1b[2J"
+    assert (
+        telemetry.printable_text,
+        render_terminal(summary, color=False, printable_text=True)
+        == render_terminal(summary, color=False),
+        render_terminal(summary, color=False, limit=0, printable_text=True)
+        == render_terminal(summary, color=False, limit=0),
+        "\x1b" in render_terminal(hostile, color=False),
+    ) == (True, True, True, False)

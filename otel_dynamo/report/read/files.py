@@ -156,7 +156,8 @@ class FileReader:
         self._last_process: Process | None = None
 
     def read(self, *, explicit: bool) -> None:
-        self._check_printable(self._name.encode())
+        if _UNPRINTABLE_UTF8.search(self._name.encode()) is not None:  # text, not JSON
+            self._telemetry.printable_text = False
         try:
             self._read_lines()
         except OSError as error:
