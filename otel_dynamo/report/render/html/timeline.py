@@ -97,12 +97,13 @@ class LaneBars:
 
     @classmethod
     def of(cls, bars: Iterable[_BarFields]) -> LaneBars:
-        columns = list(zip(*bars, strict=True))  # the bars' fields, column by column (C)
-        if not columns:
+        placed = list(bars)
+        if not placed:
             return cls()
-        order = sorted(range(len(columns[0])), key=columns[4].__getitem__)  # stable
-        start_ns, duration_ns, row, kind, priority, label_column, detail_column = (
-            [column[place] for place in order] for column in columns
+        order = sorted(range(len(placed)), key=[bar[4] for bar in placed].__getitem__)  # stable
+        # the bars' fields, column by column, by priority (zip: in C)
+        start_ns, duration_ns, row, kind, priority, label_column, detail_column = zip(
+            *[placed[place] for place in order], strict=True
         )
         labels: dict[str, int] = {}
         details: dict[str, int] = {}
