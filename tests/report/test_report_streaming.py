@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _export_support import child_environ
 from _report_support import (
     FakeCompile,
@@ -29,6 +30,7 @@ from otel_dynamo.report import (
     PerfettoWriter,
     Telemetry,
     Visitors,
+    json_chunks,
     load_telemetry,
     read_report,
     render_json,
@@ -358,3 +360,40 @@ def test_the_cycle_collector_is_left_as_it_was(tmp_path):
     finally:
         gc.enable()
     assert states == [True, False]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"processes": [{"x": [1, {"y": []}], "z": {}}, {"q": "\u2028\x85\u202e\x1b"}], "c": []},
+        {"a": float("nan"), "b": [float("inf"), 1.5e-07, 1e16, -0.0, 10**30]},
+        {"a": "\ud800x", "b": [1]},
+        {"k": {2: "an int key", None: "none", True: "bool", 2.5: "float"}, "d": {}},
+        {"s": 'tab\tline\ncr\r"quote\\ slash/ é 模型 \U0001f600'},
+        [1, [2]],
+        "text",
+        None,
+        {},
+    ],
+    ids=["nested", "numbers", "surrogate", "keys", "strings", "list", "string", "null", "empty"],
+)
+def test_json_pieces_are_the_indented_json_of_the_standard_library(value):
+    """``json_chunks`` writes what ``json.dumps(value, indent=2, ensure_ascii=False)``
+    writes (NaN, a lone surrogate, non-string keys, empty containers included), with DEL,
+    C1, bidi and line separators escaped, and a line feed."""
+    expected = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    for character in "\x85\u202e\u2028":
+        expected = expected.replace(character, f"\\u{ord(character):04x}")
+    assert "".join(json_chunks(value)) == expected
+
+
+def test_a_large_summary_is_written_a_process_at_a_time(tmp_path):
+    """The summary of four ranks is written in pieces, none holding two processes'
+    sections, and the pieces join into the summary's JSON."""
+    write_job(tmp_path, ranks=4, compiles_per_rank=10, diverging_rank=2)
+    summary = read_report([tmp_path]).summary
+    pieces = list(json_chunks(summary))
+    assert (
+        max(piece.count('"process": "rank') for piece in pieces),
+        json.loads("".join(pieces)) == json.loads(json.dumps(summary)),
+    ) == (1, True)

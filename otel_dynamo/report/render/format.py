@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from otel_dynamo import names
 from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, StackCount
 
@@ -363,23 +365,45 @@ def render_json(summary: Any) -> str:
 
 
 def json_chunks(summary: Any) -> Iterator[str]:
-    """The summary as indented JSON, piece by piece (a large summary is never one string
-    beside its pieces), each string's DEL, C1, bidi and line-separator characters written
-    as ``\\uXXXX``: it parses back exactly as it was."""
-    pending: list[str] = []
-    size = 0
-    for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(summary):
-        pending.append(chunk)
-        size += len(chunk)
-        if size >= JSON_PIECE_CHARS:
-            yield _json_safe("".join(pending))
-            pending, size = [], 0
-    pending.append("\n")
-    yield _json_safe("".join(pending))
+    """The summary as ``json.dumps(summary, indent=2, ensure_ascii=False)`` writes it, and
+    a line feed, piece by piece (a large summary is never one string beside its pieces:
+    each top-level value, or each item of a top-level list, is one), each string's DEL,
+    C1, bidi and line-separator characters written as ``\\uXXXX``: it parses back exactly
+    as it was."""
+    if not isinstance(summary, dict) or not all(isinstance(key, str) for key in summary):
+        yield _json_safe(_indented(summary, depth=0) + "\n")
+        return
+    if not summary:
+        yield "{}\n"
+        return
+    opening = "{"
+    for index, (key, value) in enumerate(summary.items()):
+        head = f"{opening if index == 0 else ','}\n  {_encoded_key(key)}: "
+        if isinstance(value, list) and value:
+            yield _json_safe(head + "[")
+            for position, item in enumerate(value):
+                yield _json_safe(f"{',' if position else ''}\n    {_indented(item, depth=2)}")
+            yield "\n  ]"
+        else:
+            yield _json_safe(head + _indented(value, depth=1))
+    yield "\n}\n"
 
 
-JSON_PIECE_CHARS = 1 << 20
-"""The encoder's tokens joined into pieces of about this many characters before writing."""
+def _encoded_key(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False)
+
+
+def _indented(value: Any, *, depth: int) -> str:
+    """``value`` as ``json.dumps(..., indent=2, ensure_ascii=False)`` writes it ``depth``
+    levels in: json's compact text (its C encoder) laid out by msgspec's formatter (C),
+    which keeps each token's text; json's own indenting encoder (Python) where that
+    cannot be done (a NaN, a lone surrogate)."""
+    try:
+        compact = json.dumps(value, ensure_ascii=False).encode()
+        text = msgspec.json.format(compact, indent=2).decode()
+    except (msgspec.DecodeError, UnicodeEncodeError):
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+    return text.replace("\n", "\n" + "  " * depth) if depth else text
 
 
 def _json_safe(text: str) -> str:
