@@ -144,7 +144,10 @@ def run_report(args: argparse.Namespace) -> int:
     with report.collection_paused():  # the summary is large and holds no cycles
         if args.html is not None and done.timeline is not None:
             progress.step(f"writing {args.html}")
-            if not write_page(args.html, report.render_page(summary, done.timeline, graphs)):
+            if not write_page(
+                args.html,
+                report.render_page(summary, done.timeline, graphs, tables=done.page_tables),
+            ):
                 progress.clear()
                 return EXIT_FAILED
         progress.clear()

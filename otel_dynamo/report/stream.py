@@ -37,6 +37,7 @@ from otel_dynamo.report.read.files import (
     parse_json_line,
 )
 from otel_dynamo.report.read.model import Problem, Telemetry
+from otel_dynamo.report.render.html.page import page_tables
 from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
 from otel_dynamo.report.summary.build import (
     DEFAULT_RECOMPILE_LIMIT,
@@ -94,6 +95,9 @@ class Report:
     """No string of the summary holds a control or bidirectional character
     (``Telemetry.printable_text`` of every file read): ``render_terminal`` may skip its
     printable copy."""
+    page_tables: list[str] | None = None
+    """With a timeline, each process's ``page_tables`` in the summary's order, made by the
+    processes that read the files (``render_page``'s ``tables``); else None."""
 
 
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
@@ -137,6 +141,8 @@ class _GroupRead:
     unreported_bytes: int
     """Bytes read that no progress meter was told of (a worker's whole group)."""
     printable_text: bool
+    page_tables: list[str] | None
+    """With a timeline, each section's ``page_tables``, in the sections' order."""
 
 
 def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupRead:
@@ -147,14 +153,16 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
     for path in task.paths:
         FileReader(path, telemetry, reading).read(explicit=path in task.explicit)
     builder = SummaryBuilder(recompile_limit=task.recompile_limit, slowest=task.slowest)
+    sections = builder.sections(telemetry)
     return _GroupRead(
         keys={process.key for process in telemetry.processes},
-        sections=builder.sections(telemetry),
+        sections=sections,
         bars=TimelineBuilder.part(telemetry) if task.timeline else None,
         files=_files_only(task.paths, telemetry),
         parts=[part(telemetry) for part in task.parts],
         unreported_bytes=0 if meter else sum(file_size(path) for path in task.paths),
         printable_text=telemetry.printable_text,
+        page_tables=[page_tables(built.section) for built in sections] if task.timeline else None,
     )
 
 
@@ -216,6 +224,7 @@ def _read(
     read: dict[Path, Telemetry] = {}
     summarized: set[Key] = set()
     printable_text = True
+    tables: dict[int, str] = {}  # by the id of the section they were made of
     with collection_paused(), _reader(tasks, meter, workers=workers) as results:
         for done in results:
             if done.keys & summarized:
@@ -231,6 +240,8 @@ def _read(
                 )
             summarized |= done.keys
             summary.extend(done.sections)
+            for built, table_text in zip(done.sections, done.page_tables or (), strict=False):
+                tables[id(built.section)] = table_text
             if bars is not None and done.bars is not None:
                 bars.extend(done.bars)
             for member, part in zip(members, done.parts, strict=True):
@@ -241,12 +252,16 @@ def _read(
     meter.finish()
     stats = [stats for path in files for stats in read[path].files]
     problems += [problem for path in files for problem in read[path].problems]
+    finished = summary.finish(stats, problems)
     return Report(
-        summary=summary.finish(stats, problems),
+        summary=finished,
         timeline=None if bars is None else bars.finish(),
         problems=problems,
         records=sum(each.records for each in stats),
         printable_text=printable_text,
+        page_tables=[tables[id(section)] for section in finished["processes"]]
+        if timeline
+        else None,
     )
 
 

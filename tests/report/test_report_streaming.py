@@ -34,6 +34,7 @@ from otel_dynamo.report import (
     load_telemetry,
     read_report,
     render_json,
+    render_page,
     stream,
     summarize,
 )
@@ -398,3 +399,19 @@ def test_a_large_summary_is_written_a_process_at_a_time(tmp_path):
         [piece.count('"compiles": [') for piece in sections],
         json.loads("".join(pieces)) == json.loads(json.dumps(summary)),
     ) == ([1, 1, 1, 1], True)
+
+
+def test_the_page_from_the_readers_tables_is_the_page_made_here(tmp_path, monkeypatch):
+    """Read by two worker processes with a timeline, the report carries each process's
+    page tables, in the summary's order; the page made from them is byte for byte the page
+    that makes them itself."""
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1)
+    done = read_report([tmp_path], timeline=True, workers=2)
+    without = read_report([tmp_path]).page_tables
+    made_here = render_page(done.summary, done.timeline)
+    assert (
+        len(done.page_tables or []),
+        without,
+        render_page(done.summary, done.timeline, tables=done.page_tables) == made_here,
+    ) == (3, None, True)

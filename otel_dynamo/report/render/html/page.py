@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from otel_dynamo.report.read.model import Telemetry
@@ -14,7 +14,7 @@ from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html import tables as _html_tables
 from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
 from otel_dynamo.report.render.html.timeline import timeline_data
-from otel_dynamo.report.summary.schema import ProblemRow, Summary
+from otel_dynamo.report.summary.schema import ProblemRow, ProcessSection, Summary
 
 PAGE_TITLE = "otel-dynamo report"
 
@@ -30,20 +30,23 @@ def render_page(
     summary: Summary,
     timeline: Mapping[str, Any],
     graphs: GraphTextCollector | None = None,
+    *,
+    tables: Sequence[str] | None = None,
 ) -> str:
     """The report page from a summary, its timeline (``TimelineBuilder``) and the graph
-    texts the run captured, if collected."""
+    texts the run captured, if collected. ``tables``: each process's ``page_tables``, in
+    the summary's order, where they were made already (``Report.page_tables``: by the
+    processes that read the files); else they are made here."""
     # Each process's tables become JSON text at once: a large run's tables never all
     # exist as objects beside its summary.
+    sections = summary["processes"]
+    made = tables if tables is not None else (page_tables(section) for section in sections)
     processes = ",".join(
-        _script_json(
-            {
-                "heading": _html_tables.process_heading(section),
-                "tables": _html_tables.process_tables(section),
-                "graphs": graphs.page_data(section["process"]) if graphs else [],
-            }
-        )
-        for section in summary["processes"]
+        # what _script_json writes of {"heading": ..., "tables": ..., "graphs": ...}
+        f'{{"heading":{_script_json(_html_tables.process_heading(section))},'
+        f'"tables":{table_text},'
+        f'"graphs":{_script_json(graphs.page_data(section["process"]) if graphs else [])}}}'
+        for section, table_text in zip(sections, made, strict=True)
     )
     data = (
         f'{{"ranks":{_script_json(_html_tables.ranks_table(summary))},'
@@ -59,6 +62,12 @@ def render_page(
         data=data,
         script=SCRIPT,
     )
+
+
+def page_tables(section: ProcessSection) -> str:
+    """One process's tables as the page's data holds them (JSON text): the same whatever
+    the process's label, so that the process that summarized it may make them."""
+    return _script_json(_html_tables.process_tables(section))
 
 
 def _stats(summary: Summary) -> str:
