@@ -227,37 +227,21 @@ def count_metric_points(resource_metrics: Mapping[str, Any]) -> int:
 
 
 def _span(raw: Mapping[str, Any], process: Process) -> Span:
-    # Each field read inline (camelCase, else snake_case): this runs once per span.
     get = raw.get
     status = get("status")
     if not isinstance(status, dict):
         status = {}
-    trace_id = get("traceId")
-    if trace_id is None:
-        trace_id = get("trace_id")
-    span_id = get("spanId")
-    if span_id is None:
-        span_id = get("span_id")
-    parent_id = get("parentSpanId")
-    if parent_id is None:
-        parent_id = get("parent_span_id")
-    start = get("startTimeUnixNano")
-    if start is None:
-        start = get("start_time_unix_nano")
-    end = get("endTimeUnixNano")
-    if end is None:
-        end = get("end_time_unix_nano")
     events = get("events")
     links = get("links")
     code = status.get("code")
     return Span(
         process,
-        shared(str(trace_id or "")),
-        str(span_id or ""),
-        shared(str(parent_id or "")),
+        shared(str(field(raw, "traceId", "trace_id") or "")),
+        str(field(raw, "spanId", "span_id") or ""),
+        shared(str(field(raw, "parentSpanId", "parent_span_id") or "")),
         shared(str(get("name") or "")),
-        to_int(start),
-        to_int(end),
+        to_int(field(raw, "startTimeUnixNano", "start_time_unix_nano")),
+        to_int(field(raw, "endTimeUnixNano", "end_time_unix_nano")),
         attributes(get("attributes")),
         tuple(_event(event) for event in events if isinstance(event, dict))
         if isinstance(events, list) and events
