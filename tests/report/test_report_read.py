@@ -350,12 +350,16 @@ def test_the_fast_decoder_leaves_to_json_every_line_it_would_read_otherwise() ->
     ids=lambda character: f"U+{ord(character):04X}",
 )
 def test_every_character_the_terminal_escapes_makes_a_line_unprintable(character: str) -> None:
-    """Each character ``render.format.printable`` escapes, written in a JSON string
-    escaped (as json writes it) or raw (UTF-8, where JSON allows it raw), makes
-    ``printable_json`` say the line may hold one."""
+    """Each character ``render.format.printable`` escapes is in ``UNPRINTABLE``, and, in a
+    JSON string escaped (as json writes it) or raw (UTF-8, where JSON allows it raw),
+    makes ``printable_json`` say the line may hold one."""
     escaped = json.dumps({"name": f"fwd{character}"}).encode()
     raw = json.dumps({"name": f"fwd{character}"}, ensure_ascii=False).encode()
-    assert (read_module.printable_json(escaped), read_module.printable_json(raw)) == (False, False)
+    assert (
+        read_module.UNPRINTABLE.search(character) is not None,
+        read_module.printable_json(escaped),
+        read_module.printable_json(raw),
+    ) == (True, False, False)
 
 
 def test_a_usual_line_is_printable_and_tab_newline_and_other_text_stay_so() -> None:

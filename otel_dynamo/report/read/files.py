@@ -156,7 +156,7 @@ class FileReader:
         self._last_process: Process | None = None
 
     def read(self, *, explicit: bool) -> None:
-        if _UNPRINTABLE_UTF8.search(self._name.encode()) is not None:  # text, not JSON
+        if UNPRINTABLE.search(self._name) is not None:  # a name: text, not JSON
             self._telemetry.printable_text = False
         try:
             self._read_lines()
@@ -354,27 +354,29 @@ def parse_json(text: str) -> Any:
     return value
 
 
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control characters (C0, DEL, C1: ESC, BEL, CR...) and bidirectional overrides: text
+from the files must not move the cursor, set the window title or reorder what the
+terminal shows (``render.format.printable`` escapes them). Line feed and tab stay: they
+move nothing back, and the report lays multi-line messages out itself."""
+
 _UNPRINTABLE_ESCAPE = re.compile(
     rb"\\(?:[rbf]|u(?:00[0189]|007[fF]|200[eEfF]|202[a-eA-E]|206[6-9]))"
 )
-"""A JSON escape of a character the terminal must not receive raw (C0 but tab and line
-feed, DEL, C1, bidirectional controls: ``render.format.printable``'s set), or of one
-near it: a superset, as a check must be."""
-_UNPRINTABLE_UTF8 = re.compile(
-    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
-)
-"""The same characters written raw in UTF-8."""
+"""A JSON escape of an ``UNPRINTABLE`` character, or of one near it: a superset, as a
+check must be."""
 
 
 def printable_json(raw: bytes) -> bool:
     """Whether no string decoded from the JSON text ``raw`` (UTF-8, or decoded with
     replacement) can hold a control or bidirectional character. In ASCII text those can
-    only be escapes or DEL (JSON has no raw control character in a string): two C scans."""
+    only be escapes or DEL (JSON has no raw control character in a string): two C scans;
+    other text is decoded and searched for them written raw."""
     if _UNPRINTABLE_ESCAPE.search(raw) is not None:
         return False
     if raw.isascii():
         return b"\x7f" not in raw
-    return _UNPRINTABLE_UTF8.search(raw) is None
+    return UNPRINTABLE.search(raw.decode("utf-8", "replace")) is None
 
 
 def display_name(path: object) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from otel_dynamo import names
+from otel_dynamo.report.read.files import UNPRINTABLE
 from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, StackCount
 
 TOTAL_TITLES: dict[str, str] = {
@@ -340,18 +341,11 @@ def process_heading(section: ProcessSection) -> str:
     return " · ".join([name, *shown])
 
 
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""Control characters (C0, DEL, C1: ESC, BEL, CR...) and bidirectional overrides: a file
-must not move the cursor, set the window title or reorder what the terminal shows. Line
-feed and tab stay: they move nothing back, and the report lays multi-line messages out
-itself (first lines, wrapped cells)."""
-
-
 def printable(text: str) -> str:
     """``text`` with each control or bidi character shown as its escape (``\\x1b``)."""
-    if _UNPRINTABLE.search(text) is None:  # the usual text: no replacement to build
+    if UNPRINTABLE.search(text) is None:  # the usual text: no replacement to build
         return text
-    return _UNPRINTABLE.sub(lambda match: ascii(match.group(0))[1:-1], text)
+    return UNPRINTABLE.sub(lambda match: ascii(match.group(0))[1:-1], text)
 
 
 _INVISIBLE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")

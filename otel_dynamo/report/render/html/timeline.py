@@ -105,19 +105,18 @@ class LaneBars:
         start_ns, duration_ns, row, kind, priority, label_column, detail_column = zip(
             *[placed[place] for place in order], strict=True
         )
-        labels: dict[str, int] = {}
-        details: dict[str, int] = {}
+        labels, details = _Interned(), _Interned()
         return cls(
             _column(start_ns),
             _column(duration_ns),
             _column(row),
             _column(kind),
             _column(priority),
-            _column(labels.setdefault(label, len(labels)) for label in label_column),
-            _column(details.setdefault(detail, len(details)) for detail in detail_column),
+            _column(map(labels, label_column)),
+            _column(map(details, detail_column)),
             _column(order),
-            list(labels),
-            list(details),
+            labels.values,
+            details.values,
         )
 
     def __len__(self) -> int:
