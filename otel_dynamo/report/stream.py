@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from otel_dynamo.report.read import canonical as _canonical
 from otel_dynamo.report.read import decode as _decode
 from otel_dynamo.report.read.files import (
     UNPARSED,
@@ -376,6 +377,22 @@ def _first_request(path: Path) -> object:
     return parse_json(line)
 
 
+def _first_line_resources(path: Path) -> tuple[str, list[object]] | None:
+    """The signal of the first non-blank line of ``path`` and its entries' resources, by
+    the fast path that skips the records (``canonical.resources_of``) where it takes the
+    line, else from the line parsed as ``FileReader`` parses it."""
+    with path.open("rb") as stream:
+        raw = next((raw for raw in stream if raw and not raw.isspace()), b"")
+    found = _canonical.resources_of(raw) if one_text_line(raw) else None
+    if found is not None:
+        return found
+    signal = _decode.signal_of(_first_request(path))
+    if signal is None:
+        return None
+    kind, entries = signal
+    return kind, [entry.get("resource") for entry in entries if isinstance(entry, dict)]
+
+
 def _groups(files: list[Path]) -> list[list[Path]]:
     """Files grouped by the processes their first lines name, in the order first seen; a
     file whose first line names none (metrics, unreadable) is a group of its own."""
@@ -400,14 +417,9 @@ def _groups(files: list[Path]) -> list[list[Path]]:
 
 def _first_line_processes(path: Path) -> set[Key]:
     try:
-        request = _first_request(path)
-        signal = _decode.signal_of(request)
-        if signal is None or signal[0] == _decode.SIGNAL_METRICS:
+        found = _first_line_resources(path)
+        if found is None or found[0] == _decode.SIGNAL_METRICS:
             return set()
-        return {
-            _decode.process_of(entry.get("resource"), display_name(path)).key
-            for entry in signal[1]
-            if isinstance(entry, dict)
-        }
+        return {_decode.process_of(resource, display_name(path)).key for resource in found[1]}
     except (OSError, RecursionError, *UNREADABLE_RECORD):
         return set()

@@ -143,21 +143,32 @@ def attributes(items: object) -> Attributes:
         key = item.get("key")
         if not isinstance(key, str):
             continue
-        value = item.get("value")
-        # A string is most values: decoded here, without a call per value.
-        found: AttributeValue = None
-        if isinstance(value, dict) and value:
-            kind = next(iter(value))
-            raw = value[kind]
-            if kind == "stringValue" and type(raw) is str:
-                found = intern(raw) if len(raw) <= INTERNED_LENGTH else raw
-            else:
-                decode = _ANY_VALUE_KINDS.get(kind)
-                found = None if decode is None else decode(raw)
-                if isinstance(found, str) and len(found) <= INTERNED_LENGTH:
-                    found = intern(found)
-        decoded[intern(key) if len(key) <= INTERNED_LENGTH else key] = found
+        decoded[intern(key) if len(key) <= INTERNED_LENGTH else key] = attribute_value(
+            item.get("value")
+        )
     return decoded
+
+
+def attribute_value(value: object) -> AttributeValue:
+    """An attribute's value (an AnyValue) decoded, a string up to ``INTERNED_LENGTH``
+    interned."""
+    found: AttributeValue
+    # Most values are one string or one integer: each read here, without a further call.
+    if value.__class__ is dict and len(value) == 1:
+        raw = value.get("stringValue")
+        if raw.__class__ is str:
+            return sys.intern(raw) if len(raw) <= INTERNED_LENGTH else raw
+        raw = value.get("intValue")
+        if raw.__class__ is str:
+            try:
+                found = int(raw)
+            except ValueError:
+                return to_int(raw)
+            return found if INT64_MIN <= found <= UINT64_MAX else 0
+    found = any_value(value)
+    if isinstance(found, str) and len(found) <= INTERNED_LENGTH:
+        return sys.intern(found)
+    return found
 
 
 def process_of(resource: object, path: str) -> Process:
@@ -228,12 +239,7 @@ def count_metric_points(resource_metrics: Mapping[str, Any]) -> int:
 
 def _span(raw: Mapping[str, Any], process: Process) -> Span:
     get = raw.get
-    status = get("status")
-    if not isinstance(status, dict):
-        status = {}
-    events = get("events")
-    links = get("links")
-    code = status.get("code")
+    code, message = status_of(get("status"))
     return Span(
         process,
         shared(str(field(raw, "traceId", "trace_id") or "")),
@@ -243,17 +249,35 @@ def _span(raw: Mapping[str, Any], process: Process) -> Span:
         to_int(field(raw, "startTimeUnixNano", "start_time_unix_nano")),
         to_int(field(raw, "endTimeUnixNano", "end_time_unix_nano")),
         attributes(get("attributes")),
-        tuple(_event(event) for event in events if isinstance(event, dict))
-        if isinstance(events, list) and events
-        else (),
-        tuple(
-            str(field(link, "spanId", "span_id") or "") for link in links if isinstance(link, dict)
-        )
-        if isinstance(links, list) and links
-        else (),
-        0 if code is None else _status_code(code),
-        str(status.get("message") or ""),
+        events_of(get("events")),
+        linked_span_ids(get("links")),
+        code,
+        message,
     )
+
+
+def events_of(events: object) -> tuple[SpanEvent, ...]:
+    """A span's ``events`` field decoded (entries that are not messages are skipped)."""
+    if not isinstance(events, list) or not events:
+        return ()
+    return tuple(_event(event) for event in events if isinstance(event, dict))
+
+
+def linked_span_ids(links: object) -> tuple[str, ...]:
+    """The span ids of a span's ``links`` field."""
+    if not isinstance(links, list) or not links:
+        return ()
+    return tuple(
+        str(field(link, "spanId", "span_id") or "") for link in links if isinstance(link, dict)
+    )
+
+
+def status_of(status: object) -> tuple[int, str]:
+    """A span's ``status`` field: (code, message)."""
+    if not isinstance(status, dict):
+        return 0, ""
+    code = status.get("code")
+    return 0 if code is None else _status_code(code), str(status.get("message") or "")
 
 
 def _event(raw: Mapping[str, Any]) -> SpanEvent:

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from otel_dynamo.report.read import canonical as _canonical
 from otel_dynamo.report.read import decode as _decode
 from otel_dynamo.report.read.model import FileStats, Problem, Process, Telemetry
 
@@ -35,6 +36,10 @@ NOT_TELEMETRY = (
     "trace, for example)"
 )
 """Said once for a file that is one JSON document of something else."""
+
+CANONICAL_MISSES = 3
+"""Lines in a row that the fast path for spans declines (a file of logs, or written by a
+tool of its own) before a file's other lines go straight to ``decode``."""
 
 PROGRESS_STEP_BYTES = 4 * 1024 * 1024
 """How much input is read between two progress callbacks."""
@@ -154,6 +159,7 @@ class FileReader:
         # Every line of a file usually carries the same resource: decode it once.
         self._last_resource: object = None
         self._last_process: Process | None = None
+        self._canonical_misses = 0
 
     def read(self, *, explicit: bool) -> None:
         if UNPRINTABLE.search(self._name) is not None:  # a name: text, not JSON
@@ -176,6 +182,8 @@ class FileReader:
                     number += 1
                     if raw.isspace() or not raw:  # no copy of a large line
                         continue
+                    if self._add_canonical(raw):
+                        continue
                     request = parse_json_line(raw)
                     if request is not UNPARSED:
                         self._check_printable(raw)
@@ -192,6 +200,22 @@ class FileReader:
                         self._read_line(number, line)
         if self._stats.records == 0 and self._first_line_was_bad():
             self._read_whole_document()
+
+    def _add_canonical(self, raw: bytes) -> bool:
+        """Read a line of spans by the fast path (``canonical``), if it takes it; a file
+        whose lines it declines CANONICAL_MISSES times in a row is left to ``decode``."""
+        if self._canonical_misses >= CANONICAL_MISSES:
+            return False
+        spans = _canonical.trace_spans(raw, self._process)
+        if spans is None:
+            self._canonical_misses += 1
+            return False
+        self._canonical_misses = 0
+        self._check_printable(raw)
+        self._stats.lines += 1
+        self._stats.spans += len(spans)
+        self._telemetry.spans.extend(spans)
+        return True
 
     def _check_printable(self, raw: bytes) -> None:
         if self._telemetry.printable_text and not printable_json(raw):

@@ -1,0 +1,174 @@
+"""Trace export requests in the shape OpenTelemetry's exporters write, decoded straight
+from a line's bytes into spans.
+
+msgspec checks each field's type while it parses, so a span becomes a ``Span`` with no
+dict per record and no lookup per field: on a large input this is most of the reading.
+It is the fast path of ``decode``, never a second reading of the format: it takes only
+lines that ``decode`` would read exactly so (each field under its OTLP/JSON name, of the
+type those exporters write, one kind per attribute value) and decodes every other part of
+a span with ``decode``'s own functions. Any other line (snake_case names, a field this
+schema does not know, a time written as a float, an attribute without a key, a value that
+``decode`` would refuse) gives None, and ``decode`` reads it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from otel_dynamo.report.read.decode import (
+    INTERNED_LENGTH,
+    REQUEST_KEYS,
+    attribute_value,
+    events_of,
+    linked_span_ids,
+    status_of,
+    to_int,
+)
+from otel_dynamo.report.read.model import Attributes, Process, Span
+
+
+class _KeyValue(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    key: str
+    value: Any = None
+
+
+class _Span(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    traceId: str = ""
+    spanId: str = ""
+    traceState: Any = None
+    parentSpanId: str = ""
+    flags: Any = None
+    name: str = ""
+    kind: Any = None
+    startTimeUnixNano: str | int = 0
+    endTimeUnixNano: str | int = 0
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: Any = None
+    events: Any = None
+    droppedEventsCount: Any = None
+    links: Any = None
+    droppedLinksCount: Any = None
+    status: Any = None
+
+
+class _ScopeSpans(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    scope: Any = None
+    spans: list[_Span] = []
+    schemaUrl: Any = None
+
+
+class _ResourceSpans(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    resource: Any = None
+    scopeSpans: list[_ScopeSpans] = []
+    schemaUrl: Any = None
+
+
+class _TraceRequest(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    resourceSpans: list[_ResourceSpans]
+
+
+_TRACES = msgspec.json.Decoder(_TraceRequest)
+
+
+class _NotCanonical(Exception):
+    """This line is read by ``decode``."""
+
+
+_DECLINED = (
+    msgspec.DecodeError,
+    _NotCanonical,
+    RecursionError,
+    ValueError,
+    OverflowError,
+    TypeError,
+    AttributeError,
+)
+"""Whatever ends this path for a line: not this shape, or a value for ``decode`` to read
+(and to refuse, if it must, as it refuses it)."""
+
+
+def trace_spans(raw: bytes, process_of: Callable[[object], Process]) -> list[Span] | None:
+    """The spans of one line of a traces file, as ``decode`` reads them (each
+    ResourceSpans' process from ``process_of(its resource)``), or None for a line this
+    fast path leaves to ``decode``: every span or none."""
+    try:
+        return _spans(_TRACES.decode(raw), process_of)
+    except _DECLINED:
+        return None
+
+
+def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> list[Span]:
+    found: list[Span] = []
+    append = found.append
+    intern = sys.intern
+    for entry in request.resourceSpans:
+        process = process_of(entry.resource)
+        for scope in entry.scopeSpans:
+            for span in scope.spans:
+                trace_id, parent, name = span.traceId, span.parentSpanId, span.name
+                code, message = status_of(span.status) if span.status else (0, "")
+                append(
+                    Span(
+                        process,
+                        intern(trace_id) if len(trace_id) <= INTERNED_LENGTH else trace_id,
+                        span.spanId,
+                        intern(parent) if len(parent) <= INTERNED_LENGTH else parent,
+                        intern(name) if len(name) <= INTERNED_LENGTH else name,
+                        to_int(span.startTimeUnixNano),
+                        to_int(span.endTimeUnixNano),
+                        _attributes(span.attributes) if span.attributes else {},
+                        events_of(span.events) if span.events else (),
+                        linked_span_ids(span.links) if span.links else (),
+                        code,
+                        message,
+                    )
+                )
+    return found
+
+
+def _attributes(items: list[_KeyValue]) -> Attributes:
+    """``decode.attributes`` of a KeyValue list."""
+    decoded: Attributes = {}
+    intern = sys.intern
+    for item in items:
+        key = item.key
+        decoded[intern(key) if len(key) <= INTERNED_LENGTH else key] = attribute_value(item.value)
+    return decoded
+
+
+class _Resourced(msgspec.Struct, gc=False):
+    resource: Any = None
+
+
+class _FirstLine(msgspec.Struct, gc=False):
+    """What grouping files needs of a line: each entry's resource (records skipped)."""
+
+    resourceSpans: list[_Resourced] | UnsetType = UNSET
+    resource_spans: list[_Resourced] | UnsetType = UNSET
+    resourceLogs: list[_Resourced] | UnsetType = UNSET
+    resource_logs: list[_Resourced] | UnsetType = UNSET
+    resourceMetrics: list[_Resourced] | UnsetType = UNSET
+    resource_metrics: list[_Resourced] | UnsetType = UNSET
+
+
+_FIRST_LINE = msgspec.json.Decoder(_FirstLine)
+
+
+def resources_of(raw: bytes) -> tuple[str, list[object]] | None:
+    """The signal of an export request line and the resource of each of its entries, as
+    ``decode.signal_of`` and ``decode.process_of`` would read them, with the records
+    skipped unread; None for a line this fast path leaves to ``decode`` (or no request)."""
+    try:
+        request = _FIRST_LINE.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    for key, signal in REQUEST_KEYS.items():
+        entries = getattr(request, key)
+        if entries is not UNSET:
+            return signal, [entry.resource for entry in entries]
+    return None

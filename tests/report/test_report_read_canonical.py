@@ -1,0 +1,266 @@
+"""The fast path for spans (otel_dynamo.report.read.canonical) reads each line it takes
+exactly as the general decoder does, and takes the lines OpenTelemetry's exporters write."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _report_support import FakeCompile, GraphBreak, resource_attributes, write_traces
+
+from otel_dynamo.report.read import canonical, decode
+from otel_dynamo.report.read import files as read_module
+from otel_dynamo.report.read.files import load_telemetry
+from otel_dynamo.report.read.model import Process
+
+PROCESS = Process(key=("file", "x"), label="x")
+
+
+def _sdk_lines(directory: Path) -> list[bytes]:
+    """Lines the SDK and otel_dynamo's file writer wrote: attributes of every kind, a
+    graph break event, run spans linked to their graph, a failure's error status."""
+    compiles = [
+        FakeCompile("0/0", runs=2, graph_breaks=(GraphBreak("data-dependent branch"),)),
+        FakeCompile("0/1", error_type="BackendCompilerFailed", error_message="boom", run_error="x"),
+        FakeCompile("1/0", runs=1, attributes={"x.double": 1.5, "x.flag": True, "x.ints": [1, 2]}),
+    ]
+    path = write_traces(directory / "traces-1.jsonl", compiles, resource=resource_attributes())
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, fast: bool) -> list[str]:
+    """The file read with every line tried by the fast path first, or none: each record,
+    stat and problem as its repr (NaN equals itself)."""
+    monkeypatch.setattr(read_module, "CANONICAL_MISSES", 1 << 30 if fast else 0)
+    telemetry = load_telemetry([path])
+    records = [*telemetry.spans, *telemetry.files, *telemetry.problems, telemetry.printable_text]
+    return [repr(record) for record in records]
+
+
+def _first_difference(first: list[str], second: list[str]) -> str:
+    """Where two readings part (a short message, not a diff of megabytes)."""
+    for index, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return f"record {index}: {one[:2000]} != {other[:2000]}"
+    return f"{len(first)} records != {len(second)} records"
+
+
+def test_every_line_the_sdk_writes_takes_the_fast_path(tmp_path: Path) -> None:
+    """Each line of spans the SDK's exporter wrote is read by the fast path, not left to
+    the general decoder (else a large input reads at half the speed)."""
+    lines = _sdk_lines(tmp_path)
+    taken = [canonical.trace_spans(line, lambda resource: PROCESS) for line in lines]
+    assert len(lines) > 5 and all(isinstance(spans, list) and spans for spans in taken)
+
+
+def test_fast_path_keeps_one_copy_of_repeated_strings(tmp_path: Path) -> None:
+    """Names, trace ids, parent ids and attribute keys and values repeated across spans are
+    one object each (a large input's decoded form stays small)."""
+    spans = [
+        span
+        for line in _sdk_lines(tmp_path)
+        for span in canonical.trace_spans(line, lambda resource: PROCESS) or []
+    ]
+    texts = [
+        text
+        for span in spans
+        for text in (span.name, span.trace_id, span.parent_span_id, *span.attributes.keys())
+    ]
+    texts += [
+        value for span in spans for value in span.attributes.values() if isinstance(value, str)
+    ]
+    copies: dict[str, set[int]] = {}
+    for text in texts:
+        copies.setdefault(text, set()).add(id(text))
+    assert len(copies) > 20 and all(len(ids) == 1 for ids in copies.values())
+
+
+def test_fast_path_gives_the_spans_decode_gives(tmp_path: Path) -> None:
+    """For SDK-written lines, the spans of the fast path equal the general decoder's."""
+    for line in _sdk_lines(tmp_path):
+        request = json.loads(line)
+        expected = [
+            span for entry in request["resourceSpans"] for span in decode.spans_of(entry, PROCESS)
+        ]
+        assert canonical.trace_spans(line, lambda resource: PROCESS) == expected
+
+
+_HOSTILE: list[Any] = [
+    None,
+    True,
+    0,
+    -1,
+    1.5,
+    1e300,
+    2**64,
+    -(2**63) - 1,
+    "",
+    "x",
+    "12",
+    "1.0",
+    "1e3",
+    "1.234567890123456789e18",
+    " 7",
+    "1_000",
+    "\u0661\u0662",
+    "18446744073709551616",
+    "\u202e",
+    [],
+    {},
+    [1, "a", None],
+    {"stringValue": "s"},
+    {"intValue": "5"},
+    {"intValue": 5, "stringValue": "a"},
+    {"stringValue": "a", "intValue": 5},
+    {"stringValue": None},
+    {"stringValue": 3},
+    {"intValue": "9" * 30},
+    {"boolValue": "TRUE"},
+    {"doubleValue": "1.5"},
+    {"doubleValue": "NaN"},
+    {"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "2"}, 3]}},
+    {"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}},
+    {"bytesValue": "AAE="},
+    {"string_value": "s"},
+    {"foo": 1},
+    {"foo": 1, "stringValue": "a"},
+    {"key": "k"},
+    {"key": 5, "value": {"stringValue": "v"}},
+    {"code": "STATUS_CODE_ERROR", "message": {"x": 1}},
+    {"code": 2.5},
+    [[[[[[[[["deep"]]]]]]]]],
+]
+_RENAMES = {
+    "traceId": "trace_id",
+    "spanId": "span_id",
+    "parentSpanId": "parent_span_id",
+    "startTimeUnixNano": "start_time_unix_nano",
+    "scopeSpans": "scope_spans",
+    "resourceSpans": "resource_spans",
+    "stringValue": "string_value",
+    "intValue": "int_value",
+}
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [at]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*at, index))
+    return found
+
+
+def _mutated(request: Any, chance: random.Random) -> Any:
+    """``request`` with one to three of its values replaced, keys renamed, added or
+    removed."""
+    request = json.loads(json.dumps(request))
+    for _ in range(chance.randint(1, 3)):
+        paths = _paths(request)[1:]
+        if not paths:
+            break
+        path = chance.choice(paths)
+        parent = request
+        for step in path[:-1]:
+            parent = parent[step]
+        last = path[-1]
+        action = chance.random()
+        if action < 0.6:
+            parent[last] = json.loads(json.dumps(chance.choice(_HOSTILE)))
+        elif isinstance(parent, dict) and action < 0.75:
+            parent[_RENAMES.get(last, last + "X")] = parent.pop(last)
+        elif isinstance(parent, dict) and action < 0.85:
+            del parent[last]
+        elif isinstance(parent, dict):
+            parent["droppedAttributesCount" if action < 0.9 else "unknownField"] = 1
+    return request
+
+
+def _raw_mutations(line: bytes, chance: random.Random) -> list[bytes]:
+    """Byte-level changes no JSON encoder makes: a repeated key, bytes that are not UTF-8,
+    a cut line, a control character, a lone surrogate."""
+    cut = chance.randint(1, len(line) - 2)
+    return [
+        line.replace(b'"name":', b'"name":"first","name":', 1),
+        line.replace(b'"spanId":"', b'"spanId":"\xff', 1),
+        line.replace(b'"stringValue":"', b'"stringValue":"\xc3', 1),
+        line[:cut] + b"\n",
+        line.replace(b'"stringValue":"', b'"stringValue":"\\u001b', 1),
+        line.replace(b'"stringValue":"', b'"stringValue":"\\ud800', 1),
+        line.replace(b'"name":"', b'"name":"\\r', 1),
+        line.replace(b"]}]}", b']}],"resourceLogs":[]}', 1),
+    ]
+
+
+def test_fast_path_reads_hostile_lines_as_decode_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines changed at random (values of every type, snake_case and unknown keys, an
+    attribute value of two kinds, repeated keys, bytes that are not UTF-8) read the same,
+    spans, problems and stats, whether or not the fast path is tried first; both of its
+    outcomes occur."""
+    chance = random.Random(20261130)
+    base = [line for line in _sdk_lines(tmp_path) if len(line) < 20_000]
+    lines: list[bytes] = []
+    for index in range(1200):
+        line = base[index % len(base)]
+        lines.append(json.dumps(_mutated(json.loads(line), chance)).encode() + b"\n")
+    for line in base:
+        lines += _raw_mutations(line, chance)
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(b"".join(lines))
+    taken = sum(canonical.trace_spans(line, lambda resource: PROCESS) is not None for line in lines)
+    assert 100 < taken < len(lines) - 100
+    fast, general = _read(path, monkeypatch, fast=True), _read(path, monkeypatch, fast=False)
+    assert fast == general, _first_difference(fast, general)
+
+
+def test_an_attribute_value_of_two_kinds_reads_as_its_first() -> None:
+    """{"intValue": "5", "stringValue": "a"}: the kind written first, 5, as decode reads it."""
+    for value, expected in (
+        ({"intValue": "5", "stringValue": "a"}, 5),
+        ({"stringValue": "a", "intValue": "5"}, "a"),
+    ):
+        span = {"name": "s", "attributes": [{"key": "k", "value": value}]}
+        line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+        spans = canonical.trace_spans(line, lambda resource: PROCESS)
+        assert spans is not None and spans[0].attributes == {"k": expected}
+
+
+def test_values_past_64_bits_read_as_absent(tmp_path: Path) -> None:
+    """A time or an integer attribute outside int64/uint64 reads as 0, by either path."""
+    span = {
+        "name": "s",
+        "startTimeUnixNano": str(1 << 64),
+        "endTimeUnixNano": 1 << 64,
+        "attributes": [
+            {"key": "big", "value": {"intValue": str(1 << 64)}},
+            {"key": "low", "value": {"intValue": str(-(1 << 63) - 1)}},
+            {"key": "top", "value": {"intValue": str((1 << 64) - 1)}},
+        ],
+    }
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n"
+    path = tmp_path / "big.jsonl"
+    path.write_text(line)
+    spans = canonical.trace_spans(line.encode(), lambda resource: PROCESS)
+    assert spans is not None
+    for read in (spans[0], load_telemetry([path]).spans[0]):
+        assert (read.start_ns, read.end_ns) == (0, 0)
+        assert read.attributes == {"big": 0, "low": 0, "top": (1 << 64) - 1}
+
+
+def test_resources_of_a_first_line_as_decode_reads_them(tmp_path: Path) -> None:
+    """The resources grouping reads from a first line, records skipped, are those of the
+    line decoded whole, for each signal; a line it cannot read so gives None."""
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "train"}}]}
+    for key, signal in decode.REQUEST_KEYS.items():
+        line = json.dumps({key: [{"resource": resource, "x": [1, {"y": None}]}]}).encode()
+        assert canonical.resources_of(line) == (signal, [resource])
+    for line in (b"[1]", b'{"resourceSpans": [1]}', b'{"resourceSpans": 5}', b"{", b""):
+        assert canonical.resources_of(line) is None
+    assert canonical.resources_of(b'{"other": 1}') is None
