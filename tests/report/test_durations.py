@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import random
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from _report_support import FakeCompile, run_chromium, write_traces
 
 from otel_dynamo.report import load_telemetry, render_html, summarize
+from otel_dynamo.report.read.values import seconds
 from otel_dynamo.report.render.format import duration
 from otel_dynamo.report.render.html.assets import DURATION_SCRIPT
 
@@ -117,3 +119,20 @@ def test_timeline_axis_of_a_long_run_reads_its_times(
     steps = {round(b - a, 3) for a, b in itertools.pairwise(seconds)}
     assert (seconds[0], len(steps), len(seconds) > 2) == (0.0, 1, True)
     assert run_seconds - steps.pop() < seconds[-1] <= run_seconds
+
+
+def test_seconds_of_nanoseconds_round_as_round_does() -> None:
+    """values.seconds(ns) is round(ns / 1e9, 6), the same float, for durations of every
+    size: ties 500 ns past a microsecond, neighbours of ties, past 11 days, negative."""
+    chance = random.Random(7)
+    samples = [chance.randrange(0, 10**15) for _ in range(20_000)]
+    samples += [chance.randrange(0, 10**7) for _ in range(20_000)]
+    samples += [
+        chance.randrange(0, 10**12) * 1000 + offset
+        for offset in (0, 1, 499, 500, 501, 999)
+        for _ in range(5_000)
+    ]
+    samples += [10**15 + delta for delta in range(-3, 4)] + [-1, -400, -500, -1600, 1 << 63]
+    for ns in samples:
+        expected = round(ns / 1e9, 6)
+        assert (seconds(ns), repr(seconds(ns))) == (expected, repr(expected)), ns

@@ -14,8 +14,19 @@ from otel_dynamo.report.read.model import Attributes, AttributeValue
 _NS_PER_SECOND = 1e9
 
 
+_EXACT_MICROSECONDS_NS = 10**15
+"""Below this many nanoseconds (11 days), the seconds a duration rounds to are found in
+integers: a double's error in ``ns / 1e9`` stays under half a nanosecond's weight there."""
+
+
 def seconds(duration_ns: int) -> float:
-    """Nanoseconds as seconds, rounded to the microsecond (stable JSON)."""
+    """Nanoseconds as seconds, rounded to the microsecond (stable JSON): what
+    ``round(duration_ns / 1e9, 6)`` gives, without its decimal conversion where the
+    result is sure."""
+    # Off a tie (500 ns past a microsecond) the nearest microsecond of the double ns / 1e9
+    # is that of the exact quotient; q / 1e6 is then the double round() makes of "q e-6".
+    if 0 <= duration_ns < _EXACT_MICROSECONDS_NS and duration_ns % 1000 != 500:
+        return ((duration_ns + 500) // 1000) / 1e6
     return round(duration_ns / _NS_PER_SECOND, 6)
 
 

@@ -9,6 +9,7 @@ the same phase never count twice, repeated ones add up), AOT including its inner
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from otel_dynamo import names
@@ -106,46 +107,54 @@ def split_details(split: dict[str, float]) -> dict[str, float | None]:
     return {detail: split.get(detail) for detail in PHASE_DETAILS}
 
 
-NamedPhases = list[tuple[Span, str]]
-"""Phase spans, each with Dynamo's name of its phase (``named_phases``)."""
+@dataclasses.dataclass
+class NamedPhases:
+    """A compile's phase spans by Dynamo's name of their phase (``named_phases``): each
+    name's intervals, in the spans' order, and the length of their union."""
+
+    intervals: dict[str, list[tuple[int, int]]]
+    covered_ns: dict[str, int]
 
 
 def named_phases(spans: Iterable[Span]) -> NamedPhases:
-    """Each phase span of ``spans``, in order, with its ``phase_name``."""
-    found: NamedPhases = []
+    """The phase spans of ``spans``, by their ``phase_name``."""
+    intervals: dict[str, list[tuple[int, int]]] = {}
     for span in spans:
         # the test phase_name makes first, without its call: most spans are no phase
         name = phase_name(span) if span.name.startswith(names.SPAN_PHASE) else None
         if name is not None:
-            found.append((span, name))
-    return found
+            intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
+    return NamedPhases(intervals, {name: covered(found) for name, found in intervals.items()})
 
 
 def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float | None]:
     """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
     split): ``phases``, the ``named_phases`` of ``spans``; the AOT spans among ``spans``
     where no AOT phase was recorded. None where the phase was not recorded."""
-    intervals: dict[str, list[tuple[int, int]]] = {}
-    for span, name in phases:
+    by_category: dict[str, list[str]] = {}
+    for name in phases.intervals:
         category = _category(name)
         if category is not None:
-            intervals.setdefault(category, []).append((span.start_ns, span.end_ns))
-    if PHASE_AOT not in intervals:  # no AOT phase recorded: the AOT spans tell it
+            by_category.setdefault(category, []).append(name)
+    covered_ns = {
+        category: phases.covered_ns[found[0]]
+        if len(found) == 1
+        else covered([interval for name in found for interval in phases.intervals[name]])
+        for category, found in by_category.items()
+    }
+    if PHASE_AOT not in covered_ns:  # no AOT phase recorded: the AOT spans tell it
         aot_spans = [(span.start_ns, span.end_ns) for span in spans if span.name in _AOT_SPANS]
         if aot_spans:
-            intervals[PHASE_AOT] = aot_spans
+            covered_ns[PHASE_AOT] = covered(aot_spans)
     return {
-        phase: seconds(covered(intervals[phase])) if phase in intervals else None
+        phase: seconds(covered_ns[phase]) if phase in covered_ns else None
         for phase in PHASE_CATEGORIES
     }
 
 
 def dynamo_phase_seconds(phases: NamedPhases) -> dict[str, float]:
     """Seconds per phase, under Dynamo's own phase names, sorted by name."""
-    intervals: dict[str, list[tuple[int, int]]] = {}
-    for span, name in phases:
-        intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
-    return {name: seconds(covered(spans)) for name, spans in sorted(intervals.items())}
+    return {name: seconds(phases.covered_ns[name]) for name in sorted(phases.covered_ns)}
 
 
 def covered(intervals: list[tuple[int, int]]) -> int:
