@@ -37,6 +37,10 @@ NOT_TELEMETRY = (
 )
 """Said once for a file that is one JSON document of something else."""
 
+READ_BUFFER_BYTES = 1024 * 1024
+"""How much of a file is read at once: an exporter's line of a batch of spans is some
+hundred kilobytes, which a smaller buffer gathers in many pieces."""
+
 CANONICAL_MISSES = 3
 """Lines in a row that the fast path for spans declines (a file of logs, or written by a
 tool of its own) before a file's other lines go straight to ``decode``."""
@@ -175,7 +179,7 @@ class FileReader:
 
     def _read_lines(self) -> None:
         number = 0  # as a text file counts lines: CR and CRLF end one too
-        with self._path.open("rb") as stream:
+        with self._path.open("rb", buffering=READ_BUFFER_BYTES) as stream:
             for raw in stream:
                 self._meter.advance(len(raw))
                 if one_text_line(raw):

@@ -121,9 +121,15 @@ def named_phases(spans: Iterable[Span]) -> NamedPhases:
     intervals: dict[str, list[tuple[int, int]]] = {}
     for span in spans:
         # the test phase_name makes first, without its call: most spans are no phase
-        name = phase_name(span) if span.name.startswith(names.SPAN_PHASE) else None
+        if not span.name.startswith(names.SPAN_PHASE):
+            continue
+        name = phase_name(span)
         if name is not None:
-            intervals.setdefault(name, []).append((span.start_ns, span.end_ns))
+            found = intervals.get(name)
+            if found is None:
+                intervals[name] = [(span.start_ns, span.end_ns)]
+            else:
+                found.append((span.start_ns, span.end_ns))
     return NamedPhases(intervals, {name: covered(found) for name, found in intervals.items()})
 
 
