@@ -123,6 +123,8 @@ def _graph_kind(span: Span) -> str:
     return text(span.attributes.get(names.ATTR_RUN_KIND)) or names.RUN_KIND_FORWARD
 
 
+_COUNT_KEYS = frozenset(names.CACHE_COUNT_ATTRIBUTES.values())
+"""The attributes lookups are counted from."""
 _BYPASS_KEYS = frozenset(names.CACHE_STATE_ATTRIBUTES.values())
 """The attributes a bypass is counted from."""
 
@@ -136,6 +138,8 @@ def caches(spans: list[Span]) -> Caches:
     warm_frames = 0
     for span in spans:
         if span.name not in (names.SPAN_FRAME, names.SPAN_LAZY_BACKWARD):
+            continue
+        if _COUNT_KEYS.isdisjoint(span.attributes):  # no lookup counted: nothing to add
             continue
         seen = {
             pair: integer(span.attributes.get(key)) or 0
