@@ -10,6 +10,7 @@ the same phase never count twice, repeated ones add up), AOT including its inner
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterable
 
 from otel_dynamo import names
@@ -79,6 +80,9 @@ def phase_name(span: Span) -> str | None:
     return recorded or span.name[len(names.SPAN_PHASE) :].strip() or None
 
 
+_IS_TIME_KEY = operator.methodcaller("startswith", names.ATTR_TIME_PREFIX)
+
+
 def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
     """Seconds per category (``names.TIME_*``) the recorder put on these compile spans,
     summed; None when none carries a split (telemetry from before it existed)."""
@@ -86,6 +90,8 @@ def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
     found = False
     prefix = names.ATTR_TIME_PREFIX
     for span in compiles:
+        if not any(map(_IS_TIME_KEY, span.attributes)):  # no split here: one C pass
+            continue
         for key, value in span.attributes.items():
             if key.startswith(prefix) and isinstance(value, (int, float)):
                 found = True

@@ -30,13 +30,15 @@ class SpanTree:
         found: list[Span] = []
         seen = {frame.span_id}
         pending = [frame.span_id]
-        children = self._children
+        children_of = self._children.get
+        frame_name = names.SPAN_FRAME
         while pending:
-            for child in children.get(pending.pop(), ()):
-                if child.span_id not in seen and child.name != names.SPAN_FRAME:
-                    seen.add(child.span_id)
+            for child in children_of(pending.pop(), ()):
+                span_id = child.span_id
+                if span_id not in seen and child.name != frame_name:
+                    seen.add(span_id)
                     found.append(child)
-                    pending.append(child.span_id)
+                    pending.append(span_id)
         return found
 
     def walk(self, frame: Span) -> list[tuple[Span, int]]:
