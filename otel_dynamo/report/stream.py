@@ -26,7 +26,6 @@ from otel_dynamo.report.read import canonical as _canonical
 from otel_dynamo.report.read import decode as _decode
 from otel_dynamo.report.read.files import (
     UNPARSED,
-    UNREADABLE_RECORD,
     FileReader,
     ProgressCallback,
     ProgressMeter,
@@ -421,5 +420,5 @@ def _first_line_processes(path: Path) -> set[Key]:
         if found is None or found[0] == _decode.SIGNAL_METRICS:
             return set()
         return {_decode.process_of(resource, display_name(path)).key for resource in found[1]}
-    except (OSError, RecursionError, *UNREADABLE_RECORD):
+    except (OSError, *_decode.UNREADABLE_RECORD):
         return set()

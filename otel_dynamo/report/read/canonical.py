@@ -1,14 +1,14 @@
 """Trace export requests in the shape OpenTelemetry's exporters write, decoded straight
 from a line's bytes into spans.
 
-msgspec checks each field's type while it parses, so a span becomes a ``Span`` with no
-dict per record and no lookup per field: on a large input this is most of the reading.
-It is the fast path of ``decode``, never a second reading of the format: it takes only
-lines that ``decode`` would read exactly so (each field under its OTLP/JSON name, of the
-type those exporters write, one kind per attribute value) and decodes every other part of
-a span with ``decode``'s own functions. Any other line (snake_case names, a field this
-schema does not know, a time written as a float, an attribute without a key, a value that
-``decode`` would refuse) gives None, and ``decode`` reads it.
+msgspec checks each field's type while it parses, so a span becomes a ``Span`` without a
+dict per record or a lookup per field: on a large input that was most of the reading.
+It is the fast path of ``decode``, not a second reading of the format: it takes only
+lines that ``decode`` reads the same way (each field under its OTLP/JSON name, of the type
+those exporters write) and decodes attribute values, events, links and status with
+``decode``'s own functions. Any other line (snake_case names, a field this schema does not
+know, a time written as a float, an attribute without a key, a value ``decode`` would
+refuse) gives None, and ``decode`` reads it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 from otel_dynamo.report.read.decode import (
     INTERNED_LENGTH,
     REQUEST_KEYS,
+    UNREADABLE_RECORD,
     attribute_value,
     events_of,
     linked_span_ids,
@@ -75,31 +76,14 @@ class _TraceRequest(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 _TRACES = msgspec.json.Decoder(_TraceRequest)
 
 
-class _NotCanonical(Exception):
-    """This line is read by ``decode``."""
-
-
-_DECLINED = (
-    msgspec.DecodeError,
-    _NotCanonical,
-    RecursionError,
-    ValueError,
-    OverflowError,
-    TypeError,
-    AttributeError,
-)
-"""Whatever ends this path for a line: not this shape, or a value for ``decode`` to read
-(and to refuse, if it must, as it refuses it)."""
-
-
 def trace_spans(raw: bytes, process_of: Callable[[object], Process]) -> list[Span] | None:
     """The spans of one line of a traces file, as ``decode`` reads them (each
     ResourceSpans' process from ``process_of(its resource)``), or None for a line this
     fast path leaves to ``decode``: every span or none."""
     try:
         return _spans(_TRACES.decode(raw), process_of)
-    except _DECLINED:
-        return None
+    except UNREADABLE_RECORD:  # not this shape (msgspec's errors are ValueErrors), or a
+        return None  # value decode is to read, and to refuse if it must, as it refuses it
 
 
 def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> list[Span]:

@@ -36,6 +36,9 @@ REQUEST_KEYS = {
 }
 """Top-level key of an export request, to the signal it carries."""
 
+UNREADABLE_RECORD = (RecursionError, ValueError, OverflowError, TypeError, AttributeError)
+"""What decoding a hostile record can raise; the line becomes a problem."""
+
 _METRIC_DATA_KINDS = ("gauge", "sum", "histogram", "exponentialHistogram", "summary")
 
 

@@ -19,11 +19,10 @@ import msgspec
 
 from otel_dynamo.report.read import canonical as _canonical
 from otel_dynamo.report.read import decode as _decode
+from otel_dynamo.report.read.decode import UNREADABLE_RECORD
 from otel_dynamo.report.read.model import FileStats, Problem, Process, Telemetry
 
 TELEMETRY_SUFFIXES = (".jsonl", ".json")
-UNREADABLE_RECORD = (RecursionError, ValueError, OverflowError, TypeError, AttributeError)
-"""What decoding a hostile record can raise; the line becomes a problem."""
 """Files a directory is searched for (recursively); a file named explicitly is always read."""
 
 MAX_PROBLEMS_PER_FILE = 5
