@@ -264,3 +264,36 @@ def test_resources_of_a_first_line_as_decode_reads_them(tmp_path: Path) -> None:
     for line in (b"[1]", b'{"resourceSpans": [1]}', b'{"resourceSpans": 5}', b"{", b""):
         assert canonical.resources_of(line) is None
     assert canonical.resources_of(b'{"other": 1}') is None
+
+
+def test_a_resource_that_cannot_be_read_leaves_the_line_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line whose resource fails to decode is one unreadable line, by either path, and
+    its spans are never given the previous line's process (nor are a later line's with
+    the same resource)."""
+    original = decode.process_of
+
+    def process_of(resource: object, path: str) -> Process:
+        if "B" in json.dumps(resource):
+            raise RecursionError
+        return original(resource, path)
+
+    monkeypatch.setattr(decode, "process_of", process_of)
+    lines = []
+    for service in ("A", "B", "B"):
+        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+        span = {"name": f"span of {service}"}
+        request = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+        lines.append(json.dumps(request) + "\n")
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(lines))
+    for fast in (True, False):
+        monkeypatch.setattr(read_module, "CANONICAL_MISSES", 1 << 30 if fast else 0)
+        telemetry = load_telemetry([path])
+        assert [(span.name, span.process.label) for span in telemetry.spans] == [("span of A", "A")]
+        assert (telemetry.files[0].spans, telemetry.files[0].bad_lines) == (1, 2)
+        assert [str(problem) for problem in telemetry.problems] == [
+            f"{path}:2: unreadable record (RecursionError)",
+            f"{path}:3: unreadable record (RecursionError)",
+        ]

@@ -271,8 +271,8 @@ class FileReader:
 
     def _process(self, resource: object) -> Process:
         if self._last_process is None or resource != self._last_resource:
-            self._last_resource = resource
-            self._last_process = _decode.process_of(resource, self._name)
+            process = _decode.process_of(resource, self._name)  # may raise: cache after
+            self._last_resource, self._last_process = resource, process
         return self._last_process
 
     def _bad_line(self, number: int, message: str) -> None:

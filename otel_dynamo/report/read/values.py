@@ -15,8 +15,9 @@ _NS_PER_SECOND = 1e9
 
 
 _EXACT_MICROSECONDS_NS = 10**15
-"""Below this many nanoseconds (11 days), the seconds a duration rounds to are found in
-integers: a double's error in ``ns / 1e9`` stays under half a nanosecond's weight there."""
+"""Below this many nanoseconds (11 days) a duration's seconds are rounded in integers: the
+double ``ns / 1e9`` is off by under 0.06 ns there, and a duration that is not a tie is at
+least 1 ns from one."""
 
 
 def seconds(duration_ns: int) -> float:
