@@ -297,3 +297,21 @@ def test_a_resource_that_cannot_be_read_leaves_the_line_unread(
             f"{path}:2: unreadable record (RecursionError)",
             f"{path}:3: unreadable record (RecursionError)",
         ]
+
+
+def test_resources_equal_in_value_but_not_in_text_are_each_decoded(tmp_path: Path) -> None:
+    """Lines whose service names are 1, 1.0 and true (equal as Python values) each get the
+    process their own resource names, as each line read alone does."""
+    lines = []
+    for value in (1, 1.0, True, 1):
+        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": value}}]}
+        request = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [{}]}]}]}
+        lines.append(json.dumps(request) + "\n")
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(lines))
+    assert [span.process.label for span in load_telemetry([path]).spans] == [
+        "1",
+        "1.0",
+        "True",
+        "1",
+    ]

@@ -160,7 +160,7 @@ class FileReader:
         self._stats = FileStats(path=self._name)
         self._problems: list[Problem] = []
         # Every line of a file usually carries the same resource: decode it once.
-        self._last_resource: object = None
+        self._last_resource = ""  # its repr: 1, 1.0 and true are equal, yet not the same text
         self._last_process: Process | None = None
         self._canonical_misses = 0
 
@@ -270,9 +270,10 @@ class FileReader:
             self._telemetry.logs.extend(logs)
 
     def _process(self, resource: object) -> Process:
-        if self._last_process is None or resource != self._last_resource:
+        text = repr(resource)
+        if self._last_process is None or text != self._last_resource:
             process = _decode.process_of(resource, self._name)  # may raise: cache after
-            self._last_resource, self._last_process = resource, process
+            self._last_resource, self._last_process = text, process
         return self._last_process
 
     def _bad_line(self, number: int, message: str) -> None:
