@@ -76,8 +76,10 @@ def phase_name(span: Span) -> str | None:
     """Dynamo's name of a phase span ("torch.compile.phase" or "torch.compile.phase NAME")."""
     if span.name != names.SPAN_PHASE and not span.name.startswith(_NAMED_PHASE_PREFIX):
         return None
-    recorded = text(span.attributes.get(names.ATTR_PHASE_NAME))
-    return recorded or span.name[len(names.SPAN_PHASE) :].strip() or None
+    recorded = span.attributes.get(names.ATTR_PHASE_NAME)
+    if recorded.__class__ is str and recorded:  # as text() reads it, without its call
+        return recorded
+    return text(recorded) or span.name[len(names.SPAN_PHASE) :].strip() or None
 
 
 _IS_TIME_KEY = operator.methodcaller("startswith", names.ATTR_TIME_PREFIX)
@@ -136,7 +138,12 @@ def named_phases(spans: Iterable[Span]) -> NamedPhases:
                 intervals[name] = [(span.start_ns, span.end_ns)]
             else:
                 found.append((span.start_ns, span.end_ns))
-    return NamedPhases(intervals, {name: covered(found) for name, found in intervals.items()})
+    covered_ns = {
+        # one span: its length, without covered()'s call (most phases of a compile)
+        name: max(0, found[0][1] - found[0][0]) if len(found) == 1 else covered(found)
+        for name, found in intervals.items()
+    }
+    return NamedPhases(intervals, covered_ns)
 
 
 def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float | None]:
@@ -145,7 +152,7 @@ def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float
     where no AOT phase was recorded. None where the phase was not recorded."""
     by_category: dict[str, list[str]] = {}
     for name in phases.intervals:
-        category = _category(name)
+        category = _CATEGORY_OF_PHASE.get(name) or _category(name)
         if category is not None:
             by_category.setdefault(category, []).append(name)
     covered_ns = {
