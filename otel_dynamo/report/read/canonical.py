@@ -89,7 +89,7 @@ def trace_spans(raw: bytes, process_of: Callable[[object], Process]) -> list[Spa
 def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> list[Span]:
     found: list[Span] = []
     append = found.append
-    intern = sys.intern
+    intern = sys.intern  # decode.shared() written out: three times per span
     for entry in request.resourceSpans:
         process = process_of(entry.resource)
         for scope in entry.scopeSpans:

@@ -155,19 +155,14 @@ def attributes(items: object) -> Attributes:
 def attribute_value(value: object) -> AttributeValue:
     """An attribute's value (an AnyValue) decoded, a string up to ``INTERNED_LENGTH``
     interned."""
-    found: AttributeValue
-    # Most values are one string or one integer: each read here, without a further call.
+    # Most values are one string (read here, without a further call) or one integer.
     if value.__class__ is dict and len(value) == 1:
         raw = value.get("stringValue")
         if raw.__class__ is str:
             return sys.intern(raw) if len(raw) <= INTERNED_LENGTH else raw
         raw = value.get("intValue")
         if raw.__class__ is str:
-            try:
-                found = int(raw)
-            except ValueError:
-                return to_int(raw)
-            return found if INT64_MIN <= found <= UINT64_MAX else 0
+            return to_int(raw)
     found = any_value(value)
     if isinstance(found, str) and len(found) <= INTERNED_LENGTH:
         return sys.intern(found)

@@ -138,12 +138,7 @@ def named_phases(spans: Iterable[Span]) -> NamedPhases:
                 intervals[name] = [(span.start_ns, span.end_ns)]
             else:
                 found.append((span.start_ns, span.end_ns))
-    covered_ns = {
-        # one span: its length, without covered()'s call (most phases of a compile)
-        name: max(0, found[0][1] - found[0][0]) if len(found) == 1 else covered(found)
-        for name, found in intervals.items()
-    }
-    return NamedPhases(intervals, covered_ns)
+    return NamedPhases(intervals, {name: covered(found) for name, found in intervals.items()})
 
 
 def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float | None]:
@@ -152,7 +147,7 @@ def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float
     where no AOT phase was recorded. None where the phase was not recorded."""
     by_category: dict[str, list[str]] = {}
     for name in phases.intervals:
-        category = _CATEGORY_OF_PHASE.get(name) or _category(name)
+        category = _category(name)
         if category is not None:
             by_category.setdefault(category, []).append(name)
     covered_ns = {
