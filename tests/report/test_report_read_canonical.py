@@ -315,3 +315,67 @@ def test_resources_equal_in_value_but_not_in_text_are_each_decoded(tmp_path: Pat
         "True",
         "1",
     ]
+
+
+def _line_of_spans(attribute_lists: list[list[dict[str, Any]]]) -> bytes:
+    """One traces line: a span per attribute list."""
+    spans = [
+        {"name": f"s{index}", "attributes": items} for index, items in enumerate(attribute_lists)
+    ]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+
+
+def test_an_attribute_repeated_across_spans_is_decoded_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same KeyValue text on many spans is decoded the first time only, and every span
+    reads it the same."""
+    monkeypatch.setattr(canonical, "_KEY_VALUES", {})
+    decoded: list[bytes] = []
+    original = canonical._key_value
+
+    def counting(text: bytes) -> tuple[str, Any]:
+        decoded.append(text)
+        return original(text)
+
+    monkeypatch.setattr(canonical, "_key_value", counting)
+    phase = {"key": "torch.compile.phase.name", "value": {"stringValue": "backend_compile"}}
+    ops = {"key": "torch.compile.graph.op_count", "value": {"intValue": "12"}}
+    line = _line_of_spans([[phase, ops]] * 50)
+    spans = canonical.trace_spans(line, lambda resource: PROCESS)
+    assert spans is not None and len(spans) == 50
+    assert len(decoded) == 2
+    assert {repr(span.attributes) for span in spans} == {
+        repr({"torch.compile.phase.name": "backend_compile", "torch.compile.graph.op_count": 12})
+    }
+
+
+def test_each_span_gets_an_array_value_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An array attribute repeated across spans is an equal list on each, never one list
+    shared (a reader changing one span's list leaves the others as read)."""
+    monkeypatch.setattr(canonical, "_KEY_VALUES", {})
+    ops = {
+        "key": "torch.compile.graph.ops",
+        "value": {"arrayValue": {"values": [{"stringValue": "aten.mm=2"}, {"intValue": "3"}]}},
+    }
+    spans = canonical.trace_spans(_line_of_spans([[ops]] * 3), lambda resource: PROCESS)
+    assert spans is not None
+    lists = [span.attributes["torch.compile.graph.ops"] for span in spans]
+    assert all(type(value) is list and value == ["aten.mm=2", 3] for value in lists)
+    assert len({id(value) for value in lists}) == 3
+
+
+def test_kept_attributes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decoded attributes are kept up to KEY_VALUES_KEPT at a time, and none whose text is
+    longer than KEY_VALUE_KEPT_BYTES: distinct or long values never grow memory."""
+    kept: dict[bytes, Any] = {}
+    monkeypatch.setattr(canonical, "_KEY_VALUES", kept)
+    monkeypatch.setattr(canonical, "KEY_VALUES_KEPT", 8)
+    sizes = []
+    for index in range(40):
+        item = {"key": "k", "value": {"stringValue": f"v{index}"}}
+        long_item = {"key": "long", "value": {"stringValue": "x" * canonical.KEY_VALUE_KEPT_BYTES}}
+        spans = canonical.trace_spans(_line_of_spans([[item, long_item]]), lambda r: PROCESS)
+        assert spans is not None and spans[0].attributes["k"] == f"v{index}"
+        sizes.append(len(kept))
+    assert max(sizes) == 8 and all(len(text) <= canonical.KEY_VALUE_KEPT_BYTES for text in kept)

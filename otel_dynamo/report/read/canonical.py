@@ -9,6 +9,10 @@ those exporters write) and decodes attribute values, events, links and status wi
 ``decode``'s own functions. Any other line (snake_case names, a field this schema does not
 know, a time written as a float, an attribute without a key, a value ``decode`` would
 refuse) gives None, and ``decode`` reads it.
+
+A span's attributes repeat from span to span (a phase's name, the backend, a count), so
+each attribute is kept as its bytes while the line is parsed and decoded once per text
+(``_KEY_VALUES``): most attributes of a large input are then one lookup each.
 """
 
 from __future__ import annotations
@@ -30,12 +34,15 @@ from otel_dynamo.report.read.decode import (
     status_of,
     to_int,
 )
-from otel_dynamo.report.read.model import Attributes, Process, Span
+from otel_dynamo.report.read.model import Attributes, AttributeValue, Process, Span
 
 
 class _KeyValue(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     key: str
     value: Any = None
+
+
+_KEY_VALUE = msgspec.json.Decoder(_KeyValue)
 
 
 class _Span(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -48,7 +55,8 @@ class _Span(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     kind: Any = None
     startTimeUnixNano: str | int = 0
     endTimeUnixNano: str | int = 0
-    attributes: list[_KeyValue] = []
+    attributes: list[msgspec.Raw] = []
+    """Each a KeyValue's text: decoded by ``_attributes``."""
     droppedAttributesCount: Any = None
     events: Any = None
     droppedEventsCount: Any = None
@@ -115,14 +123,50 @@ def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> l
     return found
 
 
-def _attributes(items: list[_KeyValue]) -> Attributes:
-    """``decode.attributes`` of a KeyValue list."""
+KEY_VALUES_KEPT = 16384
+"""How many decoded attributes ``_KEY_VALUES`` holds at most (then it starts again)."""
+KEY_VALUE_KEPT_BYTES = 256
+"""The longest attribute text kept decoded: longer ones (a guard list, a traceback) are
+rarely repeated, and hostile input must not hold memory here."""
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+"""Values no reader can change: one object serves every span that has it."""
+
+_KEY_VALUES: dict[bytes, tuple[str, AttributeValue | tuple[AttributeValue, ...]]] = {}
+"""Attributes by their text: (key, value) as ``_key_value`` decodes them, an array of
+scalars as a tuple (each span is given a list of its own)."""
+
+
+def _attributes(items: list[msgspec.Raw]) -> Attributes:
+    """``decode.attributes`` of a KeyValue list, each KeyValue as its text."""
     decoded: Attributes = {}
-    intern = sys.intern
+    kept = _KEY_VALUES
     for item in items:
-        key = item.key
-        decoded[intern(key) if len(key) <= INTERNED_LENGTH else key] = attribute_value(item.value)
+        text = bytes(item)
+        found = kept.get(text)
+        if found is None:
+            key, value = _key_value(text)
+            decoded[key] = value
+            if len(text) <= KEY_VALUE_KEPT_BYTES:
+                if value.__class__ in _SCALAR_TYPES:
+                    found = (key, value)
+                elif value.__class__ is list and set(map(type, value)) <= _SCALAR_TYPES:
+                    found = (key, tuple(value))
+                else:
+                    continue
+                if len(kept) >= KEY_VALUES_KEPT:
+                    kept.clear()
+                kept[text] = found
+            continue
+        key, shared = found
+        decoded[key] = list(shared) if isinstance(shared, tuple) else shared
     return decoded
+
+
+def _key_value(text: bytes) -> tuple[str, AttributeValue]:
+    """A KeyValue's key (interned as ``decode.shared`` does) and decoded value."""
+    item = _KEY_VALUE.decode(text)
+    key = item.key
+    return sys.intern(key) if len(key) <= INTERNED_LENGTH else key, attribute_value(item.value)
 
 
 class _Resourced(msgspec.Struct, gc=False):
