@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _report_support import (
     BACKEND_ERROR,
     BASE_TIME_NS,
@@ -17,14 +18,20 @@ from _report_support import (
     FakeCompile,
     request_line,
     resource_attributes,
+    small_compiles,
     string_attribute,
     write_job,
     write_logs,
     write_small,
     write_traces,
 )
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_dynamo import names
+from otel_dynamo._providers.json_lines import JsonLinesSpanExporter
 from otel_dynamo.names import (
     ATTR_ACCURACY_MAX_ABS_ERROR,
     ATTR_ACCURACY_MAX_REL_ERROR,
@@ -33,6 +40,7 @@ from otel_dynamo.names import (
     ATTR_FAULT_TARGET,
 )
 from otel_dynamo.report import load_telemetry, summarize
+from otel_dynamo.report.summary import build
 
 
 def _summary(*paths: Path, **options: Any) -> dict[str, Any]:
@@ -721,3 +729,48 @@ def test_inputs_list_files_and_problems(tmp_path: Path) -> None:
             }
         ],
     }
+
+
+def test_tables_read_from_notable_spans_as_from_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process tables read from the notable spans alone (frames, runs, lazy backwards,
+    exports, failures, CUDA-graph, fault, accuracy and cache attributes) are those read
+    from every span: no table misses a span the filter left out."""
+    path = write_traces(tmp_path / "t.jsonl", small_compiles())
+    provider = TracerProvider(resource=Resource.create(resource_attributes()))
+    provider.add_span_processor(
+        SimpleSpanProcessor(JsonLinesSpanExporter(path.open("a", encoding="utf-8")))
+    )
+    tracer = provider.get_tracer(names.INSTRUMENTATION_NAME)
+    located = {names.ATTR_COMPILE_ID: "3/0", names.ATTR_RUN_KIND: "forward"}
+    others: list[tuple[str, dict[str, Any], bool]] = [  # name, attributes, failed
+        (names.SPAN_FRAME, {**located, names.ATTR_CACHE_FX_HITS: 2}, True),
+        (names.SPAN_GRAPH, {**located, names.ATTR_CUDAGRAPH_DECISION: "skipped"}, False),
+        (names.SPAN_GRAPH, {names.ATTR_COMPILE_ID: "4/0"}, True),
+        (names.SPAN_RUN_FORWARD, {**located, names.ATTR_RUN_DEVICE_DURATION: 0.5}, False),
+        (names.SPAN_AOT_INFERENCE, {**located, names.ATTR_CACHE_FX_STATE: "bypass"}, False),
+        (names.SPAN_LAZY_BACKWARD, {names.ATTR_CACHE_AOT_MISSES: 1}, False),
+        (names.SPAN_EXPORT, {names.ATTR_EXPORT_MODULE_CLASS: "m.Net"}, True),
+        (names.SPAN_EXPORT_DECOMPOSITIONS, {}, False),
+        (names.SPAN_EXPORT_RUN, {names.ATTR_RUN_KIND: "export"}, False),
+        ("torch.compile.step", {ATTR_FAULT_KIND: "compile_error"}, False),
+        ("torch.compile.step", {ATTR_ACCURACY_PASSED: True}, False),
+    ]
+    start = 10_000_000_000
+    for index, (name, attributes, failed) in enumerate(others):
+        span = tracer.start_span(name, attributes=attributes, start_time=start + index)
+        if failed:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, "failed"))
+        span.end(end_time=start + index + 1_000_000)
+    provider.shutdown()
+    telemetry = load_telemetry([path])
+    notable = summarize(telemetry)
+    monkeypatch.setattr(build, "_notable", lambda spans: spans)
+    every = summarize(telemetry)
+    (section,) = notable["processes"]
+    assert [bool(section[key]) for key in ("faults", "accuracy", "device_time")] == [True] * 3
+    assert {"3/0", "4/0"} <= {failure["compile_id"] for failure in section["failures"]}
+    assert section["cudagraphs"]["skipped"] == 1 and section["torch_export"]["exports"]
+    assert section["caches"]["bypass_reasons"] and section["runs"]["export"] == 1
+    assert json.dumps(notable) == json.dumps(every)

@@ -212,25 +212,26 @@ def _process_section(
     slowest: int,
 ) -> tuple[ProcessSection, time_split.Tally]:
     tree = SpanTree(spans)
+    notable = _notable(spans)
     frames = sorted(
-        (span for span in spans if span.name == names.SPAN_FRAME),
+        (span for span in notable if span.name == names.SPAN_FRAME),
         key=lambda span: (span.start_ns, _compiles.compile_id_sort_key(_compile_id(span))),
     )
     compiles = [_compiles.compile_row(frame, tree) for frame in frames]
     _add_variant_calls(compiles, logs)
     recompiles = _recompiles(compiles)
-    failures = _failures(spans, tree)
-    faults = _faults(spans, logs, tree)
-    accuracy = _accuracy(spans, logs, tree)
-    runs = _runs(spans)
-    device_time = _runtime.device_time(spans)
-    cudagraphs = _runtime.cudagraphs(spans)
-    caches = _runtime.caches(spans)
+    failures = _failures(notable, tree)
+    faults = _faults(notable, logs, tree)
+    accuracy = _accuracy(notable, logs, tree)
+    runs = _runs(notable)
+    device_time = _runtime.device_time(notable)
+    cudagraphs = _runtime.cudagraphs(notable)
+    caches = _runtime.caches(notable)
     unfinished = _unfinished(logs, {row["compile_id"] for row in compiles})
-    torch_export = exports.section(spans)
+    torch_export = exports.section(notable)
     export_totals = exports.totals(torch_export)
     lazy_ns = sum(round(row["lazy_backward_s"] * 1e9) for row in compiles)
-    orphan_lazy_ns = _lazy_backwards_outside_frames(spans, tree)
+    orphan_lazy_ns = _lazy_backwards_outside_frames(notable, tree)
     # from each row's own compile_s, so that a process's total is the sum of its rows
     compile_ns = sum(round(row["compile_s"] * 1e9) for row in compiles) + orphan_lazy_ns
     totals: ProcessTotals = {
@@ -278,6 +279,35 @@ def _process_section(
         "totals": totals,
         "compile_time": time_split.split(tally),
     }, tally
+
+
+_NOTABLE_NAMES = frozenset(
+    {names.SPAN_FRAME, names.SPAN_LAZY_BACKWARD, *_compiles.RUN_SPANS, *exports.EXPORT_SPANS}
+)
+"""Spans the per-process tables below the frame compiles are read from, by name: frames
+(failures, cache counts, CUDA-graph locations), lazy backwards, runs and export calls."""
+_NOTABLE_KEYS = frozenset(
+    {
+        names.ATTR_CUDAGRAPH_DECISION,
+        names.ATTR_FAULT_KIND,
+        names.ATTR_ACCURACY_PASSED,
+        *names.CACHE_STATE_ATTRIBUTES.values(),
+    }
+)
+"""... and by attribute: CUDA-graph decisions, faults, accuracy checks, cache states."""
+
+
+def _notable(spans: list[Span]) -> list[Span]:
+    """The spans the tables other than the frame compiles' read (each still picks its
+    own), in their order: most spans of a process are the phases, graphs and AOT steps
+    beneath its frames, which those tables would otherwise each pass over again."""
+    return [
+        span
+        for span in spans
+        if span.name in _NOTABLE_NAMES
+        or span.status_code == STATUS_ERROR
+        or not _NOTABLE_KEYS.isdisjoint(span.attributes)
+    ]
 
 
 def _cache_total(caches: Caches, state: str) -> int:
