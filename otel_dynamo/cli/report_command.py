@@ -23,7 +23,7 @@ from otel_dynamo.cli.arguments import (
 )
 
 if TYPE_CHECKING:
-    from otel_dynamo.report import Summary
+    from otel_dynamo.report import CauseCounts, Summary, TerminalLayout
 
 COLOR_CHOICES = ("auto", "always", "never")
 MIN_TERMINAL_WIDTH = 60
@@ -114,6 +114,7 @@ def run_report(args: argparse.Namespace) -> int:
     progress = report.TerminalProgress(sys.stderr)
     graphs = report.GraphTextCollector() if args.html is not None else None
     files = report.GraphTextFiles(args.artifacts) if args.artifacts is not None else None
+    layout = None if args.json else _layout(args, sys.stdout)
     with _perfetto_writer(args.perfetto) as perfetto:
         if args.perfetto is not None and perfetto is None:
             return EXIT_FAILED
@@ -126,6 +127,7 @@ def run_report(args: argparse.Namespace) -> int:
                 timeline=args.html is not None,
                 visitor=report.Visitors(perfetto, graphs, files),
                 workers=args.jobs,
+                layout=layout,
             )
         except OSError as failed:
             progress.clear()
@@ -144,35 +146,61 @@ def run_report(args: argparse.Namespace) -> int:
     with report.collection_paused():  # the summary is large and holds no cycles
         if args.html is not None and done.timeline is not None:
             progress.step(f"writing {args.html}")
-            if not write_page(
-                args.html,
-                report.render_page(summary, done.timeline, graphs, tables=done.page_tables),
-            ):
+            page = report.render_page(
+                summary, done.timeline, graphs, tables=done.page_tables, counts=done.causes
+            )
+            if not write_page(args.html, page):
                 progress.clear()
                 return EXIT_FAILED
         progress.clear()
-        print_report(summary, args, sys.stdout, printable_text=done.printable_text)
+        print_report(
+            summary,
+            args,
+            sys.stdout,
+            printable_text=done.printable_text,
+            layout=layout,
+            bodies=done.terminal_bodies,
+            counts=done.causes,
+        )
     return EXIT_OK
 
 
+def _layout(args: argparse.Namespace, stream: TextIO) -> TerminalLayout:
+    from otel_dynamo import report
+
+    return report.TerminalLayout(
+        width=terminal_width(stream), color=use_color(args.color, stream), limit=args.limit
+    )
+
+
 def print_report(
-    summary: Summary, args: argparse.Namespace, stream: TextIO, *, printable_text: bool
+    summary: Summary,
+    args: argparse.Namespace,
+    stream: TextIO,
+    *,
+    printable_text: bool,
+    layout: TerminalLayout | None = None,
+    bodies: list[list[str]] | None = None,
+    counts: CauseCounts | None = None,
 ) -> None:
-    """``summary`` as ``args`` ask, on ``stream``; ``printable_text``: as
-    ``render_terminal`` takes it."""
+    """``summary`` as ``args`` ask, on ``stream``; ``printable_text``, ``bodies`` and
+    ``counts``: as ``render_terminal`` takes them, ``bodies`` made for ``layout`` (by
+    default, the one ``args`` and ``stream`` give)."""
     from otel_dynamo import report
 
     if args.json:  # in pieces: a large run's summary is never one string in memory
         pieces: Iterable[str] = report.json_chunks(summary)
     else:
-        color = use_color(args.color, stream)
+        layout = _layout(args, stream) if layout is None else layout
         pieces = [
             report.render_terminal(
                 summary,
-                width=terminal_width(stream),
-                color=color,
-                limit=args.limit,
+                width=layout.width,
+                color=layout.color,
+                limit=layout.limit,
                 printable_text=printable_text,
+                bodies=bodies,
+                counts=counts,
             )
         ]
     try:

@@ -37,8 +37,10 @@ from otel_dynamo.report.read.files import (
     parse_json_line,
 )
 from otel_dynamo.report.read.model import Problem, Telemetry
+from otel_dynamo.report.render.causes import CauseCounts, process_causes
 from otel_dynamo.report.render.html.page import page_tables
 from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
+from otel_dynamo.report.render.terminal import TerminalLayout, process_body
 from otel_dynamo.report.summary.build import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
@@ -98,6 +100,13 @@ class Report:
     page_tables: list[str] | None = None
     """With a timeline, each process's ``page_tables`` in the summary's order, made by the
     processes that read the files (``render_page``'s ``tables``); else None."""
+    terminal_bodies: list[list[str]] | None = None
+    """With a terminal layout, each process's ``process_body`` in the summary's order, made
+    by the processes that read the files (``render_terminal``'s ``bodies``); else None."""
+    causes: CauseCounts | None = None
+    """The causes of every process's recompiles and graph breaks, counted by the processes
+    that read the files (``render_terminal``'s and ``render_page``'s ``counts``); None
+    where the report was read at once."""
 
 
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
@@ -122,6 +131,8 @@ class _GroupTask:
     recompile_limit: int
     slowest: int
     timeline: bool
+    layout: TerminalLayout | None
+    """The terminal report's, when it is to be printed."""
     parts: list[Callable[[Telemetry], Any]]
     """Each visitor's ``part``."""
 
@@ -143,6 +154,10 @@ class _GroupRead:
     printable_text: bool
     page_tables: list[str] | None
     """With a timeline, each section's ``page_tables``, in the sections' order."""
+    terminal_bodies: list[list[str]] | None
+    """With a terminal layout, each section's ``process_body``, in the sections' order."""
+    causes: CauseCounts | None
+    """With a terminal layout or a timeline, the sections' causes."""
 
 
 def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupRead:
@@ -154,8 +169,14 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         FileReader(path, telemetry, reading).read(explicit=path in task.explicit)
     builder = SummaryBuilder(recompile_limit=task.recompile_limit, slowest=task.slowest)
     sections = builder.sections(telemetry)
+    layout, printable_text = task.layout, telemetry.printable_text
+    causes = None
+    if layout is not None or task.timeline:  # the terminal report or the page ranks them
+        causes = CauseCounts()
+        for built in sections:
+            causes.add(process_causes(built.section))
     return _GroupRead(
-        keys={process.key for process in telemetry.processes},
+        keys={built.process.key for built in sections},
         sections=sections,
         bars=TimelineBuilder.part(telemetry) if task.timeline else None,
         files=_files_only(task.paths, telemetry),
@@ -163,6 +184,12 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         unreported_bytes=0 if meter else sum(file_size(path) for path in task.paths),
         printable_text=telemetry.printable_text,
         page_tables=[page_tables(built.section) for built in sections] if task.timeline else None,
+        terminal_bodies=None
+        if layout is None
+        else [
+            process_body(built.section, layout, printable_text=printable_text) for built in sections
+        ],
+        causes=causes,
     )
 
 
@@ -175,13 +202,15 @@ def read_report(
     timeline: bool = False,
     visitor: GroupVisitor | Visitors | None = None,
     workers: int | None = None,
+    layout: TerminalLayout | None = None,
 ) -> Report:
     """Read and summarize every telemetry file in ``paths`` (files or directories), the
     same summary as ``summarize(load_telemetry(paths))``, one group of processes at a time;
     ``visitor`` is given each group too. With ``PARALLEL_MIN_BYTES`` of input or more the
     groups are read by ``workers`` processes at once (default: ``default_workers()``);
     the result is the same, byte for byte. Should a worker die (the machine's memory),
-    everything is read again in this process."""
+    everything is read again in this process. ``layout``: the terminal report's, when it
+    is to be printed (its processes' tables are then made as they are read)."""
     read = functools.partial(
         _read,
         list(paths),  # read twice where a process is found in two groups
@@ -190,6 +219,7 @@ def read_report(
         slowest=slowest,
         timeline=timeline,
         visitor=visitor,
+        layout=layout,
     )
     try:
         return read(workers=workers)
@@ -208,6 +238,7 @@ def _read(
     timeline: bool,
     visitor: GroupVisitor | Visitors | None,
     workers: int | None,
+    layout: TerminalLayout | None,
 ) -> Report:
     problems: list[Problem] = []
     files, explicit = input_files(paths, problems)
@@ -218,13 +249,15 @@ def _read(
     members = _members(visitor)
     parts: list[Callable[[Telemetry], Any]] = [type(member).part for member in members]
     tasks = [
-        _GroupTask(group, explicit & set(group), recompile_limit, slowest, timeline, parts)
+        _GroupTask(group, explicit & set(group), recompile_limit, slowest, timeline, layout, parts)
         for group in _groups(files)
     ]
     read: dict[Path, Telemetry] = {}
     summarized: set[Key] = set()
     printable_text = True
     tables: dict[int, str] = {}  # by the id of the section they were made of
+    bodies: dict[int, list[str]] = {}  # likewise
+    causes = CauseCounts()
     with collection_paused(), _reader(tasks, meter, workers=workers) as results:
         for done in results:
             if done.keys & summarized:
@@ -242,6 +275,10 @@ def _read(
             summary.extend(done.sections)
             for built, table_text in zip(done.sections, done.page_tables or (), strict=False):
                 tables[id(built.section)] = table_text
+            for built, body in zip(done.sections, done.terminal_bodies or (), strict=False):
+                bodies[id(built.section)] = body
+            if done.causes is not None:
+                causes.add(done.causes)
             if bars is not None and done.bars is not None:
                 bars.extend(done.bars)
             for member, part in zip(members, done.parts, strict=True):
@@ -262,6 +299,10 @@ def _read(
         page_tables=[tables[id(section)] for section in finished["processes"]]
         if timeline
         else None,
+        terminal_bodies=[bodies[id(section)] for section in finished["processes"]]
+        if layout is not None
+        else None,
+        causes=causes if layout is not None or timeline else None,
     )
 
 

@@ -29,12 +29,14 @@ from otel_dynamo.report import (
     GraphTextCollector,
     PerfettoWriter,
     Telemetry,
+    TerminalLayout,
     Visitors,
     json_chunks,
     load_telemetry,
     read_report,
     render_json,
     render_page,
+    render_terminal,
     stream,
     summarize,
 )
@@ -403,8 +405,8 @@ def test_a_large_summary_is_written_a_process_at_a_time(tmp_path):
 
 def test_the_page_from_the_readers_tables_is_the_page_made_here(tmp_path, monkeypatch):
     """Read by two worker processes with a timeline, the report carries each process's
-    page tables, in the summary's order; the page made from them is byte for byte the page
-    that makes them itself."""
+    page tables, in the summary's order, and the causes counted; the page made from them
+    is byte for byte the page that makes them itself."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1)
     done = read_report([tmp_path], timeline=True, workers=2)
@@ -413,5 +415,37 @@ def test_the_page_from_the_readers_tables_is_the_page_made_here(tmp_path, monkey
     assert (
         len(done.page_tables or []),
         without,
-        render_page(done.summary, done.timeline, tables=done.page_tables) == made_here,
+        render_page(done.summary, done.timeline, tables=done.page_tables, counts=done.causes)
+        == made_here,
     ) == (3, None, True)
+
+
+def test_the_terminal_report_from_the_readers_tables_is_the_report_made_here(tmp_path, monkeypatch):
+    """Read by two worker processes with a terminal layout, the report carries each
+    process's tables as text, in the summary's order, and the causes counted; the terminal
+    report made from them is byte for byte the one that makes them itself, for processes
+    labelled only once all are read (rank 0 of three runs, told apart by run id) and for one whose
+    files hold a control character (made printable)."""
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1)
+    hostile = FakeCompile("0/0", function="f\x1bx", recompile_reason="size\x07")
+    for run_id in ("job-7", "job-8"):  # rank 0 twice: told apart by run id in finish()
+        resource = {**resource_attributes(rank=0, world_size=1), names.RESOURCE_RUN_ID: run_id}
+        compiles = [hostile, FakeCompile("0/1", recompile_reason="x")] if run_id == "job-8" else []
+        write_traces(
+            tmp_path / f"traces-{run_id}.jsonl", compiles or [FakeCompile("1/0")], resource=resource
+        )
+    for layout in (TerminalLayout(), TerminalLayout(width=80, color=True, limit=0)):
+        done = read_report([tmp_path], workers=2, layout=layout)
+        options = {"width": layout.width, "color": layout.color, "limit": layout.limit}
+        made_here = render_terminal(done.summary, **options)
+        made = render_terminal(
+            done.summary,
+            **options,
+            printable_text=done.printable_text,
+            bodies=done.terminal_bodies,
+            counts=done.causes,
+        )
+        assert (len(done.terminal_bodies or []), made == made_here) == (5, True)
+        assert "f\\x1bx" in made and "rank 0 (run job-8)" in made and "f\x1bx" not in made
+    assert read_report([tmp_path]).terminal_bodies is None

@@ -6,6 +6,7 @@ The third step of the report's flow (read → summary → render).
 
 from __future__ import annotations
 
+from otel_dynamo.report.render.causes import CauseCounts
 from otel_dynamo.report.render.format import json_chunks, printable, render_json
 from otel_dynamo.report.render.graph_texts import GraphText, GraphTextCollector, GraphTextFiles
 from otel_dynamo.report.render.html import render_html, render_page
@@ -13,6 +14,7 @@ from otel_dynamo.report.render.perfetto import PerfettoWriter
 from otel_dynamo.report.render.terminal import (
     DEFAULT_ROW_LIMIT,
     DEFAULT_WIDTH,
+    TerminalLayout,
     color_enabled,
     render_terminal,
 )
@@ -20,10 +22,12 @@ from otel_dynamo.report.render.terminal import (
 __all__ = [
     "DEFAULT_ROW_LIMIT",
     "DEFAULT_WIDTH",
+    "CauseCounts",
     "GraphText",
     "GraphTextCollector",
     "GraphTextFiles",
     "PerfettoWriter",
+    "TerminalLayout",
     "color_enabled",
     "json_chunks",
     "printable",

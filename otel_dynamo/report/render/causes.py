@@ -12,7 +12,7 @@ from collections import Counter
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.report.summary.schema import StackCount, Summary
+from otel_dynamo.report.summary.schema import ProcessSection, StackCount, Summary
 
 SHOWN_CAUSES = 5
 """Reasons each list shows; the per-process tables have all of them."""
@@ -28,50 +28,78 @@ class Cause:
     location: str
 
 
-def recompile_causes(summary: Summary) -> list[Cause]:
-    """Recompiles grouped by plain reason and function, most frequent first."""
-    counts: Counter[tuple[str, str, str]] = Counter()
+_CauseKey = tuple[str, str, str]
+"""(reason, function, location) of a cause."""
+
+
+@dataclasses.dataclass
+class CauseCounts:
+    """How often each cause happened, in one process or several (``add``): what the two
+    lists are ranked from. Counted by the process that summarized a process's telemetry
+    (``stream.read_report``), added up where the report is made."""
+
+    recompiles: Counter[_CauseKey] = dataclasses.field(default_factory=Counter)
+    breaks: Counter[_CauseKey] = dataclasses.field(default_factory=Counter)
+
+    def add(self, other: CauseCounts) -> None:
+        self.recompiles.update(other.recompiles)
+        self.breaks.update(other.breaks)
+
+
+def process_causes(section: ProcessSection) -> CauseCounts:
+    """The causes of one process's recompiles (grouped by plain reason and function) and
+    graph breaks (by reason and the user code they broke in: the innermost user frame of
+    their stack)."""
+    counts = CauseCounts()
+    for row in section["recompiles"]:
+        what = row["reason_plain"] or row["reason"] or NO_REASON
+        function = _format.function_label(row["function"], row["module"])
+        counts.recompiles[(what, function, _format.location(row["file"], row["line"]))] += 1
+    if section["graph_breaks"]:
+        _count_breaks(section, counts.breaks)
+    return counts
+
+
+def _count_breaks(section: ProcessSection, counts: Counter[_CauseKey]) -> None:
+    function_names = _format.FunctionNames(section["compiles"])
+    for group in section["graph_breaks"]:
+        unrecorded: StackCount = {
+            "user_stack": [],
+            "count": group["count"],
+            "compile_ids": group["compile_ids"],
+        }
+        for stack in group["stacks"] or [unrecorded]:
+            user_stack = function_names.stack(stack["user_stack"])
+            file, function, line = _format.user_location(user_stack)
+            location = f"{file}:{line}" if line is not None else file
+            counts[(group["reason"] or NO_REASON, function or "?", location)] += stack["count"]
+
+
+def summary_causes(summary: Summary) -> CauseCounts:
+    """The causes of every process of ``summary``."""
+    counts = CauseCounts()
     for section in summary["processes"]:
-        for row in section["recompiles"]:
-            what = row["reason_plain"] or row["reason"] or NO_REASON
-            function = _format.function_label(row["function"], row["module"])
-            counts[(what, function, _format.location(row["file"], row["line"]))] += 1
-    return _ranked(counts)
+        counts.add(process_causes(section))
+    return counts
 
 
-def break_causes(summary: Summary) -> list[Cause]:
-    """Graph breaks grouped by reason and the user code they broke in (the innermost
-    user frame of their stack), most frequent first."""
-    counts: Counter[tuple[str, str, str]] = Counter()
-    for section in summary["processes"]:
-        function_names = _format.FunctionNames(section["compiles"])
-        for group in section["graph_breaks"]:
-            unrecorded: StackCount = {
-                "user_stack": [],
-                "count": group["count"],
-                "compile_ids": group["compile_ids"],
-            }
-            for stack in group["stacks"] or [unrecorded]:
-                user_stack = function_names.stack(stack["user_stack"])
-                file, function, line = _format.user_location(user_stack)
-                location = f"{file}:{line}" if line is not None else file
-                counts[(group["reason"] or NO_REASON, function or "?", location)] += stack["count"]
-    return _ranked(counts)
+def ranked(counts: Counter[_CauseKey]) -> list[Cause]:
+    """Causes most frequent first (then by reason, function and location)."""
+    in_order = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [Cause(count, *key) for key, count in in_order]
 
 
-def _ranked(counts: Counter[tuple[str, str, str]]) -> list[Cause]:
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [Cause(count, *key) for key, count in ranked]
-
-
-def terminal_lines(summary: Summary, *, width: int, color: bool, limit: int) -> list[str]:
+def terminal_lines(
+    summary: Summary, *, width: int, color: bool, limit: int, counts: CauseCounts | None = None
+) -> list[str]:
     """The two lists for the terminal (text from the files made printable), each its first
     SHOWN_CAUSES rows (fewer with a smaller ``limit``, all with 0); nothing when nothing
-    recompiled or broke."""
+    recompiled or broke. ``counts``: ``summary_causes(summary)``, where counted already."""
+    counts = summary_causes(summary) if counts is None else counts
     lines: list[str] = []
     for title, causes, total in (
-        ("Why it recompiled", recompile_causes(summary), summary["totals"]["recompiles"]),
-        ("Why graphs broke", break_causes(summary), summary["totals"]["graph_breaks"]),
+        ("Why it recompiled", ranked(counts.recompiles), summary["totals"]["recompiles"]),
+        ("Why graphs broke", ranked(counts.breaks), summary["totals"]["graph_breaks"]),
     ):
         if not causes:
             continue
@@ -99,12 +127,14 @@ def terminal_lines(summary: Summary, *, width: int, color: bool, limit: int) -> 
     return lines
 
 
-def html_block(summary: Summary) -> str:
-    """The two lists for the page (every reason); empty when nothing recompiled or broke."""
+def html_block(summary: Summary, *, counts: CauseCounts | None = None) -> str:
+    """The two lists for the page (every reason); empty when nothing recompiled or broke.
+    ``counts``: ``summary_causes(summary)``, where counted already."""
+    counts = summary_causes(summary) if counts is None else counts
     parts = []
     for title, causes in (
-        ("Why it recompiled", recompile_causes(summary)),
-        ("Why graphs broke", break_causes(summary)),
+        ("Why it recompiled", ranked(counts.recompiles)),
+        ("Why graphs broke", ranked(counts.breaks)),
     ):
         if not causes:
             continue

@@ -13,7 +13,7 @@ import msgspec
 
 from otel_dynamo import names
 from otel_dynamo.report.read.files import UNPRINTABLE
-from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, StackCount
+from otel_dynamo.report.summary.schema import CompileRow, ProcessDescription, StackCount
 
 TOTAL_TITLES: dict[str, str] = {
     "frame_compiles": "frame compiles",
@@ -325,7 +325,7 @@ def first_lines(message: str) -> str:
     return shown + (" …" if len(lines) > (2 if shown != lines[0] else 1) else "")
 
 
-def process_heading(section: ProcessSection) -> str:
+def process_heading(section: ProcessDescription) -> str:
     """ "rank 3 of 8 · run job-1 · node-a · pid 1234 · train" for a process section."""
     name = section["process"]
     if section["rank"] is not None and section["world_size"] is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO, TypeVar
@@ -27,6 +28,7 @@ from otel_dynamo.report.summary.schema import (
     CompileFacts,
     CompileRow,
     GraphBreakGroup,
+    ProcessDescription,
     ProcessSection,
     RankRow,
     RecompileRow,
@@ -57,6 +59,15 @@ def color_enabled(stream: TextIO, *, environ: Mapping[str, str] | None = None) -
     return bool(isatty and isatty())
 
 
+@dataclasses.dataclass(frozen=True)
+class TerminalLayout:
+    """How the terminal report is laid out: width, colour and rows per table (0: all)."""
+
+    width: int = DEFAULT_WIDTH
+    color: bool = False
+    limit: int = DEFAULT_ROW_LIMIT
+
+
 def render_terminal(
     summary: Summary,
     *,
@@ -64,25 +75,68 @@ def render_terminal(
     color: bool,
     limit: int = DEFAULT_ROW_LIMIT,
     printable_text: bool = False,
+    bodies: Sequence[list[str]] | None = None,
+    counts: causes.CauseCounts | None = None,
 ) -> str:
     """The summary as text for a terminal; ``limit`` rows per table, 0 for all. Text from
     the files is made printable first: only our own colour codes reach the terminal.
     ``printable_text``: the reader found no control or bidirectional character in the
-    files (``Report.printable_text``), so the processes' sections are shown as they are."""
+    files (``Report.printable_text``), so the processes' sections are shown as they are.
+    ``bodies`` (each process's ``process_body``, in the summary's order) and ``counts``
+    (``causes.summary_causes``): where made already, by the processes that read the files
+    (``Report``), with this layout."""
     view = _View(width=width, color=color, limit=limit)
     # One process at a time: a printable copy of a large run's whole summary would double it.
     top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
     lines = _overview(top, view)
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
     lines += ["", *where] if where else []
-    why = causes.terminal_lines(summary, width=width, color=color, limit=limit)
+    why = causes.terminal_lines(summary, width=width, color=color, limit=limit, counts=counts)
     lines += ["", *why] if why else []
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, view)]
-    for section in summary["processes"]:
-        shown = section if printable_text else _format.printable_values(section)
-        lines += ["", *_process(shown, view)]
+    for index, section in enumerate(summary["processes"]):
+        description = _description(section)
+        shown = description if printable_text else _format.printable_values(description)
+        lines += ["", _process_heading(shown, view)]
+        lines += (
+            _body(section, view, printable_text=printable_text) if bodies is None else bodies[index]
+        )
     return "\n".join(lines) + "\n"
+
+
+def process_body(
+    section: ProcessSection, layout: TerminalLayout, *, printable_text: bool
+) -> list[str]:
+    """The lines ``render_terminal`` shows of one process below its heading: the same
+    whatever the process's label, so that the process that summarized it may make them.
+    ``printable_text``: as ``render_terminal`` takes it, of this process's files."""
+    view = _View(width=layout.width, color=layout.color, limit=layout.limit)
+    return _body(section, view, printable_text=printable_text)
+
+
+def _body(section: ProcessSection, view: _View, *, printable_text: bool) -> list[str]:
+    shown = section if printable_text else _format.printable_values(section)
+    lines: list[str] = []
+    for render in _SECTIONS:
+        lines += render(shown, view)
+    return lines
+
+
+def _description(section: ProcessSection) -> ProcessDescription:
+    """What a process's heading reads of its section (``printable_values`` of all of it
+    would copy its every table)."""
+    return {
+        "process": section["process"],
+        "rank": section["rank"],
+        "local_rank": section["local_rank"],
+        "world_size": section["world_size"],
+        "node_rank": section["node_rank"],
+        "run_id": section["run_id"],
+        "host": section["host"],
+        "pid": section["pid"],
+        "service": section["service"],
+    }
 
 
 class _View:
@@ -218,15 +272,8 @@ def _facts(facts: CompileFacts | None) -> str:
     return ", ".join(f"{key} {value}" for key, value in facts.items())
 
 
-def _process(section: ProcessSection, view: _View) -> list[str]:
-    lines = [_process_heading(section, view)]
-    for render in _SECTIONS:
-        lines += render(section, view)
-    return lines
-
-
-def _process_heading(section: ProcessSection, view: _View) -> str:
-    heading = f"── {_format.process_heading(section)} "
+def _process_heading(description: ProcessDescription, view: _View) -> str:
+    heading = f"── {_format.process_heading(description)} "
     return view.paint(truncate(heading.ljust(view.width, "─"), view.width), "cyan")
 
 

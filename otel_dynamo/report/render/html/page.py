@@ -32,11 +32,13 @@ def render_page(
     graphs: GraphTextCollector | None = None,
     *,
     tables: Sequence[str] | None = None,
+    counts: causes.CauseCounts | None = None,
 ) -> str:
     """The report page from a summary, its timeline (``TimelineBuilder``) and the graph
     texts the run captured, if collected. ``tables``: each process's ``page_tables``, in
     the summary's order, where they were made already (``Report.page_tables``: by the
-    processes that read the files); else they are made here."""
+    processes that read the files); else they are made here. ``counts``: the summary's
+    ``causes.summary_causes``, where counted already (``Report.causes``)."""
     # Each process's tables become JSON text at once: a large run's tables never all
     # exist as objects beside its summary.
     sections = summary["processes"]
@@ -57,7 +59,8 @@ def render_page(
         style=STYLE,
         stats=_stats(summary),
         problems=_problems(summary),
-        compile_time=time_split.html_block(summary["compile_time"]) + causes.html_block(summary),
+        compile_time=time_split.html_block(summary["compile_time"])
+        + causes.html_block(summary, counts=counts),
         timeline_hint=html.escape(_timeline_hint(timeline)),
         data=data,
         script=SCRIPT,
