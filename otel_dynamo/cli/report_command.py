@@ -128,6 +128,7 @@ def run_report(args: argparse.Namespace) -> int:
                 visitor=report.Visitors(perfetto, graphs, files),
                 workers=args.jobs,
                 layout=layout,
+                compile_rows=args.json,  # the terminal's and the page's tables are made
             )
         except OSError as failed:
             progress.clear()

@@ -90,6 +90,7 @@ class Report:
     """A run's summary, its timeline (when asked for) and what could not be read."""
 
     summary: Summary
+    """Its processes' frame-compile rows left out where read with ``compile_rows=False``."""
     timeline: dict[str, Any] | None
     problems: list[Problem]
     records: int
@@ -133,6 +134,8 @@ class _GroupTask:
     timeline: bool
     layout: TerminalLayout | None
     """The terminal report's, when it is to be printed."""
+    compile_rows: bool
+    """Whether the sections handed back keep their frame-compile rows."""
     parts: list[Callable[[Telemetry], Any]]
     """Each visitor's ``part``."""
 
@@ -175,7 +178,7 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         causes = CauseCounts()
         for built in sections:
             causes.add(process_causes(built.section))
-    return _GroupRead(
+    done = _GroupRead(
         keys={built.process.key for built in sections},
         sections=sections,
         bars=TimelineBuilder.part(telemetry) if task.timeline else None,
@@ -191,6 +194,10 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         ],
         causes=causes,
     )
+    if not task.compile_rows:  # their tables are made: only --json would need them
+        for built in sections:
+            built.section["compiles"] = []
+    return done
 
 
 def read_report(
@@ -203,6 +210,7 @@ def read_report(
     visitor: GroupVisitor | Visitors | None = None,
     workers: int | None = None,
     layout: TerminalLayout | None = None,
+    compile_rows: bool = True,
 ) -> Report:
     """Read and summarize every telemetry file in ``paths`` (files or directories), the
     same summary as ``summarize(load_telemetry(paths))``, one group of processes at a time;
@@ -210,7 +218,15 @@ def read_report(
     groups are read by ``workers`` processes at once (default: ``default_workers()``);
     the result is the same, byte for byte. Should a worker die (the machine's memory),
     everything is read again in this process. ``layout``: the terminal report's, when it
-    is to be printed (its processes' tables are then made as they are read)."""
+    is to be printed (its processes' tables are then made as they are read).
+
+    ``compile_rows=False``: each process's frame-compile rows stay with the process that
+    read it, once its tables are made (``layout``, ``timeline``): the summary's
+    ``compiles`` lists are then empty, which the terminal report and the page made from
+    this ``Report`` never read (only ``--json`` writes the rows). On a large run they are
+    most of the summary, and handing them over most of the reporting process's work."""
+    if not compile_rows and layout is None and not timeline:
+        raise ValueError("compile_rows=False needs a layout or a timeline to make the tables")
     read = functools.partial(
         _read,
         list(paths),  # read twice where a process is found in two groups
@@ -220,6 +236,7 @@ def read_report(
         timeline=timeline,
         visitor=visitor,
         layout=layout,
+        compile_rows=compile_rows,
     )
     try:
         return read(workers=workers)
@@ -239,6 +256,7 @@ def _read(
     visitor: GroupVisitor | Visitors | None,
     workers: int | None,
     layout: TerminalLayout | None,
+    compile_rows: bool,
 ) -> Report:
     problems: list[Problem] = []
     files, explicit = input_files(paths, problems)
@@ -249,7 +267,16 @@ def _read(
     members = _members(visitor)
     parts: list[Callable[[Telemetry], Any]] = [type(member).part for member in members]
     tasks = [
-        _GroupTask(group, explicit & set(group), recompile_limit, slowest, timeline, layout, parts)
+        _GroupTask(
+            group,
+            explicit & set(group),
+            recompile_limit,
+            slowest,
+            timeline,
+            layout,
+            compile_rows,
+            parts,
+        )
         for group in _groups(files)
     ]
     read: dict[Path, Telemetry] = {}

@@ -449,3 +449,31 @@ def test_the_terminal_report_from_the_readers_tables_is_the_report_made_here(tmp
         assert (len(done.terminal_bodies or []), made == made_here) == (5, True)
         assert "f\\x1bx" in made and "rank 0 (run job-8)" in made and "f\x1bx" not in made
     assert read_report([tmp_path]).terminal_bodies is None
+
+
+def test_a_report_read_without_compile_rows_shows_the_same(tmp_path, monkeypatch):
+    """Read with compile_rows=False (what the terminal report and the page ask for), the
+    summary's frame-compile rows stay with the worker processes: every ``compiles`` list
+    is empty, the rest of the summary (the diverging rank's first difference included) is
+    the full summary's, and the terminal report and the page made from the report are
+    byte for byte those of the full summary; without a layout or a timeline the tables
+    could not be made, and it is refused."""
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    write_job(tmp_path, ranks=4, compiles_per_rank=20, diverging_rank=2)
+    layout = TerminalLayout(width=90, limit=0)
+    full = read_report([tmp_path], workers=2, timeline=True)
+    lean = read_report([tmp_path], workers=2, timeline=True, layout=layout, compile_rows=False)
+    assert [section["compiles"] for section in lean.summary["processes"]] == [[]] * 4
+    assert full.summary["ranks"]["diverged"] and lean.summary["ranks"] == full.summary["ranks"]
+    emptied = {
+        **full.summary,
+        "processes": [{**s, "compiles": []} for s in full.summary["processes"]],
+    }
+    assert lean.summary == emptied
+    options = {"width": 90, "color": False, "limit": 0}
+    text = render_terminal(lean.summary, **options, bodies=lean.terminal_bodies, counts=lean.causes)
+    page = render_page(lean.summary, lean.timeline, tables=lean.page_tables, counts=lean.causes)
+    assert text == render_terminal(full.summary, **options)
+    assert page == render_page(full.summary, full.timeline)
+    with pytest.raises(ValueError, match="compile_rows=False"):
+        read_report([tmp_path], compile_rows=False)

@@ -105,20 +105,18 @@ class SummaryBuilder:
         builds them; ``extend`` adds them)."""
         spans_by_process = _group(telemetry.spans)
         logs_by_process = _group(telemetry.logs)
-        return [
-            BuiltSection(
+        built = []
+        for process in telemetry.processes:
+            section, tally = _process_section(
                 process,
-                *_process_section(
-                    process,
-                    process.label,  # told apart from the others' in finish()
-                    spans_by_process.get(process.key, []),
-                    logs_by_process.get(process.key, []),
-                    recompile_limit=self._recompile_limit,
-                    slowest=self._slowest,
-                ),
+                process.label,  # told apart from the others' in finish()
+                spans_by_process.get(process.key, []),
+                logs_by_process.get(process.key, []),
+                recompile_limit=self._recompile_limit,
+                slowest=self._slowest,
             )
-            for process in telemetry.processes
-        ]
+            built.append(BuiltSection(process, section, tally, _ranks.compile_facts(section)))
+        return built
 
     def extend(self, sections: list[BuiltSection]) -> None:
         """Add sections ``sections`` built; none of their processes added before."""
@@ -137,7 +135,7 @@ class SummaryBuilder:
             "totals": _sum_totals(processes),
             "compile_time": time_split.combine(built.compile_time for built in ordered),
             "processes": processes,
-            "ranks": _ranks.compare(processes),
+            "ranks": _ranks.compare(processes, [built.compile_facts for built in ordered]),
         }
 
 
@@ -149,6 +147,10 @@ class BuiltSection:
     process: Process
     section: ProcessSection
     compile_time: time_split.Tally
+    compile_facts: _ranks.FactsByCompile
+    """What ranks are compared on (``ranks.compile_facts``), kept apart from the section:
+    its frame-compile rows may stay with the worker that made its tables
+    (``stream.read_report``'s ``compile_rows``)."""
 
 
 def process_labels(processes: list[Process]) -> dict[tuple[str, ...], str]:

@@ -34,20 +34,36 @@ class _Tie:
 _TIE = _Tie()
 _Facts = tuple[int, int | None]
 """A compile's graphs and guards: where a rank differs from most ranks."""
+FactsByCompile = dict[str | None, _Facts]
+"""Each compile id's graphs and guards in one process (``compile_facts``)."""
 
 
-def compare(processes: Sequence[ProcessSection]) -> Ranks:
-    """The ``ranks`` section of the summary: one row per rank, diverging ones flagged."""
-    ranked = [section for section in processes if section["rank"] is not None]
+def compile_facts(section: ProcessSection) -> FactsByCompile:
+    """The graphs and guards of each compile of a process, as ``compare`` compares them
+    (the first row of a compile id)."""
+    facts: FactsByCompile = {}
+    for row in section["compiles"]:
+        facts.setdefault(row["compile_id"], (row["graphs"], row["guards"]))
+    return facts
+
+
+def compare(processes: Sequence[ProcessSection], facts: Sequence[FactsByCompile]) -> Ranks:
+    """The ``ranks`` section of the summary: one row per rank, diverging ones flagged.
+    ``facts``: each process's ``compile_facts``, in the same order."""
+    ranked = [
+        (section, found)
+        for section, found in zip(processes, facts, strict=True)
+        if section["rank"] is not None
+    ]
     if len(ranked) < 2:
         return {"compared": False, "diverged": False, "reference": None, "rows": []}
     reference: RankReference = {
-        "graphs": majority([section["totals"]["graphs"] for section in ranked]),
-        "recompiles": majority([section["totals"]["recompiles"] for section in ranked]),
-        "guards": majority([section["totals"]["guards"] for section in ranked]),
+        "graphs": majority([section["totals"]["graphs"] for section, _ in ranked]),
+        "recompiles": majority([section["totals"]["recompiles"] for section, _ in ranked]),
+        "guards": majority([section["totals"]["guards"] for section, _ in ranked]),
     }
-    per_compile = _per_compile_majority(ranked)
-    rows = [_row(section, reference, per_compile) for section in ranked]
+    per_compile = _per_compile_majority([found for _, found in ranked])
+    rows = [_row(section, found, reference, per_compile) for section, found in ranked]
     return {
         "compared": True,
         "diverged": any(row["diverges"] for row in rows),
@@ -66,6 +82,7 @@ def majority(values: Sequence[_Value]) -> _Value | None:
 
 def _row(
     section: ProcessSection,
+    facts: FactsByCompile,
     reference: RankReference,
     per_compile: dict[str | None, _Facts | _Tie | None],
 ) -> RankRow:
@@ -87,21 +104,13 @@ def _row(
         "failures": totals["failures"],
         "compile_seconds": totals["compile_seconds"],
         "diverges": diverges,
-        "first_difference": _first_difference(section, per_compile) if diverges else None,
+        "first_difference": _first_difference(facts, per_compile) if diverges else None,
     }
 
 
-def _compile_facts(section: ProcessSection) -> dict[str | None, _Facts]:
-    facts: dict[str | None, _Facts] = {}
-    for row in section["compiles"]:
-        facts.setdefault(row["compile_id"], (row["graphs"], row["guards"]))
-    return facts
-
-
 def _per_compile_majority(
-    ranked: Sequence[ProcessSection],
+    facts: Sequence[FactsByCompile],
 ) -> dict[str | None, _Facts | _Tie | None]:
-    facts = [_compile_facts(section) for section in ranked]
     compile_ids = {compile_id for rank_facts in facts for compile_id in rank_facts}
     found: dict[str | None, _Facts | _Tie | None] = {}
     for compile_id in sorted(compile_ids, key=compile_id_sort_key):
@@ -113,10 +122,9 @@ def _per_compile_majority(
 
 
 def _first_difference(
-    section: ProcessSection, per_compile: dict[str | None, _Facts | _Tie | None]
+    facts: FactsByCompile, per_compile: dict[str | None, _Facts | _Tie | None]
 ) -> FirstDifference | None:
     """The first compile (in compile id order) where this rank is not like most ranks."""
-    facts = _compile_facts(section)
     for compile_id, expected in per_compile.items():
         actual = facts.get(compile_id)
         if not isinstance(expected, _Tie) and actual != expected:
