@@ -10,6 +10,9 @@ from pathlib import Path
 
 from _report_support import FakeCompile, write_small, write_traces
 
+from otel_dynamo.report import load_telemetry, summarize
+from otel_dynamo.report.render import format as format_module
+
 
 def _cli(*argv: str) -> str:
     done = subprocess.run(
@@ -111,3 +114,23 @@ def test_limit_0_lists_every_reason_in_the_opening_tables(tmp_path: Path) -> Non
     table = every[start : every.index("", start)]
     assert sum("on the value of tensor" in line for line in table) == 7
     assert "more reasons in the tables below" not in "\n".join(every)
+
+
+def test_function_names_are_made_once_for_the_rows_asked_for_in_turn(tmp_path: Path) -> None:
+    """The tables of one process asking in turn for its rows' function names get one
+    FunctionNames; another process's rows, or a copy of the same rows, get their own,
+    naming a stack entry as their own rows name its function."""
+    write_small(tmp_path)
+    (section,) = summarize(load_telemetry([tmp_path]))["processes"]
+    rows = section["compiles"]
+    first = format_module.function_names(rows)
+    assert format_module.function_names(rows) is first
+    other_rows = [{**row, "module": "m.Other"} for row in rows]
+    other = format_module.function_names(other_rows)
+    assert type(other) is format_module.FunctionNames and other is not first
+    assert format_module.function_names(list(rows)) is not first
+    entry = f"{rows[0]['file']}:{rows[0]['line']} in {rows[0]['function']}"
+    assert (first.entry(entry), other.entry(entry)) == (
+        entry,
+        entry.replace(" in forward", " in Other.forward"),
+    )

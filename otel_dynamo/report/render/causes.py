@@ -61,7 +61,7 @@ def process_causes(section: ProcessSection) -> CauseCounts:
 
 
 def _count_breaks(section: ProcessSection, counts: Counter[_CauseKey]) -> None:
-    function_names = _format.FunctionNames(section["compiles"])
+    function_names = _format.function_names(section["compiles"])
     for group in section["graph_breaks"]:
         unrecorded: StackCount = {
             "user_stack": [],

@@ -212,6 +212,21 @@ class FunctionNames:
 NO_FUNCTION_NAMES = FunctionNames(())
 """Code names as they are (nothing known of the compiled functions)."""
 
+_last_function_names: tuple[list[CompileRow], FunctionNames] | None = None
+
+
+def function_names(compiles: list[CompileRow]) -> FunctionNames:
+    """``FunctionNames(compiles)``, made once while the tables of one process ask for it
+    in turn (the terminal's, the page's, the causes'): the last list asked for is held,
+    and its rows' names and places are never changed once made."""
+    global _last_function_names
+    last = _last_function_names  # read once: another thread may replace it meanwhile
+    if last is not None and last[0] is compiles:
+        return last[1]
+    made = FunctionNames(compiles)
+    _last_function_names = (compiles, made)
+    return made
+
 
 def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
     """(short file, function, line) of a stack's innermost entry ("", "", None if none)."""

@@ -146,13 +146,6 @@ class _View:
         self.width = width
         self.color = color
         self.limit = limit
-        self._names: tuple[list[CompileRow], _format.FunctionNames] | None = None
-
-    def function_names(self, section: ProcessSection) -> _format.FunctionNames:
-        """The section's ``FunctionNames``, made once for all the tables that use it."""
-        if self._names is None or self._names[0] is not section["compiles"]:
-            self._names = (section["compiles"], _format.FunctionNames(section["compiles"]))
-        return self._names[1]
 
     def paint(self, text: str, style: str | None) -> str:
         return paint(text, style, color=self.color)
@@ -342,7 +335,7 @@ def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
     total = sum(group["count"] for group in groups)
     lines = [view.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
     shown = groups if view.limit <= 0 else groups[: view.limit]
-    function_names = view.function_names(section)
+    function_names = _format.function_names(section["compiles"])
     for group in shown:
         lines += _graph_break_group(group, view, function_names)
     if len(shown) < len(groups):
@@ -496,7 +489,7 @@ def _failures(section: ProcessSection, view: _View) -> list[str]:
         Column("function"),
         Column("error", wrap=True),
     ]
-    function_names = view.function_names(section)
+    function_names = _format.function_names(section["compiles"])
     table: list[list[CellLike]] = [
         [
             Cell(row["stage"], "red"),

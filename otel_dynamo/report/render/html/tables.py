@@ -150,7 +150,7 @@ def _graph_breaks(section: ProcessSection) -> Table:
     merged), each with the compile ids that broke there; the heading counts breaks."""
     columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
     rows = []
-    function_names = _format.FunctionNames(section["compiles"])
+    function_names = _format.function_names(section["compiles"])
     for group in section["graph_breaks"]:
         for merged in _format.merged_stacks(group["stacks"], function_names):
             rows.append(
@@ -225,7 +225,7 @@ def _slowest(section: ProcessSection) -> Table:
 
 def _failures(section: ProcessSection) -> Table:
     columns = ["stage", "id", "function", "span", "error"]
-    function_names = _format.FunctionNames(section["compiles"])
+    function_names = _format.function_names(section["compiles"])
     rows = [
         [
             [row["stage"], "bad"],
