@@ -130,7 +130,9 @@ def tally(section: CompileParts) -> Tally:
                 found.step_ns[step] = found.step_ns.get(step, 0) + _ns(value)
         # By module too: one decorator's wrapper is the same code for two models' forwards.
         key = (row["function"], row["file"], row["line"], row["module"])
-        entry = found.functions.setdefault(key, _FunctionTime(0, 0, 0, 1))
+        entry = found.functions.get(key)
+        if entry is None:  # made only here: most rows add to a function met before
+            entry = found.functions[key] = _FunctionTime(0, 0, 0, 1)
         entry.compiles += 1
         entry.recompiles += 1 if row["is_recompile"] else 0
         entry.ns += _ns(row["compile_s"])
