@@ -1,7 +1,7 @@
 """Plain records decoded from OTLP/JSON: spans, log records, processes, problems.
 
-Decoded once and kept small (slots), because a job of many ranks yields hundreds of
-thousands of spans. Nothing here knows the file format or the report layout.
+Decoded once and kept small (slots; spans are msgspec Structs), because a job of many
+ranks yields millions of spans. Nothing here knows the file format or the report layout.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import dataclasses
 import itertools
 import operator
 from typing import TypeAlias
+
+import msgspec
 
 AttributeValue: TypeAlias = (
     str | bool | int | float | list["AttributeValue"] | dict[str, "AttributeValue"] | None
@@ -71,9 +73,12 @@ class SpanEvent:
     attributes: Attributes
 
 
-@dataclasses.dataclass(slots=True)
-class Span:
-    """One finished span, with the process that recorded it."""
+class Span(msgspec.Struct, gc=False):
+    """One finished span, with the process that recorded it.
+
+    A msgspec Struct: made without a Python ``__init__`` (a large input holds millions),
+    and left untracked by the cycle collector (a span refers to nothing that refers back
+    to it)."""
 
     process: Process
     trace_id: str
