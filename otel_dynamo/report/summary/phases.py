@@ -10,7 +10,6 @@ the same phase never count twice, repeated ones add up), AOT including its inner
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Iterable
 
 from otel_dynamo import names
@@ -82,7 +81,7 @@ def phase_name(span: Span) -> str | None:
     return text(recorded) or span.name[len(names.SPAN_PHASE) :].strip() or None
 
 
-_IS_TIME_KEY = operator.methodcaller("startswith", names.ATTR_TIME_PREFIX)
+_SPACED_TIME_PREFIX = " " + names.ATTR_TIME_PREFIX
 
 
 def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
@@ -92,7 +91,10 @@ def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
     found = False
     prefix = names.ATTR_TIME_PREFIX
     for span in compiles:
-        if not any(map(_IS_TIME_KEY, span.attributes)):  # no split here: one C pass
+        # No split here (most spans), in two C passes: a key starting with the prefix shows
+        # as the prefix after a space in the keys joined by spaces (a key with a space in
+        # it may show it too: the test below decides).
+        if _SPACED_TIME_PREFIX not in " " + " ".join(span.attributes):
             continue
         for key, value in span.attributes.items():
             if key.startswith(prefix) and isinstance(value, (int, float)):
@@ -122,6 +124,8 @@ class NamedPhases:
 
     intervals: dict[str, list[tuple[int, int]]]
     covered_ns: dict[str, int]
+    seconds: dict[str, float]
+    """``covered_ns`` in seconds (``values.seconds``): each name's, worked out once."""
 
 
 def named_phases(spans: Iterable[Span]) -> NamedPhases:
@@ -138,7 +142,10 @@ def named_phases(spans: Iterable[Span]) -> NamedPhases:
                 intervals[name] = [(span.start_ns, span.end_ns)]
             else:
                 found.append((span.start_ns, span.end_ns))
-    return NamedPhases(intervals, {name: covered(found) for name, found in intervals.items()})
+    covered_ns = {name: covered(found) for name, found in intervals.items()}
+    return NamedPhases(
+        intervals, covered_ns, {name: seconds(ns) for name, ns in covered_ns.items()}
+    )
 
 
 def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float | None]:
@@ -150,25 +157,22 @@ def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float
         category = _category(name)
         if category is not None:
             by_category.setdefault(category, []).append(name)
-    covered_ns = {
-        category: phases.covered_ns[found[0]]
+    found_seconds = {
+        category: phases.seconds[found[0]]
         if len(found) == 1
-        else covered([interval for name in found for interval in phases.intervals[name]])
+        else seconds(covered([span for name in found for span in phases.intervals[name]]))
         for category, found in by_category.items()
     }
-    if PHASE_AOT not in covered_ns:  # no AOT phase recorded: the AOT spans tell it
+    if PHASE_AOT not in found_seconds:  # no AOT phase recorded: the AOT spans tell it
         aot_spans = [(span.start_ns, span.end_ns) for span in spans if span.name in _AOT_SPANS]
         if aot_spans:
-            covered_ns[PHASE_AOT] = covered(aot_spans)
-    return {
-        phase: seconds(covered_ns[phase]) if phase in covered_ns else None
-        for phase in PHASE_CATEGORIES
-    }
+            found_seconds[PHASE_AOT] = seconds(covered(aot_spans))
+    return {phase: found_seconds.get(phase) for phase in PHASE_CATEGORIES}
 
 
 def dynamo_phase_seconds(phases: NamedPhases) -> dict[str, float]:
     """Seconds per phase, under Dynamo's own phase names, sorted by name."""
-    return {name: seconds(phases.covered_ns[name]) for name in sorted(phases.covered_ns)}
+    return {name: phases.seconds[name] for name in sorted(phases.seconds)}
 
 
 def covered(intervals: list[tuple[int, int]]) -> int:
