@@ -330,7 +330,7 @@ def test_an_attribute_repeated_across_spans_is_decoded_once(
 ) -> None:
     """The same KeyValue text on many spans is decoded the first time only, and every span
     reads it the same."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", {})
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptKeyValues())
     decoded: list[bytes] = []
     original = canonical._key_value
 
@@ -353,7 +353,7 @@ def test_an_attribute_repeated_across_spans_is_decoded_once(
 def test_each_span_gets_an_array_value_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """An array attribute repeated across spans is an equal list on each, never one list
     shared (a reader changing one span's list leaves the others as read)."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", {})
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptKeyValues())
     ops = {
         "key": "torch.compile.graph.ops",
         "value": {"arrayValue": {"values": [{"stringValue": "aten.mm=2"}, {"intValue": "3"}]}},
@@ -366,16 +366,19 @@ def test_each_span_gets_an_array_value_of_its_own(monkeypatch: pytest.MonkeyPatc
 
 
 def test_kept_attributes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Decoded attributes are kept up to KEY_VALUES_KEPT at a time, and none whose text is
-    longer than KEY_VALUE_KEPT_BYTES: distinct or long values never grow memory."""
-    kept: dict[bytes, Any] = {}
+    """Decoded attributes are kept up to KEY_VALUES_KEPT_BYTES of text at a time, and none
+    whose text is longer than KEY_VALUE_KEPT_BYTES: distinct or long values never grow
+    memory; what is read stays right when they are let go."""
+    kept = canonical._KeptKeyValues()
     monkeypatch.setattr(canonical, "_KEY_VALUES", kept)
-    monkeypatch.setattr(canonical, "KEY_VALUES_KEPT", 8)
+    monkeypatch.setattr(canonical, "KEY_VALUES_KEPT_BYTES", 200)
     sizes = []
     for index in range(40):
-        item = {"key": "k", "value": {"stringValue": f"v{index}"}}
+        item = {"key": "k", "value": {"stringValue": f"v{index % 12}"}}
         long_item = {"key": "long", "value": {"stringValue": "x" * canonical.KEY_VALUE_KEPT_BYTES}}
         spans = canonical.trace_spans(_line_of_spans([[item, long_item]]), lambda r: PROCESS)
-        assert spans is not None and spans[0].attributes["k"] == f"v{index}"
-        sizes.append(len(kept))
-    assert max(sizes) == 8 and all(len(text) <= canonical.KEY_VALUE_KEPT_BYTES for text in kept)
+        assert spans is not None and spans[0].attributes["k"] == f"v{index % 12}"
+        sizes.append((kept.size, sum(map(len, kept.by_text)), len(kept.by_text)))
+    assert all(size == counted <= 200 for size, counted, _ in sizes)
+    counts = [count for _, _, count in sizes]
+    assert max(counts) == 200 // 45 and counts.count(1) > 1  # let go of and kept again

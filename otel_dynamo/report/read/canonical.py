@@ -123,23 +123,43 @@ def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> l
     return found
 
 
-KEY_VALUES_KEPT = 16384
-"""How many decoded attributes ``_KEY_VALUES`` holds at most (then it starts again)."""
-KEY_VALUE_KEPT_BYTES = 256
-"""The longest attribute text kept decoded: longer ones (a guard list, a traceback) are
-rarely repeated, and hostile input must not hold memory here."""
+KEY_VALUES_KEPT_BYTES = 8 * 1024 * 1024
+"""How much attribute text ``_KEY_VALUES`` holds decoded at most (then it starts again):
+memory stays bounded whatever the input."""
+KEY_VALUE_KEPT_BYTES = 4096
+"""The longest attribute text kept decoded: an op list, input shapes or restart reasons
+repeat across the ranks of a job (a worker process reads many), a long traceback or a
+large guard list rarely does."""
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 """Values no reader can change: one object serves every span that has it."""
 
-_KEY_VALUES: dict[bytes, tuple[str, AttributeValue | tuple[AttributeValue, ...]]] = {}
-"""Attributes by their text: (key, value) as ``_key_value`` decodes them, an array of
-scalars as a tuple (each span is given a list of its own)."""
+_Kept = tuple[str, AttributeValue | tuple[AttributeValue, ...]]
+"""(key, value) as ``_key_value`` decodes them, an array of scalars as a tuple (each span
+is given a list of its own)."""
+
+
+class _KeptKeyValues:
+    """Decoded attributes by their text, up to KEY_VALUES_KEPT_BYTES of it."""
+
+    def __init__(self) -> None:
+        self.by_text: dict[bytes, _Kept] = {}
+        self.size = 0
+
+    def add(self, text: bytes, kept: _Kept) -> None:
+        if self.size + len(text) > KEY_VALUES_KEPT_BYTES:
+            self.by_text.clear()
+            self.size = 0
+        self.by_text[text] = kept
+        self.size += len(text)
+
+
+_KEY_VALUES = _KeptKeyValues()
 
 
 def _attributes(items: list[msgspec.Raw]) -> Attributes:
     """``decode.attributes`` of a KeyValue list, each KeyValue as its text."""
     decoded: Attributes = {}
-    kept = _KEY_VALUES
+    kept = _KEY_VALUES.by_text
     for item in items:
         text = bytes(item)
         found = kept.get(text)
@@ -153,9 +173,7 @@ def _attributes(items: list[msgspec.Raw]) -> Attributes:
                     found = (key, tuple(value))
                 else:
                     continue
-                if len(kept) >= KEY_VALUES_KEPT:
-                    kept.clear()
-                kept[text] = found
+                _KEY_VALUES.add(text, found)  # by_text stays the same dict
             continue
         key, shared = found
         decoded[key] = list(shared) if isinstance(shared, tuple) else shared
