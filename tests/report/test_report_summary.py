@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -774,3 +777,41 @@ def test_tables_read_from_notable_spans_as_from_all(
     assert section["cudagraphs"]["skipped"] == 1 and section["torch_export"]["exports"]
     assert section["caches"]["bypass_reasons"] and section["runs"]["export"] == 1
     assert json.dumps(notable) == json.dumps(every)
+
+
+def test_first_difference_among_ids_of_equal_numbers_is_the_first_by_text(
+    tmp_path: Path,
+) -> None:
+    """Compile ids whose numbers tie ("h/0" … "a/0") are taken in the order of their text:
+    the diverging rank's first difference is "a/0" whatever the interpreter's string hash
+    seed (the order of a set of them changes from run to run)."""
+    ids = [f"{letter}/0" for letter in "hgfedcba"]
+    for rank in range(3):
+        resource = resource_attributes(rank=rank, world_size=3, pid=rank + 1)
+        compiles = [
+            FakeCompile(compile_id, start_ms=index * 500, graphs=2 if rank == 2 else 1)
+            for index, compile_id in enumerate(ids)
+        ]
+        write_traces(tmp_path / f"traces-{rank}.jsonl", compiles, resource=resource)
+    code = (
+        "import json, sys; from otel_dynamo.report import load_telemetry, summarize; "
+        "rows = summarize(load_telemetry([sys.argv[1]]))['ranks']['rows']; "
+        "print(json.dumps([row['first_difference'] for row in rows]))"
+    )
+    found = []
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        found.append(json.loads(done.stdout))
+    expected = {
+        "compile_id": "a/0",
+        "actual": {"graphs": 2, "guards": 8},
+        "expected": {"graphs": 1, "guards": 8},
+    }
+    assert found == [[None, None, expected]] * 3

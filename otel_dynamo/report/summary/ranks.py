@@ -113,7 +113,10 @@ def _per_compile_majority(
 ) -> dict[str | None, _Facts | _Tie | None]:
     compile_ids = {compile_id for rank_facts in facts for compile_id in rank_facts}
     found: dict[str | None, _Facts | _Tie | None] = {}
-    for compile_id in sorted(compile_ids, key=compile_id_sort_key):
+    # By the id's text where numbers tie ("a/0", "b/0"): never the set's order, which
+    # changes with the interpreter's string hashing from run to run.
+    in_order = sorted(compile_ids, key=lambda found: (compile_id_sort_key(found), found or ""))
+    for compile_id in in_order:
         values = [rank_facts.get(compile_id) for rank_facts in facts]
         ranked_values = Counter(values).most_common(2)
         tied = len(ranked_values) > 1 and ranked_values[0][1] == ranked_values[1][1]
