@@ -160,7 +160,7 @@ def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float
     found_seconds = {
         category: phases.seconds[found[0]]
         if len(found) == 1
-        else seconds(covered([span for name in found for span in phases.intervals[name]]))
+        else seconds(covered([interval for name in found for interval in phases.intervals[name]]))
         for category, found in by_category.items()
     }
     if PHASE_AOT not in found_seconds:  # no AOT phase recorded: the AOT spans tell it
