@@ -31,6 +31,7 @@ from otel_dynamo.report.read.decode import (
     attribute_value,
     events_of,
     linked_span_ids,
+    shared,
     status_of,
     to_int,
 )
@@ -181,10 +182,9 @@ def _attributes(items: list[msgspec.Raw]) -> Attributes:
 
 
 def _key_value(text: bytes) -> tuple[str, AttributeValue]:
-    """A KeyValue's key (interned as ``decode.shared`` does) and decoded value."""
+    """A KeyValue's key (``decode.shared``) and decoded value."""
     item = _KEY_VALUE.decode(text)
-    key = item.key
-    return sys.intern(key) if len(key) <= INTERNED_LENGTH else key, attribute_value(item.value)
+    return shared(item.key), attribute_value(item.value)
 
 
 class _Resourced(msgspec.Struct, gc=False):

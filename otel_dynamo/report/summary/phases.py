@@ -10,6 +10,7 @@ the same phase never count twice, repeated ones add up), AOT including its inner
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterable
 
 from otel_dynamo import names
@@ -81,7 +82,7 @@ def phase_name(span: Span) -> str | None:
     return text(recorded) or span.name[len(names.SPAN_PHASE) :].strip() or None
 
 
-_SPACED_TIME_PREFIX = " " + names.ATTR_TIME_PREFIX
+_IS_TIME_KEY = operator.methodcaller("startswith", names.ATTR_TIME_PREFIX)
 
 
 def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
@@ -91,10 +92,7 @@ def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
     found = False
     prefix = names.ATTR_TIME_PREFIX
     for span in compiles:
-        # No split here (most spans), in two C passes: a key starting with the prefix shows
-        # as the prefix after a space in the keys joined by spaces (a key with a space in
-        # it may show it too: the test below decides).
-        if _SPACED_TIME_PREFIX not in " " + " ".join(span.attributes):
+        if not any(map(_IS_TIME_KEY, span.attributes)):  # no split here: one C pass
             continue
         for key, value in span.attributes.items():
             if key.startswith(prefix) and isinstance(value, (int, float)):
@@ -123,9 +121,9 @@ class NamedPhases:
     name's intervals, in the spans' order, and the length of their union."""
 
     intervals: dict[str, list[tuple[int, int]]]
-    covered_ns: dict[str, int]
     seconds: dict[str, float]
-    """``covered_ns`` in seconds (``values.seconds``): each name's, worked out once."""
+    """The length of each name's union of intervals, in seconds (``values.seconds``),
+    worked out once for both phase tables."""
 
 
 def named_phases(spans: Iterable[Span]) -> NamedPhases:
@@ -142,9 +140,8 @@ def named_phases(spans: Iterable[Span]) -> NamedPhases:
                 intervals[name] = [(span.start_ns, span.end_ns)]
             else:
                 found.append((span.start_ns, span.end_ns))
-    covered_ns = {name: covered(found) for name, found in intervals.items()}
     return NamedPhases(
-        intervals, covered_ns, {name: seconds(ns) for name, ns in covered_ns.items()}
+        intervals, {name: seconds(covered(found)) for name, found in intervals.items()}
     )
 
 
