@@ -10,9 +10,15 @@ cat >&2 <<EOF
 setup: installing into the virtual environment $VIRTUAL_ENV (about 2 GB): otel_dynamo
 (editable) and its test tools, pinned by constraints.txt; unless OTEL_DYNAMO_SETUP_SERVICES=0,
 also Debian's chromium and prometheus (apt-get, as root) and Arize Phoenix in its own venv
-at ${OTEL_DYNAMO_PHOENIX_VENV:-/opt/phoenix-venv} (about 850 MB). On a fresh 2-core
-machine: about 5 minutes to set up, 20 to 30 for the suite.
+at ${OTEL_DYNAMO_PHOENIX_VENV:-/opt/phoenix-venv} (about 850 MB). Beside them, Go builds the
+real OpenTelemetry Collector and Jaeger from collector-config/build (Go's module and build
+caches, about 2 GB; about 10 minutes the first time, seconds after; without Go the stack
+tests skip and say why). On a fresh 2-core machine: about 10 minutes to set up, 20 to 30
+for the suite.
 EOF
+# The Go builds are the longest step: they run beside the Python installs.
+bash collector-config/build/build.sh &
+stack_build=$!
 python3 -m pip install -q -c constraints.txt -e ".[test]"
 if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && command -v apt-get >/dev/null; then
   need=()
@@ -31,4 +37,8 @@ if [ "${OTEL_DYNAMO_SETUP_SERVICES:-1}" = "1" ] && [ ! -x "$PHOENIX_VENV/bin/pho
   { python3 -m venv "$PHOENIX_VENV" &&
     "$PHOENIX_VENV/bin/pip" install -q --disable-pip-version-check "arize-phoenix==20.26.1"; } ||
     echo "setup: could not install Arize Phoenix into $PHOENIX_VENV; its tests will skip" >&2
+fi
+if ! wait "$stack_build"; then
+  echo "setup: building the Collector and Jaeger failed (collector-config/build/build.sh)" >&2
+  exit 1
 fi

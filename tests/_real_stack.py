@@ -9,20 +9,21 @@ says why; every port is a free one on 127.0.0.1, every file inside the test's di
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-
 from _stack_support import COLLECTOR, free_port, stop, wait_until
 
 BUILD_DIR = COLLECTOR / "build"
@@ -115,8 +116,9 @@ def wait_for_http(program: Program, url: str, timeout: float = STARTUP_SECONDS) 
 
     try:
         wait_until(ready, timeout)
-    except TimeoutError:
-        raise TimeoutError(f"{program.name} did not answer {url}:\n{program.output()[-4000:]}")
+    except TimeoutError as error:
+        output = program.output()[-4000:]
+        raise TimeoutError(f"{program.name} did not answer {url}:\n{output}") from error
 
 
 def collector_telemetry(metrics_port: int) -> dict[str, Any]:
@@ -126,13 +128,7 @@ def collector_telemetry(metrics_port: int) -> dict[str, Any]:
     return {
         "metrics": {
             "readers": [
-                {
-                    "pull": {
-                        "exporter": {
-                            "prometheus": {"host": "127.0.0.1", "port": metrics_port}
-                        }
-                    }
-                }
+                {"pull": {"exporter": {"prometheus": {"host": "127.0.0.1", "port": metrics_port}}}}
             ]
         }
     }
@@ -145,7 +141,9 @@ def validate_collector(configs: list[Path], *, env: Mapping[str, str] | None = N
     argv = [str(binary), "validate"] + [f"--config=file:{path}" for path in configs]
     merged = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     merged.update(env or {})
-    result = subprocess.run(argv, capture_output=True, text=True, env=merged, timeout=60)
+    result = subprocess.run(
+        argv, check=False, capture_output=True, text=True, env=merged, timeout=60
+    )
     output = result.stdout + result.stderr
     if result.returncode != 0:
         raise AssertionError(f"otelcol validate refused {[p.name for p in configs]}:\n{output}")
@@ -306,3 +304,122 @@ def running_jaeger(workdir: Path, storage: str = "memory") -> Iterator[Jaeger]:
         yield jaeger
     finally:
         jaeger.stop()
+
+
+# The test's copies of the shipped Collector configs (issue 53): they may change only
+# endpoints and ports, the load-balancing resolver, the sampling percentage and waits,
+# and the Tempo and Loki exporters swapped for file exporters. Each copy is checked
+# against that list before it is written.
+ALLOWED_CHANGES = (
+    re.compile(r".*\.endpoint$"),
+    re.compile(r"^service\.telemetry\.metrics(\..*)?$"),
+    re.compile(r"^exporters\.load_balancing\.resolver(\..*)?$"),
+    re.compile(r"^processors\.tail_sampling\.decision_wait$"),
+    re.compile(r"^processors\.tail_sampling\.policies\[\d+\]\.probabilistic\.sampling_percentage$"),
+    re.compile(r"^exporters\.(otlp_grpc/tempo|otlp_http/loki|file/tempo|file/loki)(\..*)?$"),
+    re.compile(r"^service\.pipelines\.[\w/]+\.exporters\[\d+\]$"),
+)
+SWAPPED_EXPORTERS = {"otlp_grpc/tempo": "file/tempo", "otlp_http/loki": "file/loki"}
+"""AGPL backends the tests cannot run, and the file exporter each is swapped for."""
+
+
+def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
+    """Dotted paths (``a.b[2].c``) of every value added, removed or changed."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        found: list[str] = []
+        for key in sorted(set(before) | set(after), key=str):
+            child = f"{path}.{key}" if path else str(key)
+            if key not in before or key not in after:
+                found.append(child)
+            else:
+                found += changed_paths(before[key], after[key], child)
+        return found
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [
+            p
+            for i, (b, a) in enumerate(zip(before, after, strict=True))
+            for p in changed_paths(b, a, f"{path}[{i}]")
+        ]
+    return [] if before == after else [path]
+
+
+def disallowed_changes(before: Any, after: Any) -> list[str]:
+    """Paths changed beyond what ALLOWED_CHANGES permits."""
+    changed = changed_paths(before, after)
+    return [p for p in changed if not any(r.match(p) for r in ALLOWED_CHANGES)]
+
+
+@dataclasses.dataclass
+class ConfigCopy:
+    """A test's copy of a shipped Collector config, listening on free loopback ports."""
+
+    path: Path
+    config: dict[str, Any]
+    listen: dict[str, int]
+    """Port of each listening endpoint, by component id (``otlp.grpc``, ``health_check``)."""
+    metrics_port: int
+
+    @property
+    def health_url(self) -> str | None:
+        port = self.listen.get("health_check")
+        return f"http://127.0.0.1:{port}/" if port else None
+
+
+def _listening(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(label, mapping, key) of each endpoint the config listens on: receivers,
+    extensions, and the prometheus exporter's scrape endpoint."""
+    for rid, receiver in (config.get("receivers") or {}).items():
+        for protocol, settings in ((receiver or {}).get("protocols") or {}).items():
+            if isinstance(settings, dict) and "endpoint" in settings:
+                yield f"{rid}.{protocol}", settings, "endpoint"
+    for eid, extension in (config.get("extensions") or {}).items():
+        if isinstance(extension, dict) and "endpoint" in extension:
+            yield eid, extension, "endpoint"
+    for eid, exporter in (config.get("exporters") or {}).items():
+        if eid.split("/")[0] == "prometheus" and isinstance(exporter, dict):
+            yield eid, exporter, "endpoint"
+
+
+def config_copy(
+    source: Path,
+    workdir: Path,
+    *,
+    name: str | None = None,
+    edit: Callable[[dict[str, Any]], None] | None = None,
+    swap_agpl_exporters: bool = False,
+    own_metrics: bool = True,
+) -> ConfigCopy:
+    """Copy ``source`` into ``workdir``: every endpoint it listens on moved to a free
+    loopback port, its own metrics too; then ``edit`` (endpoints, resolver, sampling and
+    waits only); with ``swap_agpl_exporters`` the Tempo and Loki exporters become file
+    exporters writing ``workdir/<tempo|loki>.jsonl``. Raises if the copy changes more.
+    ``own_metrics=False`` leaves ``service.telemetry`` alone (a fragment merged into a
+    config that sets it)."""
+    original = yaml.safe_load(source.read_text(encoding="utf-8"))
+    config = copy.deepcopy(original)
+    listen: dict[str, int] = {}
+    for label, mapping, key in _listening(config):
+        listen[label] = free_port()
+        mapping[key] = f"127.0.0.1:{listen[label]}"
+    metrics_port = free_port()
+    service = config.setdefault("service", {})
+    if own_metrics:
+        service.setdefault("telemetry", {})["metrics"] = collector_telemetry(metrics_port)[
+            "metrics"
+        ]
+    if swap_agpl_exporters:
+        exporters = config.get("exporters") or {}
+        for old, new in SWAPPED_EXPORTERS.items():
+            if old in exporters:
+                del exporters[old]
+                exporters[new] = {"path": str(workdir / f"{new.split('/')[1]}.jsonl")}
+        for pipeline in (service.get("pipelines") or {}).values():
+            pipeline["exporters"] = [SWAPPED_EXPORTERS.get(e, e) for e in pipeline["exporters"]]
+    if edit is not None:
+        edit(config)
+    wrong = disallowed_changes(original, config)
+    if wrong:
+        raise AssertionError(f"the test's copy of {source.name} changes {wrong}")
+    path = workdir / (name or source.name)
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return ConfigCopy(path, config, listen, metrics_port)

@@ -7,7 +7,7 @@ Everything else a dashboard, query or collector processor names must come from
 from __future__ import annotations
 
 # OpenTelemetry semantic-convention resource attributes (set by the SDK or the Collector's
-# resourcedetection processor).
+# resource_detection processor).
 SEMCONV_RESOURCE = frozenset(
     {
         "service.name",

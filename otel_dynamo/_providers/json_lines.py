@@ -1,5 +1,5 @@
 """The embedded default's OTLP/JSON Lines writers: each export request is one line of
-OTLP/JSON, the encoding the Collector's ``otlpjsonfile`` receiver and ``otel-dynamo
+OTLP/JSON, the encoding the Collector's ``otlp_json_file`` receiver and ``otel-dynamo
 report`` read.
 
 A request is built by the OTLP exporters' own encoders (``opentelemetry-exporter-otlp-

@@ -3,37 +3,16 @@
 from __future__ import annotations
 
 import fnmatch
-from pathlib import Path
 from typing import Any
 
-import _stack_support as support
-import check_configs
 import pytest
-import yaml
 from dashgen import catalog
 from otelcol_check import envrefs
-from otelcol_check.allowlist import load_allowlist
-from otelcol_check.model import load, merged, section, shipped
-from otelcol_check.report import check_file
+from otelcol_check.model import load, section, shipped
 
 from otel_dynamo import names
 from otel_dynamo._config import settings
 from otel_dynamo._providers import files
-
-
-def test_allowlist_targets_the_image_compose_runs() -> None:
-    """The allow-list's pinned image is the Collector image of every compose service."""
-    allow = load_allowlist()
-    services = support.load_yaml(support.COMPOSE_FILE)["services"]
-    images = {s["image"] for s in services.values() if "collector" in s["image"]}
-    assert images == {allow.image} and allow.image.endswith(f":{allow.version}")
-
-
-def test_allowlist_allows_no_deprecated_component() -> None:
-    """No component type is both allowed and listed as deprecated."""
-    allow = load_allowlist()
-    clash = {(k, t) for k, types in allow.deprecated.items() for t in types if allow.known(k, t)}
-    assert clash == set()
 
 
 def _tail_sampling(name: str) -> dict[str, Any]:
@@ -75,12 +54,12 @@ def test_gateway_and_single_node_sample_alike() -> None:
 def test_gateway_balances_traces_by_trace_id_into_its_sampling_pipeline() -> None:
     """Traces are routed by trace id to the peers' port feeding the tail-sampling pipeline."""
     config = load(shipped()["gateway.yaml"])
-    balancer = section(config, "exporters")["loadbalancing"]
+    balancer = section(config, "exporters")["load_balancing"]
     receiver = section(config, "receivers")["otlp/loadbalanced"]["protocols"]["grpc"]
     pipelines = config["service"]["pipelines"]
     assert balancer["routing_key"] == "traceID"
     assert receiver["endpoint"].endswith(f":{balancer['resolver']['dns']['port']}")
-    assert pipelines["traces"]["exporters"] == ["loadbalancing"]
+    assert pipelines["traces"]["exporters"] == ["load_balancing"]
     assert pipelines["traces/sampling"]["receivers"] == ["otlp/loadbalanced"]
     assert "tail_sampling" in pipelines["traces/sampling"]["processors"]
 
@@ -91,10 +70,10 @@ def test_agent_listens_on_loopback_and_forwards_to_the_gateway() -> None:
     grpc = section(config, "receivers")["otlp"]["protocols"]["grpc"]["endpoint"]
     assert grpc == "${env:OTLP_RECEIVER_HOST:-127.0.0.1}:4317"
     assert {tuple(p["exporters"]) for p in config["service"]["pipelines"].values()} == {
-        ("otlp/gateway",)
+        ("otlp_grpc/gateway",)
     }
     assert {tuple(p["processors"]) for p in config["service"]["pipelines"].values()} == {
-        ("memory_limiter", "resourcedetection", "batch")
+        ("memory_limiter", "resource_detection", "batch")
     }
 
 
@@ -114,7 +93,7 @@ def test_replay_reads_the_embedded_default_files() -> None:
     """The replay receivers' globs match the file names otel_dynamo writes, in its default dir."""
     receivers = section(load(shipped()["replay.yaml"]), "receivers")
     for signal in ("traces", "logs", "metrics"):
-        (pattern,) = receivers[f"otlpjsonfile/{signal}"]["include"]
+        (pattern,) = receivers[f"otlp_json_file/{signal}"]["include"]
         directory = envrefs.env_refs(pattern)["REPLAY_DIR"]
         written = files.telemetry_file_name(signal, host="node-1", pid=42, stamp="20250101T000000Z")
         assert directory == {settings.DEFAULT_OUTPUT_DIR}
@@ -130,64 +109,6 @@ def test_every_env_variable_is_documented_in_the_file(name: str) -> None:
 
 
 FRAGMENT = "add-to-your-collector.yaml"
-TEAM_CONFIG = """
-extensions:
-  health_check: {}
-  pprof: {}
-receivers:
-  otlp:
-    protocols:
-      grpc: {endpoint: "0.0.0.0:4317"}
-      http: {endpoint: "0.0.0.0:4318"}
-processors:
-  memory_limiter: {check_interval: 1s, limit_mib: 512}
-  batch: {}
-exporters:
-  otlp/tempo: {endpoint: "tempo.observability:4317"}
-  debug: {}
-service:
-  extensions: [health_check, pprof]
-  telemetry:
-    logs: {level: warn}
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [memory_limiter, batch]
-      exporters: [otlp/tempo]
-    metrics:
-      receivers: [otlp]
-      processors: [memory_limiter, batch]
-      exporters: [debug]
-"""
-"""A team's own Collector config: its receiver on 4317/4318, its pipelines, extensions."""
-
-
-def test_the_fragment_merges_into_a_teams_collector_leaving_theirs_as_it_was(
-    tmp_path: Path,
-) -> None:
-    """The team's config with the fragment merged after it (as ``--config theirs --config
-    add-to-your-collector.yaml`` does) passes every check; the team's components,
-    pipelines, extensions and telemetry are exactly theirs, and the fragment adds one
-    pipeline per signal."""
-    team = yaml.safe_load(TEAM_CONFIG)
-    fragment = load(shipped()[FRAGMENT])
-    combined = merged(team, fragment)
-    path = tmp_path / "combined.yaml"
-    path.write_text(yaml.safe_dump(combined), encoding="utf-8")
-    assert check_file(path, check_configs.known_names()) == []
-    for kind in ("receivers", "processors", "exporters", "extensions"):
-        assert {k: combined[kind][k] for k in team[kind]} == team[kind], kind
-    service = combined["service"]
-    assert service["extensions"] == team["service"]["extensions"]
-    assert service["telemetry"] == team["service"]["telemetry"]
-    assert {k: service["pipelines"][k] for k in team["service"]["pipelines"]} == team["service"][
-        "pipelines"
-    ]
-    assert set(service["pipelines"]) - set(team["service"]["pipelines"]) == {
-        "traces/otel_dynamo",
-        "metrics/otel_dynamo",
-        "logs/otel_dynamo",
-    }
 
 
 def test_every_id_the_fragment_adds_is_named_for_otel_dynamo() -> None:
