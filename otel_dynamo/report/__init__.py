@@ -21,6 +21,10 @@ from __future__ import annotations
 from otel_dynamo.report.read import (
     TELEMETRY_SUFFIXES,
     FileStats,
+    JaegerAddress,
+    JaegerError,
+    JaegerRun,
+    JaegerSettings,
     LogRecord,
     Problem,
     Process,
@@ -29,6 +33,8 @@ from otel_dynamo.report.read import (
     SpanEvent,
     Telemetry,
     TerminalProgress,
+    fetch_run,
+    is_jaeger_address,
     load_telemetry,
 )
 from otel_dynamo.report.render import (
@@ -55,6 +61,7 @@ from otel_dynamo.report.stream import (
     Visitors,
     collection_paused,
     default_workers,
+    read_jaeger_report,
     read_report,
 )
 from otel_dynamo.report.summary import (
@@ -86,6 +93,10 @@ __all__ = [
     "GraphTextCollector",
     "GraphTextFiles",
     "GroupVisitor",
+    "JaegerAddress",
+    "JaegerError",
+    "JaegerRun",
+    "JaegerSettings",
     "LogRecord",
     "PerfettoWriter",
     "Problem",
@@ -103,9 +114,12 @@ __all__ = [
     "color_enabled",
     "default_workers",
     "explain",
+    "fetch_run",
+    "is_jaeger_address",
     "json_chunks",
     "load_telemetry",
     "printable",
+    "read_jaeger_report",
     "read_report",
     "render_html",
     "render_json",
