@@ -23,23 +23,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
-import http.client
 import json
 import os
 import re
-import shutil
-import socket
-import ssl
-import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from otel_dynamo import names
 from otel_dynamo.report.read import decode as _decode
+
+if TYPE_CHECKING:
+    from otel_dynamo.report.read.jaeger_client import Client
 
 ADDRESS_SCHEMES = ("http", "https")
 """A report path with one of these schemes is a Jaeger query address, not a file."""
@@ -56,14 +52,6 @@ ENV_CLIENT_KEY = "OTEL_DYNAMO_JAEGER_CLIENT_KEY"
 """The PEM private key of ``ENV_CLIENT_CERTIFICATE`` (if not in the same file)."""
 ENV_TIMEOUT = "OTEL_DYNAMO_JAEGER_TIMEOUT"
 """Seconds one query may take (connecting, then each wait for data)."""
-ENVIRONMENT_VARIABLES = (
-    ENV_HEADERS,
-    ENV_CERTIFICATE,
-    ENV_CLIENT_CERTIFICATE,
-    ENV_CLIENT_KEY,
-    ENV_TIMEOUT,
-)
-
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_TRACE_LIMIT = 500
 """Traces asked for per query (``limit=``): Jaeger's memory store refuses more than its
@@ -78,6 +66,50 @@ MAX_ANSWER_BYTES = 512 * 1024 * 1024
 """The largest answer read; a larger one asks for a lower ``limit=``."""
 MAX_ERROR_BYTES = 64 * 1024
 MAX_SHOWN_SERVICES = 20
+
+
+class Variable(NamedTuple):
+    """One environment variable the Jaeger reader reads, as docs/configuration.md lists
+    it (``docs/generate_configuration.py``)."""
+
+    name: str
+    default: str
+    accepted: str
+    meaning: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable(
+        ENV_HEADERS,
+        "unset",
+        "`key=value,...` (URL-encoded values), as `OTEL_EXPORTER_OTLP_HEADERS`",
+        "headers sent with every query to a Jaeger address of `otel-dynamo report` and "
+        "`diff`: `Authorization=Bearer%20<token>` or `Authorization=Basic%20<base64>`; "
+        "never printed, not even in an error",
+    ),
+    Variable(
+        ENV_CERTIFICATE,
+        "the system's CA certificates",
+        "a readable PEM file",
+        "the CA certificates an `https://` Jaeger address's certificate is checked against "
+        "(a team's private CA)",
+    ),
+    Variable(
+        ENV_CLIENT_CERTIFICATE,
+        "unset",
+        "a readable PEM file",
+        f"client certificate for mutual TLS with Jaeger (its key in it, or in `{ENV_CLIENT_KEY}`)",
+    ),
+    Variable(ENV_CLIENT_KEY, "unset", "a readable PEM file", "the key of that certificate"),
+    Variable(
+        ENV_TIMEOUT,
+        f"{DEFAULT_TIMEOUT_S:g}",
+        "seconds > 0",
+        "how long one query to Jaeger may take (to connect, then each wait for data)",
+    ),
+)
+"""The variables of a team's Jaeger (read by ``JaegerSettings.from_environment``)."""
+
 
 PARAM_SERVICE = "service"
 PARAM_START = "start"
@@ -100,7 +132,6 @@ ADDRESS_FORMAT = (
 
 _LOOKBACK = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d)$")
 _LOOKBACK_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_NO_TRACES = "No traces found"
 _NS = 1_000_000_000
 
 
@@ -288,7 +319,7 @@ class JaegerSettings:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> JaegerSettings:
-        """The settings ``ENVIRONMENT_VARIABLES`` give; a ``JaegerError`` naming the
+        """The settings ``VARIABLES`` give; a ``JaegerError`` naming the
         variable (never a header's value) when one is wrong."""
         env = os.environ if environ is None else environ
         return cls(
@@ -349,148 +380,6 @@ def _timeout(text: str) -> float:
     return value
 
 
-class _Client:
-    """GETs JSON from the query API; every failure becomes one ``JaegerError``."""
-
-    def __init__(self, address: JaegerAddress, settings: JaegerSettings) -> None:
-        self._address = address
-        self._settings = settings
-        self._secrets = settings.secrets()
-        handlers: list[urllib.request.BaseHandler] = []
-        if address.base.startswith("https:"):
-            handlers.append(urllib.request.HTTPSHandler(context=self._tls()))
-        self._opener = urllib.request.build_opener(*handlers)
-        self.queries = 0
-
-    def _tls(self) -> ssl.SSLContext:
-        settings = self._settings
-        try:
-            context = ssl.create_default_context(cafile=settings.certificate)
-            if settings.client_certificate is not None:
-                context.load_cert_chain(settings.client_certificate, settings.client_key)
-        except (ssl.SSLError, OSError) as failed:
-            variable = ENV_CERTIFICATE
-            if settings.client_certificate is not None and "cert" not in str(failed).lower():
-                variable = ENV_CLIENT_CERTIFICATE
-            raise JaegerError(
-                f"cannot use the TLS files {ENV_CERTIFICATE}/{ENV_CLIENT_CERTIFICATE}/"
-                f"{ENV_CLIENT_KEY} ({variable}?): {_reason(failed)}"
-            ) from None
-        return context
-
-    def get(self, path: str, query: Mapping[str, str]) -> object | None:
-        """The JSON answer of ``path``; None where Jaeger says it found no traces."""
-        url = f"{self._address.base}{path}?{urllib.parse.urlencode(query)}"
-        request = urllib.request.Request(url, headers=dict(self._settings.headers))
-        request.add_header("Accept", "application/json")
-        self.queries += 1
-        try:
-            with self._opener.open(request, timeout=self._settings.timeout_s) as response:
-                body = response.read(MAX_ANSWER_BYTES + 1)
-                content_type = response.headers.get_content_type()
-        except urllib.error.HTTPError as failed:
-            body = _read_error(failed)
-            if failed.code == 404 and _no_traces(body):
-                return None
-            raise self._error(_http_problem(failed.code, failed.reason, body)) from None
-        except urllib.error.URLError as failed:
-            raise self._error(self._unreachable(failed.reason)) from None
-        except TimeoutError:
-            raise self._error(self._slow()) from None
-        except (http.client.HTTPException, OSError) as failed:
-            raise self._error(f"the connection failed: {_reason(failed)}") from None
-        if len(body) > MAX_ANSWER_BYTES:
-            raise self._error(
-                f"an answer larger than {MAX_ANSWER_BYTES // 2**20} MiB: ask for fewer traces "
-                f"per query ({PARAM_LIMIT}= in the address)"
-            )
-        try:
-            answer: object = json.loads(body)
-        except (ValueError, RecursionError):
-            raise self._error(
-                f"the answer is not JSON ({content_type}): is this Jaeger's query address "
-                "(its UI's port, 16686 by default)?"
-            ) from None
-        return answer
-
-    def _unreachable(self, reason: object) -> str:
-        if isinstance(reason, ssl.SSLCertVerificationError):
-            why = reason.verify_message or _reason(reason)
-            return (
-                f"its TLS certificate is not trusted ({why}): set {ENV_CERTIFICATE} to the "
-                "CA certificates that signed it"
-            )
-        if isinstance(reason, ssl.SSLError):
-            return f"TLS failed ({_reason(reason)})"
-        if isinstance(reason, TimeoutError):
-            return self._slow()
-        if isinstance(reason, ConnectionRefusedError):
-            return "connection refused: is Jaeger's query service running there?"
-        if isinstance(reason, socket.gaierror):
-            return "unknown host"
-        if isinstance(reason, BaseException):
-            return f"cannot connect: {_reason(reason)}"
-        return f"cannot connect: {reason}"
-
-    def _slow(self) -> str:
-        return (
-            f"no answer within {self._settings.timeout_s:g} s ({ENV_TIMEOUT}, default "
-            f"{DEFAULT_TIMEOUT_S:g}; or fewer traces per query: {PARAM_LIMIT}= in the address)"
-        )
-
-    def _error(self, problem: str) -> JaegerError:
-        message = f"Jaeger at {self._address.base}: {problem}"
-        for secret in self._secrets:
-            message = message.replace(secret, "***")
-        return JaegerError(message)
-
-
-def _reason(failed: BaseException) -> str:
-    reason = getattr(failed, "reason", None) or getattr(failed, "strerror", None)
-    text = str(reason or failed or type(failed).__name__)
-    return text.splitlines()[0] if text.strip() else type(failed).__name__
-
-
-def _read_error(failed: urllib.error.HTTPError) -> bytes:
-    try:
-        return failed.read(MAX_ERROR_BYTES)
-    except (OSError, http.client.HTTPException):
-        return b""
-
-
-def _no_traces(body: bytes) -> bool:
-    return _error_message(body) == _NO_TRACES
-
-
-def _error_message(body: bytes) -> str | None:
-    """The message of api_v3's error answer ``{"error": {"message": ...}}``."""
-    try:
-        answer = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    error = answer.get("error") if isinstance(answer, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) else None
-
-
-def _http_problem(code: int, reason: object, body: bytes) -> str:
-    message = _error_message(body)
-    said = f": {_one_line(message)}" if message else ""
-    status = f"HTTP {code} {reason}".strip()
-    if code in (401, 403):
-        return f"{status}{said}: the request was refused; {ENV_HEADERS} gives its credentials"
-    if code == 404 and message is None:
-        return f"{status}: no query API there (Jaeger's query port? the right prefix?)"
-    if code == 500 and message and "max" in message.lower():
-        return f"{status}{said} (ask for fewer traces per query: {PARAM_LIMIT}= in the address)"
-    return f"{status}{said}"
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 @dataclasses.dataclass
 class JaegerRun:
     """A run read from Jaeger into ``directory``: one OTLP/JSON Lines file per process."""
@@ -525,17 +414,22 @@ def fetch_run(
 ) -> Iterator[JaegerRun]:
     """The run ``address`` chooses, read from Jaeger into a private folder (under
     ``directory``, else the system's temporary one) that is deleted on leaving."""
+    import shutil
+    import tempfile
+
+    from otel_dynamo.report.read.jaeger_client import Client
+
     spool = Path(tempfile.mkdtemp(prefix="otel-dynamo-jaeger-", dir=directory))
     try:
         run = JaegerRun(address=address, directory=spool)
-        _Fetch(run, _Client(address, settings), on_slice).read()
+        _Fetch(run, Client(address, settings), on_slice).read()
         yield run
     finally:
         shutil.rmtree(spool, ignore_errors=True)
 
 
 class _Fetch:
-    def __init__(self, run: JaegerRun, client: _Client, on_slice: SliceCallback | None) -> None:
+    def __init__(self, run: JaegerRun, client: Client, on_slice: SliceCallback | None) -> None:
         self._run = run
         self._client = client
         self._on_slice = on_slice
@@ -574,7 +468,7 @@ class _Fetch:
         answer = self._client.get("/api/v3/services", {})
         services = answer.get("services") if isinstance(answer, dict) else None
         if not isinstance(services, list) or not all(isinstance(name, str) for name in services):
-            raise self._client._error(
+            raise self._client.error(
                 'the answer of /api/v3/services is not {"services": [...]}: is this the '
                 "address of Jaeger's query API (v2, or v1.60 on)?"
             )
@@ -584,7 +478,7 @@ class _Fetch:
             shown = ", ".join(known[:MAX_SHOWN_SERVICES]) or "none"
             if len(known) > MAX_SHOWN_SERVICES:
                 shown += f" and {len(known) - MAX_SHOWN_SERVICES} more"
-            raise self._client._error(f"no service {service!r}; the services it knows: {shown}")
+            raise self._client.error(f"no service {service!r}; the services it knows: {shown}")
 
     def _slice(self, start: int, end: int) -> tuple[list[dict[str, Any]], set[str]]:
         address = self._run.address
@@ -604,7 +498,7 @@ class _Fetch:
         result = answer.get("result") if isinstance(answer, dict) else None
         entries = result.get("resourceSpans") if isinstance(result, dict) else None
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise self._client._error(
+            raise self._client.error(
                 'the answer of /api/v3/traces is not {"result": {"resourceSpans": [...]}} '
                 "(OTLP/JSON): is this Jaeger's query API?"
             )
@@ -613,7 +507,7 @@ class _Fetch:
             for span in _spans(entry):
                 trace_id = span.get("traceId")
                 if not isinstance(trace_id, str) or not trace_id:
-                    raise self._client._error("a span of its answer has no traceId")
+                    raise self._client.error("a span of its answer has no traceId")
                 traces.add(trace_id)
         return entries, traces
 
@@ -626,7 +520,7 @@ class _Fetch:
             try:
                 process = _decode.process_of(entry.get("resource"), "jaeger")
             except _decode.UNREADABLE_RECORD:
-                raise self._client._error("a resource of its answer is unreadable") from None
+                raise self._client.error("a resource of its answer is unreadable") from None
             if process.service != self._run.address.service:
                 continue  # another service's part of a trace that touched this one
             if not self._chosen(process.run_id):
