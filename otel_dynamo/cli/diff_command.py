@@ -84,7 +84,7 @@ def run_diff(args: argparse.Namespace) -> int:
         try:
             done = read_source([path])
         except report.JaegerError as failed:
-            error(f"{label}: {failed}")
+            error(report.printable(f"{label}: {failed}"))  # it may quote what the server said
             return EXIT_UNREADABLE
         for problem in done.problems:
             error(report.printable(str(problem)))

@@ -146,7 +146,7 @@ def run_report(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         except report.JaegerError as failed:
             progress.clear()
-            error(str(failed))
+            error(report.printable(str(failed)))  # it may quote what the server said
             return EXIT_FAILED
     progress.clear()
     if files is not None:
@@ -196,6 +196,15 @@ def read_source(paths: Sequence[str | Path], **options: Any) -> Report:
         )
     address = report.JaegerAddress.parse(str(addresses[0]))
     settings = report.JaegerSettings.from_environment()
+    progress = options.get("progress")
+    if isinstance(progress, report.TerminalProgress):
+        total_ns = address.end_ns - address.start_ns
+        shown = progress
+
+        def on_slice(run: report.JaegerRun, done_ns: int) -> None:
+            shown.window(done_ns, total_ns, run.traces)
+
+        options["on_slice"] = on_slice
     return report.read_jaeger_report(address, settings=settings, **options)
 
 

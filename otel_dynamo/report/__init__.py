@@ -10,6 +10,11 @@ Typical use::
     html = report.render_html(telemetry, summary)
     print(report.explain(["./otel-dynamo"]))  # torch._dynamo.explain's summary, no reset
 
+    # a run read back from Jaeger (headers, TLS, timeout from OTEL_DYNAMO_JAEGER_*):
+    address = report.JaegerAddress.parse("http://jaeger:16686/?service=train&lookback=1h")
+    done = report.read_jaeger_report(address, settings=report.JaegerSettings.from_environment())
+    print(done.summary["source"])  # raises report.JaegerError (one line) when unreadable
+
 The flow, one subpackage each: ``read`` (files to records) → ``summary`` (records to a
 typed :class:`Summary`) → ``render`` (terminal, HTML, JSON, Perfetto, graph texts); ``diff``
 compares two summaries. ``summarize`` returns plain JSON data typed as :class:`Summary`, the

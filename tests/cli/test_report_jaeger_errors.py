@@ -42,6 +42,7 @@ class Answer:
     body: bytes
     content_type: str = "application/json"
     delay_s: float = 0.0
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 Route = Callable[[str, dict[str, str]], Answer]
@@ -90,6 +91,8 @@ def serving(routes: dict[str, Route], *, tls: tuple[Path, Path] | None = None) -
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
                 self.send_header("Content-Length", str(len(answer.body)))
+                for key, value in answer.headers.items():
+                    self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(answer.body)
             except OSError:  # the client gave up (the slow server's case)
@@ -392,3 +395,32 @@ def test_a_jaeger_address_is_read_alone(tmp_path: Path, capsys: pytest.CaptureFi
     write_small(tmp_path)
     line = _one_failure_line(*_report(capsys, _address("http://127.0.0.1:9"), str(tmp_path)))
     assert "a Jaeger address is read alone" in line
+
+
+def test_a_redirect_is_not_followed_and_carries_no_credentials(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query API that redirects (to a login page on another host): one line saying so;
+    the other host never sees the headers."""
+    monkeypatch.setenv(ENV_HEADERS, f"Authorization=Bearer%20{TOKEN}")
+    with serving({"/api/v3/services": lambda *_: _services(SERVICE)}) as elsewhere:
+        location = {"Location": f"{elsewhere.url}/api/v3/services"}
+        away = Answer(302, b"", "text/html", headers=location)
+        with serving({"/api/v3/services": lambda *_: away}) as served:
+            line = _one_failure_line(*_report(capsys, _address(served.url)))
+    assert "HTTP 302" in line and "redirects are not followed" in line
+    assert elsewhere.requests == [] and TOKEN not in line
+
+
+def test_what_a_server_says_reaches_the_terminal_printable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An error message with terminal control characters is shown with them escaped."""
+    said = _json(500, {"error": {"message": "boom\x1b]0;owned\x07"}})
+    routes: dict[str, Route] = {
+        "/api/v3/services": lambda *_: _services(SERVICE),
+        "/api/v3/traces": lambda *_: said,
+    }
+    with serving(routes) as served:
+        line = _one_failure_line(*_report(capsys, _address(served.url)))
+    assert "\x1b" not in line and "\x07" not in line and "boom\\x1b]0;owned\\x07" in line

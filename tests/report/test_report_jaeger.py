@@ -174,12 +174,16 @@ def test_json_report_from_jaeger_is_the_files_report(
 
 
 def test_terminal_report_from_jaeger_is_the_traces_files_report(
-    stored: Stored, capsys: pytest.CaptureFixture[str]
+    stored: Stored, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """The terminal report from Jaeger is the one from the run's trace files, line for
-    line, but for its heading and the note on its source."""
-    code, from_jaeger, err = _report(capsys, stored.address("run-a"), "--color", "never")
-    assert (code, err) == (0, "")
+    line, but for its heading and the note on its source (which the page shows too)."""
+    page = tmp_path / "run.html"
+    code, from_jaeger, err = _report(
+        capsys, stored.address("run-a"), "--color", "never", "--html", str(page)
+    )
+    assert (code, err) == (0, f"otel-dynamo: wrote the HTML page {page}\n")
+    assert "<h2>Source</h2><ul><li>read from Jaeger: service " in page.read_text("utf-8")
     traces = sorted(str(path) for path in stored.files["run-a"].glob("traces-*.jsonl"))
     _, from_files, _ = _report(capsys, *traces, "--color", "never")
     jaeger_lines, file_lines = from_jaeger.splitlines(), from_files.splitlines()

@@ -446,8 +446,10 @@ class _Fetch:
         while pending:
             start, end = pending.pop()
             entries, traces = self._slice(start, end)
-            if len(traces) >= address.limit and end - start > MIN_SLICE_NS:
-                middle = start + (end - start) // 2
+            if len(traces) >= address.limit and end - start >= 2 * MIN_SLICE_NS:
+                # halves of whole microseconds: a store that keeps microseconds sees two
+                # slices, each with its start before its end
+                middle = start + (end - start) // (2 * MIN_SLICE_NS) * MIN_SLICE_NS
                 pending += [(middle, end), (start, middle)]  # the earlier half first
                 self._run.splits += 1
                 continue

@@ -35,6 +35,13 @@ _NO_TRACES = "No traces found"
 """api_v3's message in its 404 when nothing matched: an empty slice, not a failure."""
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect stays the HTTP error it is (``_http_problem`` says so)."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
 class Client:
     """GETs JSON from the query API; every failure becomes one ``JaegerError``."""
 
@@ -42,7 +49,9 @@ class Client:
         self._address = address
         self._settings = settings
         self._secrets = settings.secrets()
-        handlers: list[urllib.request.BaseHandler] = []
+        # No redirect is followed: it would carry the headers (credentials) elsewhere, and
+        # a query API that redirects is a login page's, not Jaeger's.
+        handlers: list[urllib.request.BaseHandler] = [_NoRedirects()]
         if address.base.startswith("https:"):
             handlers.append(urllib.request.HTTPSHandler(context=self._tls()))
         self._opener = urllib.request.build_opener(*handlers)
@@ -165,6 +174,8 @@ def _http_problem(code: int, reason: object, body: bytes) -> str:
     status = f"HTTP {code} {reason}".strip()
     if code in (401, 403):
         return f"{status}{said}: the request was refused; {ENV_HEADERS} gives its credentials"
+    if 300 <= code < 400:
+        return f"{status}: it redirects elsewhere (a login page?); redirects are not followed"
     if code == 404 and message is None:
         return f"{status}: no query API there (Jaeger's query port? the right prefix?)"
     if code == 500 and message and "max" in message.lower():
