@@ -237,6 +237,16 @@ def test_an_unknown_run_id_is_one_line_naming_those_there(
     assert f"{names.RESOURCE_RUN_ID}=run-z" in err and "run-a, run-b" in err
 
 
+def test_an_unknown_service_lists_the_services_jaeger_knows(
+    stored: Stored, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A service the real Jaeger does not know: one line listing the ones it does."""
+    address = stored.address().replace(f"service={stored.service}", "service=nope")
+    code, out, err = _report(capsys, address)
+    assert (code, out, len(err.splitlines())) == (1, "", 1)
+    assert err.strip().endswith(f"no service 'nope'; the services it knows: {stored.service}")
+
+
 def test_diff_reads_a_jaeger_address_on_each_side(
     stored: Stored, capsys: pytest.CaptureFixture[str]
 ) -> None:

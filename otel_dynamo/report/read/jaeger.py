@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import re
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -192,7 +193,7 @@ class JaegerAddress:
                 f"{_shown(parts)}: {PARAM_SERVICE}= is required: the service name the run "
                 f"reported as (OTEL_SERVICE_NAME); expected {ADDRESS_FORMAT}"
             )
-        now = _now_ns() if now_ns is None else now_ns
+        now = time.time_ns() if now_ns is None else now_ns
         end_ns = _time(query, PARAM_END, now)
         if PARAM_START in query and PARAM_LOOKBACK in query:
             raise JaegerError(f"{PARAM_START}= and {PARAM_LOOKBACK}= both given: give one")
@@ -294,12 +295,6 @@ def rfc3339(ns: int) -> str:
     moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
     fraction = f".{rest:09d}".rstrip("0").rstrip(".")
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
-
-
-def _now_ns() -> int:
-    import time
-
-    return time.time_ns()
 
 
 @dataclasses.dataclass(frozen=True)
