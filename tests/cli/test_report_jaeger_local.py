@@ -1,7 +1,9 @@
 """``otel-dynamo report`` and ``diff`` on a Jaeger address, against small HTTP servers on
 loopback (real sockets) that play a Jaeger that is down, slow, wrong or strict: each
 failure is one line on stderr and a non-zero exit, never a traceback or a report;
-headers and TLS come from the environment, and no header value is ever printed."""
+headers and TLS come from the environment, and no header value is ever printed. Also
+what the reader undoes of a v1-model store (Badger's arrays as text). The real Jaeger's
+happy paths are in tests/report/test_report_jaeger.py."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from pathlib import Path
 import pytest
 from _report_support import write_small
 
-from otel_dynamo import cli
+from otel_dynamo import cli, names
+from otel_dynamo.report import JaegerSettings, fetch_run
 from otel_dynamo.report.read.jaeger import (
     ENV_CERTIFICATE,
     ENV_HEADERS,
@@ -424,3 +427,45 @@ def test_what_a_server_says_reaches_the_terminal_printable(
     with serving(routes) as served:
         line = _one_failure_line(*_report(capsys, _address(served.url)))
     assert "\x1b" not in line and "\x07" not in line and "boom\\x1b]0;owned\\x07" in line
+
+
+def test_only_the_keys_written_as_arrays_are_made_arrays_again(tmp_path: Path) -> None:
+    """As Badger hands them back, an otel_dynamo array attribute (JSON text) becomes an
+    array again; another key whose text looks like an array stays text."""
+    looks_like = '["not","an","array"]'
+    span = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "name": "torch.compile.frame",
+        "startTimeUnixNano": "1796482999391044224",
+        "endTimeUnixNano": "1796482999391081682",
+        "attributes": [
+            {
+                "key": names.ATTR_GRAPH_BREAK_REASONS,
+                "value": {"stringValue": '["print","x.item()"]'},
+            },
+            {"key": names.ATTR_RECOMPILE_REASON, "value": {"stringValue": looks_like}},
+        ],
+    }
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": SERVICE}}]}
+    entry = {"resource": resource, "scopeSpans": [{"spans": [span]}]}
+    routes: dict[str, Route] = {
+        "/api/v3/services": lambda *_: _services(SERVICE),
+        "/api/v3/traces": lambda *_: _json(200, {"result": {"resourceSpans": [entry]}}),
+    }
+    with serving(routes) as served:
+        address = JaegerAddress.parse(_address(served.url))
+        with fetch_run(address, settings=JaegerSettings(), directory=tmp_path) as run:
+            (spooled,) = run.directory.iterdir()
+            line = json.loads(spooled.read_text(encoding="utf-8"))
+    attributes = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    assert attributes == [
+        {
+            "key": names.ATTR_GRAPH_BREAK_REASONS,
+            "value": {
+                "arrayValue": {"values": [{"stringValue": "print"}, {"stringValue": "x.item()"}]}
+            },
+        },
+        {"key": names.ATTR_RECOMPILE_REASON, "value": {"stringValue": looks_like}},
+    ]
+    assert list(tmp_path.iterdir()) == []  # the private folder is gone
