@@ -28,6 +28,8 @@ from otel_dynamo import cli, names
 from otel_dynamo.report import JaegerSettings, fetch_run
 from otel_dynamo.report.read.jaeger import (
     ENV_CERTIFICATE,
+    ENV_CLIENT_CERTIFICATE,
+    ENV_CLIENT_KEY,
     ENV_HEADERS,
     ENV_TIMEOUT,
     JaegerAddress,
@@ -76,8 +78,15 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(routes: dict[str, Route], *, tls: tuple[Path, Path] | None = None) -> Iterator[Served]:
-    """A server on loopback answering each path of ``routes`` (404 elsewhere)."""
+def serving(
+    routes: dict[str, Route],
+    *,
+    tls: tuple[Path, Path] | None = None,
+    client_ca: Path | None = None,
+) -> Iterator[Served]:
+    """A server on loopback answering each path of ``routes`` (404 elsewhere); with
+    ``tls`` (certificate, key) over https, asking for a client certificate ``client_ca``
+    signed where given."""
     served = Served("", [])
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -110,6 +119,9 @@ def serving(routes: dict[str, Route], *, tls: tuple[Path, Path] | None = None) -
     if tls is not None:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(str(tls[0]), str(tls[1]))
+        if client_ca is not None:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(str(client_ca))
         server.socket = context.wrap_socket(server.socket, server_side=True)
         scheme = "https"
     served.url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
@@ -330,33 +342,49 @@ def test_a_malformed_headers_variable_is_one_line_without_its_value(
     assert f"{ENV_HEADERS}: entry 2 is not key=value" in line and TOKEN not in line
 
 
-def _private_ca(directory: Path) -> tuple[Path, Path, Path]:
-    """A CA of our own and a certificate for 127.0.0.1 it signed: (CA, cert, key)."""
+@dataclasses.dataclass
+class PrivateCA:
+    """A CA of our own, a server certificate for 127.0.0.1 and a client certificate it
+    signed (PEM files)."""
+
+    ca: Path
+    server: tuple[Path, Path]
+    client: tuple[Path, Path]
+
+
+def _private_ca(directory: Path) -> PrivateCA:
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("no openssl command to make a private CA")
-    ca_key, ca, key, request, cert = (
-        directory / name for name in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem")
-    )
-    extensions = directory / "server.ext"
-    extensions.write_text(
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
-        "authorityKeyIdentifier=keyid\nkeyUsage=digitalSignature,keyEncipherment\n"
-        "extendedKeyUsage=serverAuth\n",
-        encoding="utf-8",
-    )
-    commands = [
-        f"req -x509 -newkey rsa:2048 -nodes -keyout {ca_key} -out {ca} -days 2"
-        " -subj /CN=otel-dynamo-test-CA -addext basicConstraints=critical,CA:TRUE"
-        " -addext keyUsage=critical,keyCertSign,cRLSign",
-        f"req -newkey rsa:2048 -nodes -keyout {key} -out {request} -subj /CN=127.0.0.1",
-        f"x509 -req -in {request} -CA {ca} -CAkey {ca_key} -CAcreateserial -out {cert}"
-        f" -days 2 -extfile {extensions}",
-    ]
-    for command in commands:
+
+    def run(command: str) -> None:
         # tmp_path holds no spaces: the words split as written
         subprocess.run([openssl, *command.split()], check=True, capture_output=True, cwd=directory)
-    return ca, cert, key
+
+    ca_key, ca = directory / "ca.key", directory / "ca.pem"
+    run(
+        f"req -x509 -newkey rsa:2048 -nodes -keyout {ca_key} -out {ca} -days 2"
+        " -subj /CN=otel-dynamo-test-CA -addext basicConstraints=critical,CA:TRUE"
+        " -addext keyUsage=critical,keyCertSign,cRLSign"
+    )
+
+    def signed(name: str, usage: str, alt: str) -> tuple[Path, Path]:
+        key, request, cert = (directory / f"{name}.{kind}" for kind in ("key", "csr", "pem"))
+        extensions = directory / f"{name}.ext"
+        extensions.write_text(
+            f"{alt}basicConstraints=CA:FALSE\nauthorityKeyIdentifier=keyid\n"
+            f"keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage={usage}\n",
+            encoding="utf-8",
+        )
+        run(f"req -newkey rsa:2048 -nodes -keyout {key} -out {request} -subj /CN={name}")
+        run(
+            f"x509 -req -in {request} -CA {ca} -CAkey {ca_key} -CAcreateserial -out {cert}"
+            f" -days 2 -extfile {extensions}"
+        )
+        return cert, key
+
+    server = signed("server", "serverAuth", "subjectAltName=IP:127.0.0.1\n")
+    return PrivateCA(ca, server, signed("client", "clientAuth", ""))
 
 
 def test_a_private_ca_is_trusted_through_the_certificate_variable(
@@ -364,16 +392,16 @@ def test_a_private_ca_is_trusted_through_the_certificate_variable(
 ) -> None:
     """An https Jaeger whose certificate a private CA signed: refused in one line without
     OTEL_DYNAMO_JAEGER_CERTIFICATE (naming it), read with it."""
-    ca, cert, key = _private_ca(tmp_path)
+    private = _private_ca(tmp_path)
     write_small(tmp_path / "files")
     routes: dict[str, Route] = {
         "/api/v3/services": lambda *_: _services(SERVICE),
         "/api/v3/traces": lambda *_: _traces_of(tmp_path / "files"),
     }
-    with serving(routes, tls=(cert, key)) as served:
+    with serving(routes, tls=private.server) as served:
         line = _one_failure_line(*_report(capsys, _address(served.url)))
         assert "its TLS certificate is not trusted" in line and ENV_CERTIFICATE in line
-        monkeypatch.setenv(ENV_CERTIFICATE, str(ca))
+        monkeypatch.setenv(ENV_CERTIFICATE, str(private.ca))
         code, out, err = _report(capsys, _address(served.url), "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["source"]["address"].startswith(served.url)
@@ -469,3 +497,35 @@ def test_only_the_keys_written_as_arrays_are_made_arrays_again(tmp_path: Path) -
         {"key": names.ATTR_RECOMPILE_REASON, "value": {"stringValue": looks_like}},
     ]
     assert list(tmp_path.iterdir()) == []  # the private folder is gone
+
+
+def test_mutual_tls_takes_the_client_certificate_variables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Jaeger that asks for a client certificate: one line without one, read with
+    OTEL_DYNAMO_JAEGER_CLIENT_CERTIFICATE and _CLIENT_KEY."""
+    private = _private_ca(tmp_path)
+    write_small(tmp_path / "files")
+    routes: dict[str, Route] = {
+        "/api/v3/services": lambda *_: _services(SERVICE),
+        "/api/v3/traces": lambda *_: _traces_of(tmp_path / "files"),
+    }
+    monkeypatch.setenv(ENV_CERTIFICATE, str(private.ca))
+    with serving(routes, tls=private.server, client_ca=private.ca) as served:
+        line = _one_failure_line(*_report(capsys, _address(served.url)))
+        assert line.startswith(f"otel-dynamo: Jaeger at {served.url}: TLS failed")
+        assert f"a client certificate, if it asks for one: {ENV_CLIENT_CERTIFICATE}" in line
+        monkeypatch.setenv(ENV_CLIENT_CERTIFICATE, str(private.client[0]))
+        monkeypatch.setenv(ENV_CLIENT_KEY, str(private.client[1]))
+        code, out, err = _report(capsys, _address(served.url), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["totals"]["frame_compiles"] > 0
+
+
+def test_a_missing_tls_file_is_one_line_naming_its_variable(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A certificate variable naming no file: one line naming the variable and path."""
+    monkeypatch.setenv(ENV_CERTIFICATE, "/nonexistent/ca.pem")
+    line = _one_failure_line(*_report(capsys, _address("https://127.0.0.1:9")))
+    assert line == f"otel-dynamo: {ENV_CERTIFICATE}=/nonexistent/ca.pem: no such file"

@@ -92,6 +92,8 @@ class Client:
             raise self.error(self._unreachable(failed.reason)) from None
         except TimeoutError:
             raise self.error(self._slow()) from None
+        except ssl.SSLError as failed:  # after the handshake: a client certificate refused
+            raise self.error(self._unreachable(failed)) from None
         except (http.client.HTTPException, OSError) as failed:
             raise self.error(f"the connection failed: {_reason(failed)}") from None
         if len(body) > MAX_ANSWER_BYTES:
@@ -116,7 +118,11 @@ class Client:
                 "CA certificates that signed it"
             )
         if isinstance(reason, ssl.SSLError):
-            return f"TLS failed ({_reason(reason)})"
+            said = f"TLS failed ({_reason(reason)})"
+            # a server that wants a client certificate may only close the connection
+            if self._settings.client_certificate is None:
+                said += f"; a client certificate, if it asks for one: {ENV_CLIENT_CERTIFICATE}"
+            return said
         if isinstance(reason, TimeoutError):
             return self._slow()
         if isinstance(reason, ConnectionRefusedError):
