@@ -23,17 +23,26 @@ from generated_files import write_or_check  # noqa: E402  (docs/, the script's f
 
 from otel_dynamo._config import otel_variables, settings  # noqa: E402
 from otel_dynamo._config.settings import Variable  # noqa: E402
+from otel_dynamo.report.read import jaeger  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "configuration.md"
 BEGIN = (
     "<!-- generated from otel_dynamo/_config (settings.VARIABLES, otel_variables.VARIABLES, "
-    "otel_variables.DIFFERENCES) by python docs/generate_configuration.py: edit there -->"
+    "otel_variables.DIFFERENCES) and otel_dynamo/report/read/jaeger.py (VARIABLES) by python "
+    "docs/generate_configuration.py: edit there -->"
 )
 END = "<!-- end of the generated part -->"
 DIFFERENCES_INTRO = """## Deliberate differences from the SDK
 
 otel_dynamo's own providers read the standard variables as the OpenTelemetry SDK does,
 except here (the job's own providers are the SDK's, and read them as it always does):
+"""
+
+
+JAEGER_INTRO = """## Reading a run from Jaeger (`otel-dynamo report`, `diff`)
+
+Read only by the commands, when a `PATH` is a Jaeger query address
+([report.md](report.md#reading-a-run-from-jaeger)); never by a traced job:
 """
 
 
@@ -56,6 +65,12 @@ def render() -> str:
     lines += [
         "| " + " | ".join(_cell(cell) for cell in difference) + " |"
         for difference in otel_variables.DIFFERENCES
+    ]
+    lines += ["", JAEGER_INTRO]
+    lines += ["| variable | default | accepted | meaning |", "|---|---|---|---|"]
+    lines += [
+        "| " + " | ".join(_cell(cell) for cell in (f"`{row.name}`", *row[1:])) + " |"
+        for row in jaeger.VARIABLES
     ]
     return "\n".join([*lines, "", END])
 

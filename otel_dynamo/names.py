@@ -1098,6 +1098,28 @@ LEGACY_ATTRIBUTES: dict[str, str] = {
 reader of files looks for the key, then for the legacy one."""
 
 
+ARRAY_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        ATTR_GUARDS,
+        ATTR_FRAME_RESTART_REASONS,
+        ATTR_GRAPH_BREAK_REASONS,
+        ATTR_GRAPH_BREAK_USER_STACK,
+        ATTR_GRAPH_OPS,
+        ATTR_GRAPH_CALL_FUNCTION_OPS,
+        ATTR_GRAPH_INPUT_SHAPES,
+        ATTR_GRAPH_INPUT_DTYPES,
+        ATTR_GRAPH_INPUT_DEVICES,
+        ATTR_EXPORT_OPS,
+        ATTR_EXPORT_DECOMP_OPS_ADDED,
+        ATTR_EXPORT_DECOMP_OPS_REMOVED,
+    }
+)
+"""The attribute keys otel_dynamo writes as arrays (of strings), on spans and span events.
+A trace store that keeps no arrays (Jaeger's v1 model, behind its Badger, Cassandra and
+Elasticsearch storage) hands them back as JSON text: the report turns only these keys back
+into arrays, never guessing from a value's look (a guard's text may itself read ``[...]``)."""
+
+
 class MetricInstrument(NamedTuple):
     """What kind of OpenTelemetry instrument a metric is, and its unit (UCUM)."""
 

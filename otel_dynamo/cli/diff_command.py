@@ -24,8 +24,14 @@ uses 2 for bad arguments too)."""
 def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
     from otel_dynamo.report.diff import DEFAULT_MIN_CHANGE, MIN_CHANGE_FORMAT
 
-    parser.add_argument("base", type=Path, help="the base run: a telemetry file or directory")
-    parser.add_argument("new", type=Path, help="the new run: a telemetry file or directory")
+    parser.add_argument(
+        "base",
+        help="the base run: a telemetry file or directory, or a Jaeger query address "
+        "(http(s)://HOST:16686/?service=NAME&...: docs/report.md)",
+    )
+    parser.add_argument(
+        "new", help="the new run: a telemetry file or directory, or a Jaeger query address"
+    )
     parser.add_argument(
         "--min-change",
         type=_min_change,
@@ -70,11 +76,16 @@ def _condition(text: str) -> Any:
 
 def run_diff(args: argparse.Namespace) -> int:
     from otel_dynamo import report
+    from otel_dynamo.cli.report_command import read_source
     from otel_dynamo.report.diff import MinChange, diff_summaries
 
     summaries = []
     for label, path in (("BASE", args.base), ("NEW", args.new)):
-        done = report.read_report([path])
+        try:
+            done = read_source([path])
+        except report.JaegerError as failed:
+            error(report.printable(f"{label}: {failed}"))  # it may quote what the server said
+            return EXIT_UNREADABLE
         for problem in done.problems:
             error(report.printable(str(problem)))
         if done.records == 0:

@@ -7,7 +7,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -23,7 +23,7 @@ from otel_dynamo.cli.arguments import (
 )
 
 if TYPE_CHECKING:
-    from otel_dynamo.report import CauseCounts, Summary, TerminalLayout
+    from otel_dynamo.report import CauseCounts, Report, Summary, TerminalLayout
 
 COLOR_CHOICES = ("auto", "always", "never")
 MIN_TERMINAL_WIDTH = 60
@@ -40,8 +40,15 @@ NO_GRAPH_TEXTS_HINT = f"none were recorded: run the job with {CAPTURE_GRAPHS} to
 
 
 REPORT_HELP = (
-    "summarize otel_dynamo telemetry files (OTLP/JSON Lines) or directories of them: "
-    "frame compiles, graph breaks, recompiles, slow compiles, failures, and ranks that diverge"
+    "summarize otel_dynamo telemetry files (OTLP/JSON Lines) or directories of them, or a "
+    "run read back from Jaeger: frame compiles, graph breaks, recompiles, slow compiles, "
+    "failures, and ranks that diverge"
+)
+JAEGER_PATH_HELP = (
+    "or one Jaeger query address, the run chosen in its query string: "
+    "http(s)://HOST:16686/?service=NAME[&start=TIME&end=TIME | &lookback=1h][&run_id=ID]"
+    "[&limit=N] (times RFC 3339, e.g. 2026-12-05T10:00:00Z; headers and TLS from "
+    "OTEL_DYNAMO_JAEGER_*: docs/report.md)"
 )
 
 
@@ -49,7 +56,10 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     from otel_dynamo.report import DEFAULT_RECOMPILE_LIMIT, DEFAULT_ROW_LIMIT, PARALLEL_MIN_BYTES
 
     parser.add_argument(
-        "paths", nargs="+", metavar="PATH", help="telemetry files, or directories to search"
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help=f"telemetry files, or directories to search; {JAEGER_PATH_HELP}",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the summary as JSON instead of tables"
@@ -120,7 +130,7 @@ def run_report(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         # Read and summarized a few processes at a time: memory follows the largest process.
         try:
-            done = report.read_report(
+            done = read_source(
                 args.paths,
                 progress=progress,
                 recompile_limit=args.recompile_limit,
@@ -133,6 +143,10 @@ def run_report(args: argparse.Namespace) -> int:
         except OSError as failed:
             progress.clear()
             error(f"{failed.filename}: cannot write graph texts: {failed.strerror}")
+            return EXIT_FAILED
+        except report.JaegerError as failed:
+            progress.clear()
+            error(report.printable(str(failed)))  # it may quote what the server said
             return EXIT_FAILED
     progress.clear()
     if files is not None:
@@ -164,6 +178,34 @@ def run_report(args: argparse.Namespace) -> int:
             counts=done.causes,
         )
     return EXIT_OK
+
+
+def read_source(paths: Sequence[str | Path], **options: Any) -> Report:
+    """``paths`` read as ``report.read_report`` reads them, or, where the one path is a
+    Jaeger query address, as ``report.read_jaeger_report`` reads it (``options``: theirs);
+    raises ``report.JaegerError`` (one line, no credentials) when that cannot be read."""
+    from otel_dynamo import report
+
+    addresses = [path for path in paths if report.is_jaeger_address(path)]
+    if not addresses:
+        return report.read_report(paths, **options)
+    if len(paths) > 1:
+        raise report.JaegerError(
+            "a Jaeger address is read alone: give it as the only PATH "
+            "(compare two runs with otel-dynamo diff)"
+        )
+    address = report.JaegerAddress.parse(str(addresses[0]))
+    settings = report.JaegerSettings.from_environment()
+    progress = options.get("progress")
+    if isinstance(progress, report.TerminalProgress):
+        total_ns = address.end_ns - address.start_ns
+        shown = progress
+
+        def on_slice(run: report.JaegerRun, done_ns: int) -> None:
+            shown.window(done_ns, total_ns, run.traces)
+
+        options["on_slice"] = on_slice
+    return report.read_jaeger_report(address, settings=settings, **options)
 
 
 def _layout(args: argparse.Namespace, stream: TextIO) -> TerminalLayout:

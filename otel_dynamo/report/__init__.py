@@ -10,6 +10,11 @@ Typical use::
     html = report.render_html(telemetry, summary)
     print(report.explain(["./otel-dynamo"]))  # torch._dynamo.explain's summary, no reset
 
+    # a run read back from Jaeger (headers, TLS, timeout from OTEL_DYNAMO_JAEGER_*):
+    address = report.JaegerAddress.parse("http://jaeger:16686/?service=train&lookback=1h")
+    done = report.read_jaeger_report(address, settings=report.JaegerSettings.from_environment())
+    print(done.summary["source"])  # raises report.JaegerError (one line) when unreadable
+
 The flow, one subpackage each: ``read`` (files to records) → ``summary`` (records to a
 typed :class:`Summary`) → ``render`` (terminal, HTML, JSON, Perfetto, graph texts); ``diff``
 compares two summaries. ``summarize`` returns plain JSON data typed as :class:`Summary`, the
@@ -21,6 +26,10 @@ from __future__ import annotations
 from otel_dynamo.report.read import (
     TELEMETRY_SUFFIXES,
     FileStats,
+    JaegerAddress,
+    JaegerError,
+    JaegerRun,
+    JaegerSettings,
     LogRecord,
     Problem,
     Process,
@@ -29,6 +38,8 @@ from otel_dynamo.report.read import (
     SpanEvent,
     Telemetry,
     TerminalProgress,
+    fetch_run,
+    is_jaeger_address,
     load_telemetry,
 )
 from otel_dynamo.report.render import (
@@ -55,6 +66,7 @@ from otel_dynamo.report.stream import (
     Visitors,
     collection_paused,
     default_workers,
+    read_jaeger_report,
     read_report,
 )
 from otel_dynamo.report.summary import (
@@ -86,6 +98,10 @@ __all__ = [
     "GraphTextCollector",
     "GraphTextFiles",
     "GroupVisitor",
+    "JaegerAddress",
+    "JaegerError",
+    "JaegerRun",
+    "JaegerSettings",
     "LogRecord",
     "PerfettoWriter",
     "Problem",
@@ -103,9 +119,12 @@ __all__ = [
     "color_enabled",
     "default_workers",
     "explain",
+    "fetch_run",
+    "is_jaeger_address",
     "json_chunks",
     "load_telemetry",
     "printable",
+    "read_jaeger_report",
     "read_report",
     "render_html",
     "render_json",

@@ -36,6 +36,12 @@ from otel_dynamo.report.read.files import (
     parse_json,
     parse_json_line,
 )
+from otel_dynamo.report.read.jaeger import (
+    JaegerAddress,
+    JaegerSettings,
+    SliceCallback,
+    fetch_run,
+)
 from otel_dynamo.report.read.model import Problem, Telemetry
 from otel_dynamo.report.render.causes import CauseCounts, process_causes
 from otel_dynamo.report.render.html.page import page_tables
@@ -48,6 +54,7 @@ from otel_dynamo.report.summary.build import (
     SummaryBuilder,
 )
 from otel_dynamo.report.summary.schema import Summary
+from otel_dynamo.report.summary.source import jaeger_source
 
 Key = tuple[str, ...]
 
@@ -244,6 +251,66 @@ def read_report(
         for member in _members(visitor):
             member.restart()
         return read(workers=1)
+
+
+def read_jaeger_report(
+    address: JaegerAddress,
+    *,
+    settings: JaegerSettings,
+    progress: ProgressCallback | None = None,
+    on_slice: SliceCallback | None = None,
+    recompile_limit: int = DEFAULT_RECOMPILE_LIMIT,
+    slowest: int = DEFAULT_SLOWEST,
+    timeline: bool = False,
+    visitor: GroupVisitor | Visitors | None = None,
+    workers: int | None = None,
+    layout: TerminalLayout | None = None,
+    compile_rows: bool = True,
+) -> Report:
+    """The run ``address`` chooses, read from Jaeger (``read.jaeger.fetch_run``: its
+    spans as files of a private folder, one per process) and reported as ``read_report``
+    reports files, with the same options; the summary's ``source`` says where it came from
+    and which counts sampling keeps whole. Raises ``JaegerError`` (one line) when Jaeger
+    cannot be read; slices that still held the trace limit at the narrowest are problems."""
+    with fetch_run(address, settings=settings, on_slice=on_slice) as run:
+        done = read_report(
+            [run.directory],
+            progress=progress,
+            recompile_limit=recompile_limit,
+            slowest=slowest,
+            timeline=timeline,
+            visitor=visitor,
+            workers=workers,
+            layout=layout,
+            compile_rows=compile_rows,
+        )
+        # The private folder's names mean nothing once it is gone: name the processes.
+        shown = {display_name(run.directory / name): label for name, label in run.processes.items()}
+    where = address.base
+    inputs = done.summary["inputs"]
+    for row in inputs["files"]:
+        row["path"] = f"{where} ({shown.get(row['path'], row['path'])})"
+    for problem_row in inputs["problems"]:
+        problem_row["path"] = f"{where} ({shown.get(problem_row['path'], problem_row['path'])})"
+    done.problems = [
+        Problem(f"{where} ({shown.get(problem.path, problem.path)})", problem.line, problem.message)
+        for problem in done.problems
+    ]
+    if run.truncated:
+        first, last = run.truncated[0]
+        problem = Problem(
+            str(address),
+            None,
+            f"{len(run.truncated)} time slices (the first {first} to {last}) still held "
+            f"{address.limit} traces at the narrowest: traces may be missing there; read it "
+            "again with a higher limit= in the address",
+        )
+        done.problems.append(problem)
+        inputs["problems"].append(
+            {"path": problem.path, "line": problem.line, "message": problem.message}
+        )
+    done.summary["source"] = jaeger_source(run)
+    return done
 
 
 def _read(

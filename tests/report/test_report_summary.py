@@ -567,6 +567,7 @@ def test_summary_top_level_keys_are_stable(tmp_path: Path) -> None:
             "schema_version",
             "recompile_limit",
             "inputs",
+            "source",
             "totals",
             "compile_time",
             "processes",

@@ -7,6 +7,14 @@ summaries). Nothing here knows the report's layout.
 from __future__ import annotations
 
 from otel_dynamo.report.read.files import TELEMETRY_SUFFIXES, ProgressCallback, load_telemetry
+from otel_dynamo.report.read.jaeger import (
+    JaegerAddress,
+    JaegerError,
+    JaegerRun,
+    JaegerSettings,
+    fetch_run,
+    is_jaeger_address,
+)
 from otel_dynamo.report.read.model import (
     FileStats,
     LogRecord,
@@ -22,6 +30,10 @@ from otel_dynamo.report.read.sdk import spans_from_sdk
 __all__ = [
     "TELEMETRY_SUFFIXES",
     "FileStats",
+    "JaegerAddress",
+    "JaegerError",
+    "JaegerRun",
+    "JaegerSettings",
     "LogRecord",
     "Problem",
     "Process",
@@ -30,6 +42,8 @@ __all__ = [
     "SpanEvent",
     "Telemetry",
     "TerminalProgress",
+    "fetch_run",
+    "is_jaeger_address",
     "load_telemetry",
     "spans_from_sdk",
 ]

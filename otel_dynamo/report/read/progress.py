@@ -31,6 +31,12 @@ class TerminalProgress:
             percent = 100 * done // total if total else 100
             self._show(f"reading {done / _MB:.0f} of {total / _MB:.0f} MB ({percent}%)")
 
+    def window(self, done_ns: int, total_ns: int, traces: int) -> None:
+        """Report a Jaeger window read up to ``done_ns`` of ``total_ns``, ``traces`` so far
+        (always shown on a terminal: each query waits on the network)."""
+        percent = 100 * done_ns // total_ns if total_ns else 100
+        self._show(f"reading Jaeger: {traces} traces, {percent}% of the window")
+
     def step(self, what: str) -> None:
         """Name the step now running (only for large inputs: small ones are instant)."""
         if self._large:

@@ -13,7 +13,7 @@ import msgspec
 
 from otel_dynamo import names
 from otel_dynamo.report.read.files import UNPRINTABLE
-from otel_dynamo.report.summary.schema import CompileRow, ProcessDescription, StackCount
+from otel_dynamo.report.summary.schema import CompileRow, ProcessDescription, Source, StackCount
 
 TOTAL_TITLES: dict[str, str] = {
     "frame_compiles": "frame compiles",
@@ -354,6 +354,30 @@ def process_heading(section: ProcessDescription) -> str:
     # Without a rank the label already names the host, pid or service: not twice.
     shown = [str(part) for part in details if part and str(part) not in name]
     return " · ".join([name, *shown])
+
+
+def source_lines(source: Source | None) -> list[str]:
+    """Where a run not read from files came from, and what that means for its counts
+    (the terminal report's and the page's note); nothing for files."""
+    if source is None:
+        return []
+    window = " to ".join(source["window"])
+    run = "" if source["run_id"] is None else f", run {source['run_id']}"
+    lines = [
+        f"read from Jaeger: service {source['service']}{run}, {window}; "
+        f"{plural(source['traces'], 'trace')} in {plural(source['queries'], 'query', 'queries')}",
+        "counts complete under the shipped tail sampling: "
+        + ", ".join(key.replace("_", " ") for key in source["complete"])
+        + " (and compiles over its latency threshold); every other count may be sampled",
+        "not in a trace store (log records only): variant calls, unfinished compiles",
+    ]
+    if source["truncated_slices"]:
+        count = len(source["truncated_slices"])
+        lines.append(
+            f"INCOMPLETE: {plural(count, 'time slice')} still held the trace limit at the "
+            "narrowest: traces may be missing there (a higher limit= in the address)"
+        )
+    return lines
 
 
 def printable(text: str) -> str:

@@ -89,6 +89,8 @@ def render_terminal(
     # One process at a time: a printable copy of a large run's whole summary would double it.
     top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
     lines = _overview(top, view)
+    note = _format.source_lines(top["source"])
+    lines += [view.paint(truncate(line, view.width), "dim") for line in note]
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
     lines += ["", *where] if where else []
     why = causes.terminal_lines(summary, width=width, color=color, limit=limit, counts=counts)
@@ -179,6 +181,8 @@ def _overview(summary: Summary, view: _View) -> list[str]:
         f"otel-dynamo report: {_format.plural(totals['processes'], 'process', 'processes')} "
         f"from {_format.plural(len(inputs['files']), 'file')}"
     )
+    if summary["source"] is not None:
+        heading = heading.rsplit(" from ", 1)[0] + " read from Jaeger"
     if inputs["problems"]:
         heading += f", {_format.plural(len(inputs['problems']), 'input problem')} (see stderr)"
     items = [

@@ -132,6 +132,7 @@ class SummaryBuilder:
             "schema_version": SCHEMA_VERSION,
             "recompile_limit": self._recompile_limit,
             "inputs": _inputs(files, problems),
+            "source": None,
             "totals": _sum_totals(processes),
             "compile_time": time_split.combine(built.compile_time for built in ordered),
             "processes": processes,

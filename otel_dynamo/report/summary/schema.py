@@ -495,12 +495,30 @@ class Ranks(TypedDict):
     rows: list[RankRow]
 
 
+class Source(TypedDict):
+    """Where the run was read from, when not from files: a Jaeger query address."""
+
+    kind: str
+    address: str
+    service: str
+    window: list[str]
+    run_id: str | None
+    traces: int
+    spans: int
+    queries: int
+    truncated_slices: list[list[str]]
+    complete: list[str]
+    may_be_sampled: list[str]
+    absent: list[str]
+
+
 class Summary(TypedDict):
     """The report summary (``otel-dynamo report --json``)."""
 
     schema_version: int
     recompile_limit: int
     inputs: Inputs
+    source: Source | None
     totals: Totals
     compile_time: CompileTime
     processes: list[ProcessSection]

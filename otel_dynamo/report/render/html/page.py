@@ -10,6 +10,7 @@ from typing import Any
 
 from otel_dynamo.report.read.model import Telemetry
 from otel_dynamo.report.render import causes, time_split
+from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html import tables as _html_tables
 from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
@@ -58,7 +59,7 @@ def render_page(
         title=html.escape(PAGE_TITLE),
         style=STYLE,
         stats=_stats(summary),
-        problems=_problems(summary),
+        problems=_source(summary) + _problems(summary),
         compile_time=time_split.html_block(summary["compile_time"])
         + causes.html_block(summary, counts=counts),
         timeline_hint=html.escape(_timeline_hint(timeline)),
@@ -78,6 +79,14 @@ def _stats(summary: Summary) -> str:
         f"<div>{html.escape(label)} <b>{html.escape(value)}</b></div>"
         for label, value in _html_tables.overview(summary)
     )
+
+
+def _source(summary: Summary) -> str:
+    lines = _format.source_lines(summary["source"])
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f'<section class="problems"><h2>Source</h2><ul>{items}</ul></section>'
 
 
 def _problems(summary: Summary) -> str:
