@@ -8,7 +8,8 @@
 # and build caches are reused; a binary whose sources (go.mod, go.sum, *.go) are unchanged
 # since its last build is kept. Without Go it says so and exits 0: the stack tests then
 # skip, saying why. Any other failure exits non-zero.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "stack build: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${OTEL_DYNAMO_STACK_BIN:-$here/bin}"
 if ! command -v go >/dev/null; then
@@ -23,7 +24,12 @@ started=$(date +%s)
 # build NAME DIR PACKAGE: go build DIR's PACKAGE into $bin/NAME unless its stamp matches.
 build() {
   local name="$1" dir="$2" package="$3" stamp
-  stamp="$(cd "$dir" && cat go.mod go.sum ./*.go 2>/dev/null | sha256sum | cut -d' ' -f1)"
+  local sources=("$dir"/go.mod "$dir"/go.sum)
+  # A module may hold no Go file of its own (jaeger/ builds a tool of its dependency).
+  shopt -s nullglob
+  sources+=("$dir"/*.go)
+  shopt -u nullglob
+  stamp="$(cat "${sources[@]}" | sha256sum | cut -d' ' -f1)"
   stamp="$stamp $(go env GOVERSION)"
   if [ -x "$bin/$name" ] && [ "$(cat "$bin/$name.stamp" 2>/dev/null)" = "$stamp" ]; then
     echo "stack build: $name is up to date" >&2
