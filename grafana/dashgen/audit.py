@@ -39,6 +39,7 @@ PROMQL_WORDS = frozenset(
         "rate",
         "increase",
         "irate",
+        "max_over_time",
         "histogram_quantile",
         "and",
         "or",

@@ -248,17 +248,30 @@ def _device_cudagraphs_and_caches() -> list[object]:
 
 
 def _exports() -> list[object]:
+    # A job exports once or twice: per-range totals, never a rate that is 0 between calls.
     operation, outcome = lbl("ATTR_EXPORT_OPERATION"), lbl("ATTR_EXPORT_OUTCOME")
-    calls = q.per_minute(q.rate_sum("METRIC_EXPORTS", JOB, operation, outcome))
-    latency = _percentiles("METRIC_EXPORT_DURATION", operation)
+    calls = q.increase_sum("METRIC_EXPORTS", JOB, operation, outcome)
+    latency = [
+        panels.prom(
+            q.range_quantile(p, "METRIC_EXPORT_DURATION", JOB, operation),
+            legend=f"p{round(p * 100)} {{{{{operation}}}}}",
+            instant=True,
+        )
+        for p in (0.5, 0.99)
+    ]
     return [
-        panels.graph(
-            "torch.export calls per minute by operation and outcome",
-            "torch.export.export and run_decompositions calls.",
+        panels.bars(
+            "torch.export calls by operation and outcome",
+            "torch.export.export and run_decompositions calls in the time range.",
             "short",
-            [panels.prom(calls, legend=f"{{{{{operation}}}}} {{{{{outcome}}}}}")],
+            [panels.prom(calls, legend=f"{{{{{operation}}}}} {{{{{outcome}}}}}", instant=True)],
         ),
-        panels.graph("torch.export time", "Wall time of export calls.", "s", latency),
+        panels.bars(
+            "torch.export time",
+            "Wall time of the export calls in the time range (p50, p99).",
+            "s",
+            latency,
+        ),
     ]
 
 

@@ -42,8 +42,14 @@ def rate_sum(constant: str, filters: str, *labels: str, window: str = RATE, part
 def increase_sum(
     constant: str, filters: str, *labels: str, window: str = RANGE, part: str = ""
 ) -> str:
-    """sum by (labels) (increase(series{filters}[window]))."""
-    return f"sum{by(*labels)} (increase({selector(constant, filters, part)}[{window}]))"
+    """sum by (labels) of what each series counted within ``window``: its last value in
+    the window minus its value when the window began, or minus 0 where the series began
+    inside the window. A process exports a counter or histogram only once it has counted
+    something, so a series' first sample is already above 0 and ``increase()`` would
+    miss it: the compiles before a job's first export, a failure that happened once."""
+    series = selector(constant, filters, part)
+    last = f"max_over_time({series}[{window}])"
+    return f"sum{by(*labels)} ({last} - ({series} offset {window} or {last} * 0))"
 
 
 def quantile(q: float, constant: str, filters: str, *labels: str) -> str:
@@ -57,6 +63,13 @@ def mean(constant: str, filters: str, *labels: str) -> str:
     total = rate_sum(constant, filters, *labels, part="sum")
     count = rate_sum(constant, filters, *labels, part="count")
     return f"{total} / {count}"
+
+
+def range_quantile(q: float, constant: str, filters: str, *labels: str) -> str:
+    """histogram_quantile over what each _bucket series counted within the time range
+    (increase_sum): for events too rare for a rate, such as a job's one torch.export."""
+    inner = increase_sum(constant, filters, "le", *labels, part="bucket")
+    return f"histogram_quantile({q}, {inner})"
 
 
 def spread(expr: str) -> str:

@@ -4,7 +4,6 @@ once, and the report from Jaeger is the report from the files."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import subprocess
@@ -18,10 +17,11 @@ from typing import Any
 import pytest
 from _export_support import child_environ
 from _real_stack import JAEGER_STORAGES, Jaeger, running_jaeger
+from _report_compare import differences, without_log_only
 
 from otel_dynamo import cli, names
 from otel_dynamo.report.read.jaeger import DEFAULT_TRACE_LIMIT, rfc3339
-from otel_dynamo.report.summary.source import LOG_ONLY, SAMPLING_KEPT
+from otel_dynamo.report.summary.source import SAMPLING_KEPT
 
 pytestmark = pytest.mark.slow
 
@@ -123,35 +123,6 @@ def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, out, err
 
 
-def _without_log_only(summary: dict[str, Any]) -> dict[str, Any]:
-    """``summary`` without ``inputs`` and ``source``, and each key ``LOG_ONLY`` names
-    (``processes[].compiles[].calls``) set to one mark."""
-    kept = copy.deepcopy(summary)
-    kept.pop("inputs")
-    kept.pop("source")
-    for path in LOG_ONLY:
-        *steps, last = path.split(".")
-        places = [kept]
-        for step in steps:
-            key = step.removesuffix("[]")
-            places = [place[key] for place in places]
-            if step.endswith("[]"):
-                places = [item for place in places for item in place]
-        for place in places:
-            place[last] = "<log only>"
-    return kept
-
-
-def _differences(first: object, second: object, path: str = "") -> list[str]:
-    """Where two JSON values differ: each path, and the two values there."""
-    if isinstance(first, dict) and isinstance(second, dict) and first.keys() == second.keys():
-        return [d for key in first for d in _differences(first[key], second[key], f"{path}.{key}")]
-    if isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
-        pairs = zip(first, second, strict=True)
-        return [d for i, (a, b) in enumerate(pairs) for d in _differences(a, b, f"{path}[{i}]")]
-    return [] if first == second else [f"{path}: {first!r} != {second!r}"]
-
-
 def test_json_report_from_jaeger_is_the_files_report(
     stored: Stored, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -164,7 +135,7 @@ def test_json_report_from_jaeger_is_the_files_report(
     from_files = json.loads(out)
     assert from_files["totals"]["graph_breaks"] > 0 and from_files["totals"]["recompiles"] > 0
     assert from_files["totals"]["failures"] > 0
-    assert _differences(_without_log_only(from_jaeger), _without_log_only(from_files)) == []
+    assert differences(without_log_only(from_jaeger), without_log_only(from_files)) == []
     source = from_jaeger["source"]
     assert source["kind"] == "jaeger" and source["service"] == stored.service
     assert (source["run_id"], source["truncated_slices"]) == ("run-a", [])

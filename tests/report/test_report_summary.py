@@ -278,15 +278,33 @@ def test_recompiles_list_reason_and_cache_size(tmp_path: Path) -> None:
     ]
 
 
-def test_recompile_is_known_from_compile_id_without_reason(tmp_path: Path) -> None:
-    """A compile id "N/1" is a recompile even when no reason was recorded."""
-    section = _process(tmp_path, [FakeCompile("4/0"), FakeCompile("4/1", start_ms=500)])
-    assert [(r["compile_id"], r["reason"]) for r in section["recompiles"]] == [("4/1", None)]
+def test_compile_again_without_reason_is_not_a_recompile(tmp_path: Path) -> None:
+    """A compile id "N/1" with no recompile reason (Dynamo compiling a frame again after
+    a failed compile left no cache entry: no guard failed) is no recompile, as torch's
+    CompilationMetrics and the recompiles counter say; with a reason it is one."""
+    section = _process(
+        tmp_path,
+        [
+            FakeCompile("4/0"),
+            FakeCompile("4/1", start_ms=500),
+            FakeCompile("4/2", start_ms=900, recompile_reason="x.size()[0] == 4"),
+        ],
+    )
+    assert [(r["compile_id"], r["reason"]) for r in section["recompiles"]] == [
+        ("4/2", "x.size()[0] == 4")
+    ]
+    assert section["totals"]["recompiles"] == 1
 
 
 def _recompiled(times: int, *, line: int, start: int) -> list[FakeCompile]:
     return [
-        FakeCompile(f"{line}/{n}", line=line, start_ms=start + n * 200, cache_size=n)
+        FakeCompile(
+            f"{line}/{n}",
+            line=line,
+            start_ms=start + n * 200,
+            cache_size=n,
+            recompile_reason=f"x.size()[0] == {n + 1}" if n else None,
+        )
         for n in range(times)
     ]
 

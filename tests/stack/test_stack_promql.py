@@ -166,3 +166,56 @@ def test_prometheus_harness_reports_query_errors(scraped: support.Prometheus) ->
     """A malformed query sent to the running Prometheus raises ValueError with its message."""
     with pytest.raises(ValueError, match="parse error"):
         scraped.query("sum(rate(x[1m])")
+
+
+def test_range_totals_count_a_series_born_inside_the_range(promtool: str, tmp_path: Path) -> None:
+    """A dashboard total (promql.increase_sum) counts a series that began inside the time
+    range from 0, though its first sample is already 3 (a process exports a counter only
+    once it has counted something), and of an older series only its growth in the range;
+    Prometheus's increase() alone undercounts the same series."""
+    from dashgen import promql
+
+    total = promql.increase_sum("METRIC_FAILURES", 'job="j"', window="10m")
+    failures = promql.selector("METRIC_FAILURES", "").removesuffix("{}")
+    rules = {"groups": [{"name": "t", "rules": [{"record": "total", "expr": total}]}]}
+    (tmp_path / "rules.yml").write_text(yaml.safe_dump(rules), encoding="utf-8")
+    unit = {
+        "rule_files": ["rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    {"series": f'{failures}{{job="j", instance="old"}}', "values": "5x5 7x14"},
+                    {"series": f'{failures}{{job="j", instance="new"}}', "values": "_x12 3x7"},
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": "total",
+                        "eval_time": "4m",
+                        "exp_samples": [{"labels": "total", "value": 5}],
+                    },
+                    {
+                        "expr": "total",
+                        "eval_time": "19m",
+                        "exp_samples": [{"labels": "total", "value": 3}],
+                    },
+                    {
+                        "expr": f'sum(increase({failures}{{job="j"}}[10m])) < 3',
+                        "eval_time": "19m",
+                        "exp_samples": [{"labels": "{}", "value": 0}],
+                    },
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(unit), encoding="utf-8")
+    result = subprocess.run(
+        [promtool, "test", "rules", "test.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

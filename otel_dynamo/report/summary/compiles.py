@@ -50,16 +50,11 @@ def _sort_key(compile_id: str) -> tuple[int, ...]:
 
 
 def is_recompile(frame: Span) -> bool:
-    """A recompile has a recorded reason, or a compile id "frame/N" with N above 0."""
-    if frame.attributes.get(names.ATTR_RECOMPILE_REASON):
-        return True
-    return _is_recompile_id(text(frame.attributes.get(names.ATTR_COMPILE_ID)) or "")
-
-
-@remembered(max_length=64, size=65536)
-def _is_recompile_id(compile_id: str) -> bool:
-    match = re.fullmatch(r"!?(?:\d+/)?\d+/(\d+)(?:_\d+)?", compile_id)
-    return match is not None and match.group(1).strip("0") != ""
+    """A recompile is a compile for which torch gave a recompile reason (the guard of a
+    cache entry that failed), as the recompiles counter counts them. A compile id
+    "frame/N" with N above 0 alone is not one: Dynamo compiles a frame again after a
+    failed compile left no cache entry, and no guard failed."""
+    return bool(frame.attributes.get(names.ATTR_RECOMPILE_REASON))
 
 
 def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
