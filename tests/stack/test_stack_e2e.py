@@ -482,6 +482,8 @@ RESTART_DECISION_WAIT = "30s"
 RESTART_WAIT_AFTER_ROOT = "5s"
 OUTAGE_SECONDS = 8.0
 RESTART_JOB_SECONDS = 45.0
+FAULT_NOTICE = "fault injection is ON"
+"""otel_dynamo's one line per rank while OTEL_DYNAMO_FAULT is set (the trigger job sets it)."""
 HELD_METRIC = "otelcol_processor_tail_sampling_sampling_traces_on_memory"
 EXPORT_DELAY_SECONDS = 5.0 + 2.0 + 2.0
 """The SDK's batch delay (OTEL_BSP_SCHEDULE_DELAY), the agent's and the gateway's batch
@@ -548,7 +550,8 @@ def test_job_time_not_hurt_by_a_gateway_outage(gateway_restarted: Restarted) -> 
     run = gateway_restarted.run
     assert len(run.exit_seconds) == RANKS
     assert max(run.exit_seconds) < DEFAULT_SHUTDOWN_TIMEOUT_SECONDS + 0.5
-    assert not re.search(r"(?i)export|otel_dynamo", run.stderr), run.stderr[-2000:]
+    told = [line for line in run.stderr.splitlines() if re.search(r"(?i)export|otel_dynamo", line)]
+    assert {line for line in told if FAULT_NOTICE not in line} == set(), run.stderr[-2000:]
 
 
 def test_spans_the_agent_held_are_delivered_after_the_gateway_returns(
@@ -564,9 +567,9 @@ def test_spans_the_agent_held_are_delivered_after_the_gateway_returns(
 
 def test_only_what_the_killed_gateway_held_is_lost(gateway_restarted: Restarted) -> None:
     """The spans lost all ended before the kill, within the gateway's decision wait plus
-    the export delays of it; their traces number no more than the killed gateway held in
-    its sampling wait (its traces_on_memory gauge) plus what its batches and the traces
-    routed to it in the seconds around the last reading held."""
+    the export delays before it; their traces number no more than the killed gateway held
+    in its sampling wait at the last reading before the kill (its traces_on_memory
+    gauge), give or take what arrived in the second between."""
     r = gateway_restarted
     lost = set(r.local) - set(r.stored)
     assert lost, "the gateway held nothing when killed: the test measured no loss"
@@ -577,4 +580,6 @@ def test_only_what_the_killed_gateway_held_is_lost(gateway_restarted: Restarted)
     assert early == []
     lost_traces = {r.local[sid].trace_id for sid in lost}
     assert r.held_before_kill > 0
-    assert len(lost_traces) <= 2 * r.held_before_kill + 20, (len(lost_traces), r.held_before_kill)
+    # The gauge is read just before the kill and updated once a second: a little slack.
+    bound = r.held_before_kill + max(20.0, r.held_before_kill / 4)
+    assert len(lost_traces) <= bound, (len(lost_traces), r.held_before_kill)
