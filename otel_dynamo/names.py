@@ -77,6 +77,8 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_GRAPH_BREAK_REASON",
     "ATTR_GRAPH_BREAK_USER_STACK",
     "ATTR_GRAPH_BREAK_KIND",
+    "ATTR_GRAPH_BREAK_HINTS",
+    "ATTR_GRAPH_BREAK_URL",
     "ATTR_PHASE_NAME",
     "ATTR_TIME_PREFIX",
     "ATTR_DISCARDED",
@@ -247,6 +249,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "RESOURCE_WORLD_SIZE",
     "RESOURCE_NODE_RANK",
     "RESOURCE_RUN_ID",
+    "RESOURCE_TORCH_VERSION",
     "RESOURCE_SERVICE_NAME",
     "RESOURCE_SERVICE_INSTANCE_ID",
     "RESOURCE_HOST_NAME",
@@ -478,6 +481,17 @@ ATTR_GRAPH_BREAK_KIND = "torch.compile.graph_break.kind"
 """Dynamo's class of a graph break, its ``gb_type`` (e.g. "Failed to trace builtin
 operator", "Data-dependent branching"; before torch 2.12 the reason's first line), or
 "skip" for a frame Dynamo gave up on."""
+
+ATTR_GRAPH_BREAK_HINTS = "torch.compile.graph_break.hints"
+"""On a break event: torch's own hints for this break, as it stated them (its ``Hint:``
+lines, e.g. "Use `torch.cond` to express dynamic control flow."), in its order; absent
+where torch gave none. torch's text: it names types, functions and config settings, never
+the job's values."""
+
+ATTR_GRAPH_BREAK_URL = "torch.compile.graph_break.url"
+"""On a break event: the page torch links for this kind of break (its graph-break
+registry, e.g. https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html);
+absent where torch links none."""
 
 ATTR_PHASE_NAME = "torch.compile.phase.name"
 """Dynamo's own name of a compile phase (bytecode_tracing, backend_compile, ...)."""
@@ -1049,6 +1063,11 @@ RESOURCE_NODE_RANK = "torch.distributed.node_rank"
 RESOURCE_RUN_ID = "torch.distributed.run_id"
 """torchrun's rendezvous run id (TORCHELASTIC_RUN_ID), a string."""
 
+RESOURCE_TORCH_VERSION = "torch.version"
+"""The version of the torch that compiled (``torch.__version__``, e.g. "2.13.0+cpu"):
+reasons, hints and fixes differ between torch releases, and the report never imports
+torch."""
+
 # --- resource attributes of the OpenTelemetry semantic conventions ------------------
 
 RESOURCE_SERVICE_NAME = "service.name"
@@ -1104,6 +1123,7 @@ ARRAY_ATTRIBUTES: frozenset[str] = frozenset(
         ATTR_FRAME_RESTART_REASONS,
         ATTR_GRAPH_BREAK_REASONS,
         ATTR_GRAPH_BREAK_USER_STACK,
+        ATTR_GRAPH_BREAK_HINTS,
         ATTR_GRAPH_OPS,
         ATTR_GRAPH_CALL_FUNCTION_OPS,
         ATTR_GRAPH_INPUT_SHAPES,

@@ -61,6 +61,8 @@ class GraphBreak:
     reason: str = PRINT_BREAK
     kind: str = "print"
     user_stack: tuple[str, ...] = (f"{TRAIN_FILE}:40 in main", f"{MODEL_FILE}:20 in forward")
+    hints: tuple[str, ...] = ()
+    url: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,10 +90,17 @@ class FakeCompile:
 
 
 def resource_attributes(
-    *, rank: int | None = None, world_size: int | None = None, pid: int = 4242
+    *,
+    rank: int | None = None,
+    world_size: int | None = None,
+    pid: int = 4242,
+    torch_version: str | None = None,
 ) -> dict[str, Any]:
-    """A process's resource: service, host and pid, plus the torchrun ranks if any."""
+    """A process's resource: service, host and pid, plus the torchrun ranks and the torch
+    version if any."""
     attrs: dict[str, Any] = {"service.name": "train", "host.name": "node-a", "process.pid": pid}
+    if torch_version is not None:
+        attrs[names.RESOURCE_TORCH_VERSION] = torch_version
     if rank is not None:
         attrs[names.RESOURCE_RANK] = rank
         attrs[names.RESOURCE_LOCAL_RANK] = rank % 8
@@ -258,11 +267,16 @@ def _frame_attrs(compile_: FakeCompile) -> dict[str, Any]:
 
 
 def _break_attrs(graph_break: GraphBreak) -> dict[str, Any]:
-    return {
+    attrs: dict[str, Any] = {
         names.ATTR_GRAPH_BREAK_REASON: graph_break.reason,
         names.ATTR_GRAPH_BREAK_KIND: graph_break.kind,
         names.ATTR_GRAPH_BREAK_USER_STACK: list(graph_break.user_stack),
     }
+    if graph_break.hints:
+        attrs[names.ATTR_GRAPH_BREAK_HINTS] = list(graph_break.hints)
+    if graph_break.url:
+        attrs[names.ATTR_GRAPH_BREAK_URL] = graph_break.url
+    return attrs
 
 
 def _phase(name: str) -> tuple[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ so the SDK's own warning about them is quieted while our resource is built.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import logging
 import os
 import socket
@@ -36,6 +37,7 @@ ENV_LOCAL_RANK = "LOCAL_RANK"
 ENV_WORLD_SIZE = "WORLD_SIZE"
 ENV_GROUP_RANK = "GROUP_RANK"
 ENV_RUN_ID = "TORCHELASTIC_RUN_ID"
+TORCH_DISTRIBUTION = "torch"
 
 DEFAULT_SERVICE_NAME = "torch-compile"
 """``service.name`` where nobody named the service and there is no program to name it by
@@ -92,10 +94,24 @@ def program_service_name(main: types.ModuleType | None = None) -> str | None:
 
 
 def detected_attributes(environ: Mapping[str, str]) -> dict[str, Any]:
-    """host.name, process.pid and the torchrun variables that are set and well formed."""
+    """host.name, process.pid, torch.version and the torchrun variables that are set and
+    well formed."""
     attributes: dict[str, Any] = {HOST_NAME: socket.gethostname(), PROCESS_PID: os.getpid()}
+    attributes.update(torch_version_attributes())
     attributes.update(torchrun_attributes(environ))
     return attributes
+
+
+def torch_version_attributes() -> dict[str, str]:
+    """``torch.version``: of the torch this process imported, else of the one installed
+    (read from its package metadata: this layer never imports torch); none without one."""
+    version = getattr(sys.modules.get("torch"), "__version__", None)
+    if version is None:
+        try:
+            version = importlib.metadata.version(TORCH_DISTRIBUTION)
+        except importlib.metadata.PackageNotFoundError:
+            return {}
+    return {names.RESOURCE_TORCH_VERSION: str(version)}
 
 
 def of_this_process(resource: Resource, pid: int) -> Resource:

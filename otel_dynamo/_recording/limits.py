@@ -62,6 +62,10 @@ class Limits:
             attributes[names.ATTR_GRAPH_BREAK_KIND] = self.text(event.kind)
         if self.capture_stacks:
             attributes[names.ATTR_GRAPH_BREAK_USER_STACK] = self.strings(event.user_stack)
+        if event.hints:
+            attributes[names.ATTR_GRAPH_BREAK_HINTS] = self.strings(event.hints)
+        if event.url:
+            attributes[names.ATTR_GRAPH_BREAK_URL] = self.text(event.url)
         return attributes
 
     def graph_text_attributes(self, event: GraphTextReported) -> dict[str, Any]:

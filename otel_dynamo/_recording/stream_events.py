@@ -89,6 +89,10 @@ class GraphBreakReported:
     kind: str
     user_stack: tuple[str, ...]
     skipped_frame: bool
+    hints: tuple[str, ...] = ()
+    """torch's ``Hint:`` lines for this break, in its order."""
+    url: str | None = None
+    """The page torch links for this kind of break."""
 
     def skipping_the_frame(self) -> GraphBreakReported:
         """This break as the one that made Dynamo skip its frame (learnt at the frame's end)."""

@@ -54,6 +54,8 @@ _SKIP_MARKERS = ("which results in a skip", "Skipping the function and falling b
 _REASON_MARKER = "Graph Break Reason: "
 _EXPLANATION_MARKER = "  Explanation: "
 _TRACEBACK_MARKER = "Traceback (most recent call last):"
+_HINT_LINE = re.compile(r"^\s*Hint: (?P<hint>.*)$")
+_URL = re.compile(r"please visit: (?P<url>https?://\S+)")
 _COMPILE_ID_PREFIX = re.compile(r"^\s*\d+/\d+: ")
 OUTER_PHASE = "dynamo"
 """Dynamo's outermost timed event: the frame span itself stands for it."""
@@ -124,6 +126,32 @@ def _break_type_and_explanation(text: str) -> tuple[str, str] | None:
     return None
 
 
+def parse_hints(text: str) -> tuple[str, ...]:
+    """torch's ``Hint:`` lines of a graph-break message, each with its indented
+    continuation lines joined (``format_graph_break_message`` indents a long hint), each
+    once, in order."""
+    hints: list[str] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        match = _HINT_LINE.match(line)
+        if match:
+            current = [match["hint"].strip()]
+            hints.append("")
+        elif current is not None and line.startswith("    ") and line.strip():
+            current.append(line.strip())
+        else:
+            current = None
+        if current is not None:
+            hints[-1] = " ".join(current)
+    return tuple(dict.fromkeys(hint for hint in hints if hint))
+
+
+def parse_break_url(text: str) -> str | None:
+    """The page torch links for a graph break ("please visit: URL"), if any."""
+    match = _URL.search(text)
+    return match["url"].rstrip(".") if match else None
+
+
 def parse_graph_break(compile_id: str, text: str) -> GraphBreakReported:
     """Reason, kind and user stack from a ``dynamo_graph_break_reason`` payload."""
     head = text.split("\n\n", 1)[0]
@@ -138,7 +166,15 @@ def parse_graph_break(compile_id: str, text: str) -> GraphBreakReported:
         reason = text.strip().split("\n", 1)[0]
     if skipped:
         reason, kind = f"{SKIPPED_FRAME_PREFIX}{reason}", SKIPPED_FRAME_KIND
-    return GraphBreakReported(compile_id, reason, kind, parse_user_stack(text), skipped)
+    return GraphBreakReported(
+        compile_id,
+        reason,
+        kind,
+        parse_user_stack(text),
+        skipped,
+        hints=parse_hints(text),
+        url=parse_break_url(text),
+    )
 
 
 def parse_guards(text: str) -> tuple[str, ...]:

@@ -195,6 +195,31 @@ def test_host_and_process_attributes(monkeypatch):
     )
 
 
+def test_torch_version_is_the_imported_torchs(monkeypatch):
+    """torch.version is the version of the torch this process imported."""
+    import torch
+
+    assert _resource_with(monkeypatch)[names.RESOURCE_TORCH_VERSION] == torch.__version__
+
+
+def test_torch_version_read_from_metadata_before_torch_is_imported(monkeypatch):
+    """Before torch is imported, torch.version comes from its package metadata (the
+    provider layer never imports torch); without torch installed there is none."""
+    import importlib.metadata
+
+    monkeypatch.delitem(sys.modules, "torch")
+    assert _resource_with(monkeypatch)[names.RESOURCE_TORCH_VERSION] == importlib.metadata.version(
+        "torch"
+    )
+    assert "torch" not in sys.modules
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert names.RESOURCE_TORCH_VERSION not in _resource_with(monkeypatch)
+
+
 def test_sdk_attributes_are_kept(monkeypatch):
     """Resource.create's own attributes (SDK name and language, and the service instance
     where the installed SDK makes one: 1.39 on) are present."""

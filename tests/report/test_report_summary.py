@@ -19,6 +19,7 @@ from _report_support import (
     PRINT_BREAK,
     TRAIN_FILE,
     FakeCompile,
+    GraphBreak,
     request_line,
     resource_attributes,
     small_compiles,
@@ -227,6 +228,8 @@ def test_graph_breaks_grouped_by_reason_with_stacks_and_counts(tmp_path: Path) -
         {
             "reason": PRINT_BREAK,
             "kind": "print",
+            "torch_hints": [],
+            "torch_url": None,
             "count": 2,
             "compile_ids": ["0/0", "2/0"],
             "stacks": [
@@ -240,6 +243,8 @@ def test_graph_breaks_grouped_by_reason_with_stacks_and_counts(tmp_path: Path) -
         {
             "reason": DATA_BREAK,
             "kind": "data_dependent",
+            "torch_hints": [],
+            "torch_url": None,
             "count": 1,
             "compile_ids": ["2/0"],
             "stacks": [
@@ -247,6 +252,32 @@ def test_graph_breaks_grouped_by_reason_with_stacks_and_counts(tmp_path: Path) -
             ],
         },
     ]
+
+
+def test_torchs_hints_and_page_ride_on_their_break_group(tmp_path: Path) -> None:
+    """A break group carries the hints and the page torch stated for its breaks, in
+    torch's order."""
+    hinted = GraphBreak(
+        reason=DATA_BREAK,
+        kind="Data-dependent branching",
+        hints=("Use `torch.cond` to express dynamic control flow.", "Consider a workaround."),
+        url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html",
+    )
+    section = _process(tmp_path, [FakeCompile("0/0", graph_breaks=(hinted,))])
+    (group,) = section["graph_breaks"]
+    assert (group["torch_hints"], group["torch_url"]) == (list(hinted.hints), hinted.url)
+
+
+def test_process_names_the_torch_that_compiled(tmp_path: Path) -> None:
+    """A process's torch_version is its resource's torch.version (None where not recorded)."""
+    path = write_traces(
+        tmp_path / "t.jsonl",
+        [FakeCompile("0/0")],
+        resource=resource_attributes(torch_version="2.13.0+cpu"),
+    )
+    (section,) = _summary(path)["processes"]
+    assert section["torch_version"] == "2.13.0+cpu"
+    assert _small(tmp_path / "small")["torch_version"] is None
 
 
 def test_graph_break_reasons_without_events_are_still_grouped(tmp_path: Path) -> None:
@@ -608,6 +639,7 @@ def test_process_section_keys_are_stable(tmp_path: Path) -> None:
         "host",
         "pid",
         "service",
+        "torch_version",
         "compiles",
         "graph_breaks",
         "recompiles",

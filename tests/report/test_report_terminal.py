@@ -460,3 +460,21 @@ def test_printable_text_gives_the_same_view_without_the_copy(tmp_path: Path) -> 
         == render_terminal(summary, color=False, limit=0),
         "\x1b" in render_terminal(hostile, color=False),
     ) == (True, True, True, False)
+
+
+def test_torchs_hints_shown_under_their_break_wrapped_at_spaces(tmp_path: Path) -> None:
+    """Each hint torch gave for a break is one "torch's hint:" entry under its reason,
+    wrapped within the width at spaces, in torch's order."""
+    hints = (
+        "For the common pattern `if tensor_cond: x = transform(x)`, consider making the code "
+        "branchless by always applying the transform with torch.where.",
+        "Use `torch.cond` to express dynamic control flow.",
+    )
+    brk = GraphBreak(reason="Data-dependent branching: if x.sum() > 0", kind="x", hints=hints)
+    path = write_traces(tmp_path / "t.jsonl", [FakeCompile("0/0", graph_breaks=(brk,))])
+    lines = _render(path, width=80).splitlines()
+    said = [i for i, line in enumerate(lines) if "torch's hint:" in line]
+    assert len(said) == 2 and all(len(line) <= 80 for line in lines)
+    first = " ".join(line.strip() for line in lines[said[0] : said[1]])
+    assert first == f"torch's hint: {hints[0]}"
+    assert lines[said[1]].strip() == f"torch's hint: {hints[1]}"

@@ -29,6 +29,49 @@ def test_graph_break_payload_parsed_into_kind_reason_and_stack():
     assert event.skipped_frame is False
 
 
+HINTED_PAYLOAD = """Graph break in user code at /src/train.py:12
+Graph Break Reason: Data-dependent branching
+  Explanation: Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`).
+
+  Hint: For the common pattern `if tensor_cond: x = transform(x)`, consider making
+    the code branchless by always applying the transform.
+  Hint: Use `torch.cond` to express dynamic control flow.
+
+  Developer debug context: attempted to jump with TensorVariable()
+
+ For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
+
+User code traceback:
+  File "/src/train.py", line 12, in step
+    if x.sum() > 0:
+"""
+"""torch 2.13's shape of a break with hints (format_graph_break_message): a long hint
+continues on lines indented four spaces."""
+
+
+def test_break_hints_and_page_parsed_in_torchs_order():
+    """Each ``Hint:`` line, its continuation joined, in torch's order; the linked page."""
+    event = dynamo_stream.parse_graph_break("0/0", HINTED_PAYLOAD)
+    assert event.hints == (
+        "For the common pattern `if tensor_cond: x = transform(x)`, consider making "
+        "the code branchless by always applying the transform.",
+        "Use `torch.cond` to express dynamic control flow.",
+    )
+    assert event.url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
+
+
+def test_break_without_hints_has_none():
+    """A payload with no ``Hint:`` line and no page gives () and None."""
+    event = dynamo_stream.parse_graph_break("0/0", BREAK_PAYLOAD)
+    assert (event.hints, event.url) == ((), None)
+
+
+def test_a_hint_repeated_by_a_chained_exception_is_kept_once():
+    """A message torch repeats (an exception and the one it caused) gives each hint once."""
+    twice = HINTED_PAYLOAD + "\nThe above exception was the direct cause:\n" + HINTED_PAYLOAD
+    assert len(dynamo_stream.parse_graph_break("0/0", twice).hints) == 2
+
+
 def test_guard_tree_lines_become_one_guard_each_without_managers():
     """Only 'KIND: check' leaves are guards; manager lines and source comments drop."""
     text = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from _spans import named
@@ -71,6 +73,30 @@ def test_graph_break_appears_on_its_frame(provider, exporter, capsys, fn, kind_p
     assert kind_part in event.attributes[names.ATTR_GRAPH_BREAK_KIND]
     stack = event.attributes[names.ATTR_GRAPH_BREAK_USER_STACK]
     assert any(f" in {fn.__name__}" in entry and __file__ in entry for entry in stack)
+
+
+def _stated_by_torch(fn, *args):
+    """The ``Hint:`` lines and the page of the message torch raises for ``fn`` under
+    fullgraph=True (each hint on one line there, as this one's are)."""
+    with pytest.raises(torch._dynamo.exc.Unsupported) as raised:
+        torch.compile(fn, backend="eager", fullgraph=True)(*args)
+    torch._dynamo.reset()
+    lines = [line.strip() for line in str(raised.value).splitlines()]
+    hints = tuple(line.removeprefix("Hint: ") for line in lines if line.startswith("Hint: "))
+    page = re.search(r"please visit: (https?://\S+)", str(raised.value))
+    return hints, page[1] if page else None
+
+
+def test_torchs_hints_and_page_ride_on_the_break_event(provider, exporter, capsys):
+    """A data-dependent branch's break event carries the hints and the page torch states
+    for the same code when it refuses it under fullgraph=True (on a torch that states
+    none, the event carries none)."""
+    hints, page = _stated_by_torch(data_dependent_branch, torch.ones(4))
+    (event,) = _break_events(_frames(provider, exporter, data_dependent_branch, torch.ones(4)))
+    assert tuple(event.attributes.get(names.ATTR_GRAPH_BREAK_HINTS, ())) == hints
+    assert event.attributes.get(names.ATTR_GRAPH_BREAK_URL) == page
+    if hasattr(torch._dynamo.exc, "format_graph_break_message"):
+        assert any("torch.cond" in hint for hint in hints) and page is not None
 
 
 def test_break_with_no_graph_before_it_is_recorded(provider, exporter, capsys):

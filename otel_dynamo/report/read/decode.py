@@ -203,6 +203,7 @@ def process_from_attributes(attrs: Attributes, path: str) -> Process:
         local_rank=_optional_int(attrs.get(names.RESOURCE_LOCAL_RANK)),
         world_size=_optional_int(attrs.get(names.RESOURCE_WORLD_SIZE)),
         node_rank=_optional_int(attrs.get(names.RESOURCE_NODE_RANK)),
+        torch_version=_optional_str(attrs.get(names.RESOURCE_TORCH_VERSION)),
         **facts,
     )
 

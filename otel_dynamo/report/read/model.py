@@ -55,6 +55,7 @@ class Process:
     pid: int | None = None
     service: str | None = None
     instance: str | None = None
+    torch_version: str | None = None
 
     @property
     def sort_key(self) -> tuple[int, int, str]:

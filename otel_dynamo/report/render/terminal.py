@@ -357,6 +357,9 @@ def _graph_break_group(
     reason = wrapped(f"{reason_text}{kind}", view.width - 10)
     lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
     lines += [f"{' ' * 10}{line}" for line in reason[1:]]
+    for hint in group["torch_hints"]:
+        said = wrapped(f"torch's hint: {hint}", view.width - 10)
+        lines += [view.paint(f"{' ' * 10}{line}", "cyan") for line in said]
     stacks = _format.merged_stacks(group["stacks"], function_names)
     for merged in stacks[: view.limit if view.limit > 0 else None]:
         lines += _stack_lines(merged.stack, merged.count, view)

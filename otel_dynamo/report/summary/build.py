@@ -329,6 +329,7 @@ def _describe(process: Process, label: str) -> ProcessDescription:
         "host": process.host,
         "pid": process.pid,
         "service": process.service,
+        "torch_version": process.torch_version,
     }
 
 
@@ -344,9 +345,12 @@ def _graph_breaks(frames: list[Span]) -> list[GraphBreakGroup]:
     """Graph breaks grouped by reason, each with its distinct user stacks and counts."""
     groups: dict[str, _BreakGroup] = {}
     for frame in frames:
-        for reason, kind, stack in _compiles.graph_breaks(frame):
+        for seen in _compiles.graph_breaks(frame):
+            reason, stack = seen.reason, seen.user_stack
             group = groups.setdefault(reason, _BreakGroup())
-            group.kind = group.kind or kind
+            group.kind = group.kind or seen.kind
+            group.hints = group.hints or seen.hints
+            group.url = group.url or seen.url
             group.count += 1
             compile_id = _compile_id(frame)
             group.compile_ids[compile_id] = None
@@ -359,6 +363,8 @@ def _graph_breaks(frames: list[Span]) -> list[GraphBreakGroup]:
 @dataclasses.dataclass
 class _BreakGroup:
     kind: str | None = None
+    hints: tuple[str, ...] = ()
+    url: str | None = None
     count: int = 0
     compile_ids: dict[str | None, None] = dataclasses.field(default_factory=dict)
     stacks: Counter[tuple[str, ...]] = dataclasses.field(default_factory=Counter)
@@ -372,6 +378,8 @@ def _graph_break_row(reason: str, group: _BreakGroup) -> GraphBreakGroup:
     return {
         "reason": reason,
         "kind": group.kind,
+        "torch_hints": list(group.hints),
+        "torch_url": group.url,
         "count": group.count,
         "compile_ids": [compile_id for compile_id in group.compile_ids if compile_id],
         "stacks": [

@@ -7,6 +7,7 @@ depending on how the recorder parents them, so the whole subtree is searched.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import Attributes, AttributeValue, Span
@@ -193,21 +194,35 @@ def error_fields(span: Span) -> ErrorFields:
     return {"error_type": text(attrs.get(names.ATTR_ERROR_TYPE)), "error_message": message}
 
 
-def graph_breaks(frame: Span) -> list[tuple[str, str | None, tuple[str, ...]]]:
-    """(reason, kind, user stack) of each graph break in the frame compile."""
+class BreakSeen(NamedTuple):
+    """One graph break of a frame compile, as its break event recorded it."""
+
+    reason: str
+    kind: str | None
+    user_stack: tuple[str, ...]
+    hints: tuple[str, ...]
+    """torch's own hints for the break, in its order."""
+    url: str | None
+    """The page torch links for this kind of break."""
+
+
+def graph_breaks(frame: Span) -> list[BreakSeen]:
+    """Each graph break in the frame compile."""
     events = [event for event in frame.events if event.name == names.EVENT_GRAPH_BREAK]
     if events:
         return [
-            (
+            BreakSeen(
                 text(event.attributes.get(names.ATTR_GRAPH_BREAK_REASON)) or NO_REASON,
                 text(event.attributes.get(names.ATTR_GRAPH_BREAK_KIND)),
                 tuple(strings(event.attributes.get(names.ATTR_GRAPH_BREAK_USER_STACK))),
+                tuple(strings(event.attributes.get(names.ATTR_GRAPH_BREAK_HINTS))),
+                text(event.attributes.get(names.ATTR_GRAPH_BREAK_URL)),
             )
             for event in events
         ]
     # Without events (e.g. span events dropped by a limit) the reasons are still known.
     return [
-        (reason, None, ())
+        BreakSeen(reason, None, (), (), None)
         for reason in strings(frame.attributes.get(names.ATTR_GRAPH_BREAK_REASONS))
     ]
 

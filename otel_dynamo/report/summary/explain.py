@@ -165,8 +165,13 @@ def _compile_id(span: Span) -> str | None:
 
 
 def _break_reasons(frame: Span) -> Iterator[BreakReason]:
-    for reason, kind, stack in _compiles.graph_breaks(frame):
-        yield BreakReason(reason=reason, user_stack=stack, kind=kind, compile_id=_compile_id(frame))
+    for seen in _compiles.graph_breaks(frame):
+        yield BreakReason(
+            reason=seen.reason,
+            user_stack=seen.user_stack,
+            kind=seen.kind,
+            compile_id=_compile_id(frame),
+        )
 
 
 def _op_count(graphs: list[Span]) -> int | None:

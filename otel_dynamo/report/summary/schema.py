@@ -69,6 +69,10 @@ class GraphBreakGroup(TypedDict):
 
     reason: str
     kind: str | None
+    torch_hints: list[str]
+    """torch's own hints for this break, as the torch that ran stated them."""
+    torch_url: str | None
+    """The page torch links for this kind of break."""
     count: int
     compile_ids: list[str]
     stacks: list[StackCount]
@@ -398,6 +402,8 @@ class ProcessDescription(TypedDict):
     host: str | None
     pid: int | None
     service: str | None
+    torch_version: str | None
+    """The torch that compiled (the resource's ``torch.version``)."""
 
 
 class ProcessSection(ProcessDescription):

@@ -148,7 +148,14 @@ def _compiles(section: ProcessSection) -> Table:
 def _graph_breaks(section: ProcessSection) -> Table:
     """One row per stack (torch/library frames folded, stacks that then read the same
     merged), each with the compile ids that broke there; the heading counts breaks."""
-    columns = ["count", "reason", "kind", "user stack (innermost first)", "compile ids"]
+    columns = [
+        "count",
+        "reason",
+        "kind",
+        "user stack (innermost first)",
+        "compile ids",
+        "torch's hints",
+    ]
     rows = []
     function_names = _format.function_names(section["compiles"])
     for group in section["graph_breaks"]:
@@ -160,6 +167,7 @@ def _graph_breaks(section: ProcessSection) -> Table:
                     group["kind"] or "",
                     " ← ".join(text for text, _frames in merged.stack) or "(not recorded)",
                     _compile_ids(merged.compile_ids),
+                    " · ".join(group["torch_hints"]),
                 ]
             )
     table = _table("Graph breaks", columns, rows, right=range(1))
