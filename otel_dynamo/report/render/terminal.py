@@ -138,6 +138,7 @@ def _description(section: ProcessSection) -> ProcessDescription:
         "host": section["host"],
         "pid": section["pid"],
         "service": section["service"],
+        "torch_version": section["torch_version"],
     }
 
 
