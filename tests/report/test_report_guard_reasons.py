@@ -38,12 +38,27 @@ from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
         ("L['n'] == 3", "input n: a Python int value changed (was 3)"),
         (
             "L['self']._modules['fc'].training == True",
-            "input self.fc.training: a Python bool value changed (was True)",
+            "attribute self.fc.training: a Python bool value changed (was True)",
         ),
         ("len(L['x']) == 3", "the length of x changed (was 3)"),
         ("L['x'].size()[0] <= 16", "input x: dimension 0 is no longer <= 16"),
         ("2 <= L['x'].size()[0]", "input x: dimension 0 is no longer >= 2"),
-        ("___check_obj_id(L['self'].fn, 140234)", "input self.fn: a different object than before"),
+        (
+            "___check_obj_id(L['self'].fn, 140234)",
+            "attribute self.fn: a different object than before",
+        ),
+        ("L['self'].step == 3", "attribute self.step: a Python int value changed (was 3)"),
+        (
+            "tensor 'L['self']._modules['fc']._parameters['weight']' size mismatch at index 0."
+            " expected 4, actual 8",
+            "parameter self.fc.weight: dimension 0 changed from 4 to 8",
+        ),
+        (
+            "tensor 'L['self']._modules['bn']._buffers['running_mean']' dtype mismatch."
+            " expected Float, actual Half",
+            "buffer self.bn.running_mean: dtype changed from Float to Half",
+        ),
+        ("G['SCALE'] == 2.5", "global SCALE: a Python float value changed (was 2.5)"),
         ("___check_type_id(L['x'], 94012)", "input x: its type changed"),
         ("L['y'] is None", "input y: changed from None"),
         (
@@ -143,5 +158,5 @@ def test_the_users_stack_torch_appends_is_not_part_of_the_reason() -> None:
     nor the guard text carry them (the report shows where the function is)."""
     raw = "0/0: G['SCALE'] == 2    #   # job.py:24 in fn\nUser stack trace:\n"
     raw += '  File "job.py", line 24, in fn'
-    assert plain_reason(raw) == "input SCALE: a Python int value changed (was 2)"
+    assert plain_reason(raw) == "global SCALE: a Python int value changed (was 2)"
     assert guard_text(raw) == "G['SCALE'] == 2"

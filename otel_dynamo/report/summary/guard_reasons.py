@@ -42,7 +42,7 @@ _TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ..
             r" expected (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
         ),
         lambda m: (
-            f"input {_source(m['name'])}: "
+            f"{_named(m['name'])}: "
             f"{'dimension' if m['what'] == 'size' else 'stride of dimension'} {m['index']} "
             f"changed from {m['expected']} to {m['actual']}"
         ),
@@ -50,14 +50,14 @@ _TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ..
     (
         re.compile(_TENSOR + r" rank mismatch" + _EXPECTED_ACTUAL),
         lambda m: (
-            f"input {_source(m['name'])}: number of dimensions changed "
+            f"{_named(m['name'])}: number of dimensions changed "
             f"from {m['expected']} to {m['actual']}"
         ),
     ),
     (
         re.compile(_TENSOR + r" dtype mismatch" + _EXPECTED_ACTUAL),
         lambda m: (
-            f"input {_source(m['name'])}: dtype changed from "
+            f"{_named(m['name'])}: dtype changed from "
             f"{_dtype(m['expected'])} to {_dtype(m['actual'])}"
         ),
     ),
@@ -65,7 +65,7 @@ _TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ..
         re.compile(
             _TENSOR + r" requires_grad mismatch\.? expected requires_grad=(?P<expected>\S+?)\.?$"
         ),
-        lambda m: f"input {_source(m['name'])}: requires_grad changed (was {_flag(m['expected'])})",
+        lambda m: f"{_named(m['name'])}: requires_grad changed (was {_flag(m['expected'])})",
     ),
     (
         re.compile(
@@ -73,11 +73,11 @@ _TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ..
             + r" dispatch key set mismatch\.? expected DispatchKeySet\((?P<expected>[^)]*)\),"
             r" actual DispatchKeySet\((?P<actual>[^)]*)\)\.?$"
         ),
-        lambda m: f"input {_source(m['name'])}: {_dispatch_change(m['expected'], m['actual'])}",
+        lambda m: f"{_named(m['name'])}: {_dispatch_change(m['expected'], m['actual'])}",
     ),
     (
         re.compile(_TENSOR + r" dispatch key set mismatch"),
-        lambda m: f"input {_source(m['name'])}: device, layout or autograd state changed",
+        lambda m: f"{_named(m['name'])}: device, layout or autograd state changed",
     ),
     (
         re.compile(
@@ -85,13 +85,12 @@ _TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ..
             r" (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
         ),
         lambda m: (
-            f"input {_source(m['name'])}: device index changed "
-            f"from {m['expected']} to {m['actual']}"
+            f"{_named(m['name'])}: device index changed from {m['expected']} to {m['actual']}"
         ),
     ),
     (
         re.compile(_TENSOR + r" .*device.* mismatch", re.IGNORECASE),
-        lambda m: f"input {_source(m['name'])}: device changed",
+        lambda m: f"{_named(m['name'])}: device changed",
     ),
 )
 
@@ -193,7 +192,7 @@ def _plain_guard_code(guard: str) -> str | None:
         return f"{_subject(match['source'])}its type changed{was}"
     if match := _DICT_CONTAINS.match(guard):
         had = "no longer has" if match["negated"] is None else "now has"
-        return f"input {_source(match['source'])}: {had} key {match['key']}"
+        return f"{_named(match['source'])}: {had} key {match['key']}"
     if _BACKEND_CODE.match(guard):
         return "compiled with another backend"
     if match := _IS_NONE.match(guard):
@@ -212,7 +211,7 @@ def _plain_guard_code(guard: str) -> str | None:
 
 def _size_reading(match: re.Match[str], *, flipped: bool) -> str:
     what = "dimension" if match["what"] == "size" else "stride of dimension"
-    subject = f"input {_source(match['source'])}: {what} {match['index']}"
+    subject = f"{_named(match['source'])}: {what} {match['index']}"
     op = _FLIPPED_OP[match["op"]] if flipped else match["op"]
     if op == "==":
         return f"{subject} changed (was {match['value']})"
@@ -220,9 +219,35 @@ def _size_reading(match: re.Match[str], *, flipped: bool) -> str:
 
 
 def _subject(source: str) -> str:
-    """ "input x: " for a named source; "" for a value on Dynamo's stack (no name)."""
+    """ "input x: " (or "global SCALE: ", "attribute self.step: ") for a named source; ""
+    for a value on Dynamo's stack (no name)."""
     shown = _source(source)
-    return "" if _STACK_SOURCE.match(shown) else f"input {shown}: "
+    return "" if _STACK_SOURCE.match(shown) else f"{_named(source)}: "
+
+
+_GLOBAL_SOURCE = re.compile(r"^G\[")
+_SELF_SOURCE = re.compile(r"^L\[(['\"])self\1\]")
+
+
+def _named(source: str) -> str:
+    """A source called what it is, by the user's name for it: "input x" (an argument of
+    the compiled function), "global SCALE" (a module-level name it reads), "parameter
+    self.fc.weight", "buffer self.bn.running_mean", or "attribute self.step" (of the
+    module it runs on)."""
+    raw = source.strip()
+    if raw.startswith("tensor "):
+        raw = raw[len("tensor ") :].strip("'")
+    shown = _source(source)
+    if _GLOBAL_SOURCE.match(raw):
+        return f"global {shown}"
+    if _SELF_SOURCE.match(raw) and shown != "self":
+        last = _MODULE_ITEM_KIND.findall(raw)
+        kind = {"_parameters": "parameter", "_buffers": "buffer"}.get(last[-1] if last else "")
+        return f"{kind or 'attribute'} {shown}"
+    return f"input {shown}"
+
+
+_MODULE_ITEM_KIND = re.compile(r"\.(_modules|_parameters|_buffers)\[")
 
 
 _SOURCE_PART = re.compile(r"^(?:L|G)\[(?P<quote>['\"])(?P<name>.+?)(?P=quote)\]")
