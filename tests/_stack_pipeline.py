@@ -39,7 +39,7 @@ from _real_stack import (
     start_collector,
     start_jaeger,
 )
-from _stack_support import COLLECTOR, Prometheus, wait_until
+from _stack_support import COLLECTOR, Prometheus, prometheus_on
 
 JOB = PROGRAMS / "stack_job.py"
 RANKS = 2
@@ -75,8 +75,7 @@ def running_prometheus(workdir: Path) -> Iterator[Prometheus]:
     """Debian's Prometheus with its remote-write receiver on, out-of-order samples
     accepted within OUT_OF_ORDER_WINDOW and the shipped rules loaded (evaluated every
     second); it scrapes nothing."""
-    binary = shutil.which("prometheus")
-    if binary is None:
+    if shutil.which("prometheus") is None:
         pytest.skip("prometheus is not installed (Debian: apt-get install prometheus)")
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
@@ -93,28 +92,8 @@ def running_prometheus(workdir: Path) -> Iterator[Prometheus]:
         ),
         encoding="utf-8",
     )
-    port, log = free_port(), workdir / "prometheus.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={workdir / 'tsdb'}",
-                f"--web.listen-address={_loopback(port)}",
-                "--web.enable-remote-write-receiver",
-                "--log.level=warn",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    server = Prometheus(f"http://{_loopback(port)}", process, log)
-    try:
-        wait_until(lambda: urllib.request.urlopen(f"{server.url}/-/ready", timeout=2), 30)
+    with prometheus_on(config, workdir, "--web.enable-remote-write-receiver") as server:
         yield server
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
 
 
 def firing_alerts(prometheus: Prometheus) -> list[dict[str, str]]:

@@ -122,11 +122,19 @@ def prometheus_config(job: str, target: str, interval: str = "1s") -> str:
 @contextlib.contextmanager
 def running_prometheus(workdir: Path, job: str, target: str) -> Iterator[Prometheus]:
     """Start ``prometheus`` scraping ``target``; wait until it is ready; stop it after."""
+    config = workdir / "prometheus.yml"
+    config.write_text(prometheus_config(job, target), encoding="utf-8")
+    with prometheus_on(config, workdir) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def prometheus_on(config: Path, workdir: Path, *flags: str) -> Iterator[Prometheus]:
+    """Debian's ``prometheus`` on ``config``, its data and log in ``workdir``, on a free
+    loopback port, with ``flags`` added; ready when yielded, stopped after."""
     binary = shutil.which("prometheus")
     if binary is None:
         raise FileNotFoundError("prometheus")
-    config = workdir / "prometheus.yml"
-    config.write_text(prometheus_config(job, target), encoding="utf-8")
     port, log = free_port(), workdir / "prometheus.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -136,6 +144,7 @@ def running_prometheus(workdir: Path, job: str, target: str) -> Iterator[Prometh
                 f"--storage.tsdb.path={workdir / 'tsdb'}",
                 f"--web.listen-address=127.0.0.1:{port}",
                 "--log.level=warn",
+                *flags,
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -146,6 +155,13 @@ def running_prometheus(workdir: Path, job: str, target: str) -> Iterator[Prometh
         yield server
     finally:
         stop(process)
+
+
+def run_promtool(promtool: str, *arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``promtool ARGUMENTS`` in ``cwd``, its output captured."""
+    return subprocess.run(
+        [promtool, *arguments], capture_output=True, text=True, timeout=120, check=False, cwd=cwd
+    )
 
 
 def stop(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:

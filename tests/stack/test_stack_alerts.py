@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import _stack_support as support
@@ -41,12 +40,6 @@ def promtool() -> str:
     return binary
 
 
-def _promtool(promtool: str, *arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [promtool, *arguments], capture_output=True, text=True, timeout=120, check=False, cwd=cwd
-    )
-
-
 def _rules() -> list[dict]:
     """Every rule of every group: alerts (an "alert" key) and recording rules ("record")."""
     return [
@@ -76,7 +69,7 @@ def _mutated_rules_fail(
     assert text.count(old) == 1, old
     (tmp_path / RULES.name).write_text(text.replace(old, new))
     (tmp_path / RULE_TESTS.name).write_text(tests or RULE_TESTS.read_text())
-    done = _promtool(promtool, "test", "rules", RULE_TESTS.name, cwd=tmp_path)
+    done = support.run_promtool(promtool, "test", "rules", RULE_TESTS.name, cwd=tmp_path)
     assert done.returncode != 0
     return done.stdout + done.stderr
 
@@ -84,7 +77,7 @@ def _mutated_rules_fail(
 def test_the_rules_are_the_seven_alerts_and_pass_promtool_check(promtool: str) -> None:
     """promtool check rules accepts the file, which holds exactly the seven alerts and
     the recording rules dashgen.recorded names."""
-    done = _promtool(promtool, "check", "rules", str(RULES), cwd=STACK)
+    done = support.run_promtool(promtool, "check", "rules", str(RULES), cwd=STACK)
     assert done.returncode == 0, done.stdout + done.stderr
     assert {rule["alert"] for rule in _rules() if "alert" in rule} == ALERTS
     assert {rule["record"] for rule in _rules() if "record" in rule} == recorded.SERIES
@@ -93,7 +86,7 @@ def test_the_rules_are_the_seven_alerts_and_pass_promtool_check(promtool: str) -
 def test_promtool_unit_tests_pass(promtool: str) -> None:
     """promtool test rules: each alert fires for its case, at its time, with its labels and
     annotations, and stays quiet for the job beside it."""
-    done = _promtool(promtool, "test", "rules", RULE_TESTS.name, cwd=STACK)
+    done = support.run_promtool(promtool, "test", "rules", RULE_TESTS.name, cwd=STACK)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -195,7 +188,7 @@ def test_the_diverging_ranks_panel_lists_the_diverging_rank(promtool: str, tmp_p
         ],
     }
     (tmp_path / "panel.test.yml").write_text(yaml.safe_dump(suite))
-    done = _promtool(promtool, "test", "rules", "panel.test.yml", cwd=tmp_path)
+    done = support.run_promtool(promtool, "test", "rules", "panel.test.yml", cwd=tmp_path)
     assert len(queries) == 3 and done.returncode == 0, done.stdout + done.stderr
 
 

@@ -210,12 +210,5 @@ def test_range_totals_count_a_series_born_inside_the_range(promtool: str, tmp_pa
         ],
     }
     (tmp_path / "test.yml").write_text(yaml.safe_dump(unit), encoding="utf-8")
-    result = subprocess.run(
-        [promtool, "test", "rules", "test.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = support.run_promtool(promtool, "test", "rules", "test.yml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

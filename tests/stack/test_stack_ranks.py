@@ -135,12 +135,5 @@ def test_the_shipped_alert_fires_for_the_diverging_rank_alone(
         ],
     }
     (tmp_path / "cases.yml").write_text(yaml.safe_dump(cases))
-    done = subprocess.run(
-        [promtool, "test", "rules", "cases.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = support.run_promtool(promtool, "test", "rules", "cases.yml", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
