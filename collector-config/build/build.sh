@@ -36,7 +36,13 @@ build() {
     return 0
   fi
   local t0=$(date +%s)
-  (cd "$dir" && go build -o "$bin/$name.new" "$package")
+  local output
+  # Go lists every module it downloads: said only when the build fails.
+  if ! output="$(cd "$dir" && go build -o "$bin/$name.new" "$package" 2>&1)"; then
+    printf '%s\n' "$output" | grep -v '^go: downloading' >&2
+    echo "stack build: building $name failed" >&2
+    exit 1
+  fi
   mv "$bin/$name.new" "$bin/$name"
   echo "$stamp" >"$bin/$name.stamp"
   echo "stack build: $name built in $(($(date +%s) - t0)) s" >&2
