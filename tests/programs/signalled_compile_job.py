@@ -55,6 +55,7 @@ def _deadlock_holding_the_gil(seconds: int) -> None:
 
 
 GIL_HELD = next((arg for arg in sys.argv if arg.startswith("--gil-held")), None)
+ARM_WAIT_S = 3.0
 
 
 def slow_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
@@ -75,6 +76,11 @@ def slow_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
 
 
 torch.compile(lambda x: x.cos() * 2, backend="eager")(torch.ones(3))  # one finished compile
+if GIL_HELD is not None:
+    # A rank deadlocks long after its first compile: the termination sentinel, started
+    # with the providers, has armed by then (docs/production.md). On a machine loaded to
+    # every core its interpreter took over a second to start.
+    time.sleep(ARM_WAIT_S)
 compiled = torch.compile(lambda x: x.sin() + 1, backend=slow_backend)
 compiled(torch.ones(3))
 print("continued", flush=True)
