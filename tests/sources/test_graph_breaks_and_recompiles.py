@@ -90,13 +90,13 @@ def _stated_by_torch(fn, *args):
 def test_torchs_hints_and_page_ride_on_the_break_event(provider, exporter, capsys):
     """A data-dependent branch's break event carries the hints and the page torch states
     for the same code when it refuses it under fullgraph=True (on a torch that states
-    none, the event carries none)."""
+    none, the event carries none: 2.8 gives hints and links no page)."""
     hints, page = _stated_by_torch(data_dependent_branch, torch.ones(4))
     (event,) = _break_events(_frames(provider, exporter, data_dependent_branch, torch.ones(4)))
     assert tuple(event.attributes.get(names.ATTR_GRAPH_BREAK_HINTS, ())) == hints
     assert event.attributes.get(names.ATTR_GRAPH_BREAK_URL) == page
     if hasattr(torch._dynamo.exc, "format_graph_break_message"):
-        assert any("torch.cond" in hint for hint in hints) and page is not None
+        assert any("torch.cond" in hint for hint in hints)
 
 
 def test_break_with_no_graph_before_it_is_recorded(provider, exporter, capsys):
