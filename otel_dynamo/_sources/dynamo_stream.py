@@ -130,20 +130,17 @@ def parse_hints(text: str) -> tuple[str, ...]:
     """torch's ``Hint:`` lines of a graph-break message, each with its indented
     continuation lines joined (``format_graph_break_message`` indents a long hint), each
     once, in order."""
-    hints: list[str] = []
-    current: list[str] | None = None
+    hints: list[list[str]] = []
+    continuing = False
     for line in text.splitlines():
-        match = _HINT_LINE.match(line)
-        if match:
-            current = [match["hint"].strip()]
-            hints.append("")
-        elif current is not None and line.startswith("    ") and line.strip():
-            current.append(line.strip())
+        if match := _HINT_LINE.match(line):
+            hints.append([match["hint"].strip()])
+            continuing = True
+        elif continuing and line.startswith("    ") and line.strip():
+            hints[-1].append(line.strip())
         else:
-            current = None
-        if current is not None:
-            hints[-1] = " ".join(current)
-    return tuple(dict.fromkeys(hint for hint in hints if hint))
+            continuing = False
+    return tuple(dict.fromkeys(" ".join(parts) for parts in hints if any(parts)))
 
 
 def parse_break_url(text: str) -> str | None:
