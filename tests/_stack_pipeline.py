@@ -302,21 +302,6 @@ def finish_job(job: StartedJob) -> JobRun:
     )
 
 
-def run_job(
-    pipeline: Pipeline,
-    service: str,
-    *,
-    kind: str,
-    seconds: float = 0.0,
-    slow_compile_seconds: float = 0.0,
-) -> JobRun:
-    """``start_job`` and wait for it to end."""
-    started = start_job(
-        pipeline, service, kind=kind, seconds=seconds, slow_compile_seconds=slow_compile_seconds
-    )
-    return finish_job(started)
-
-
 # --- what the job wrote, what the stores hold -------------------------------------------
 
 

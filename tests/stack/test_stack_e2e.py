@@ -42,7 +42,6 @@ from _stack_pipeline import (
     firing_alerts,
     jaeger_spans,
     log_records,
-    run_job,
     running_pipeline,
     start_job,
 )
@@ -141,11 +140,11 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Everything]
         "TAIL_SAMPLING_DECISION_WAIT": "5s",
     }
     with running_pipeline(tmp_path_factory.mktemp("everything"), gateway_env=env) as pipeline:
-        trigger = run_job(pipeline, TRIGGER, kind="trigger")
+        trigger = finish_job(start_job(pipeline, TRIGGER, kind="trigger"))
         assert trigger.returncode == 0, trigger.stderr[-4000:]
         wanted = _alert_names() - set(EXEMPT_ALERTS)
         trigger_alerts = _wait_for_alerts(pipeline, TRIGGER, wanted)
-        clean = run_job(pipeline, CLEAN, kind="clean")
+        clean = finish_job(start_job(pipeline, CLEAN, kind="clean"))
         assert clean.returncode == 0, clean.stderr[-4000:]
         support.wait_until(lambda: _has_series(pipeline, CLEAN), ALERT_SECONDS)
         time.sleep(RULE_EVALUATIONS_SECONDS)
@@ -444,11 +443,13 @@ def sampled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sampled]:
         "SLOW_COMPILE_THRESHOLD_MS": str(SLOW_COMPILE_THRESHOLD_MS),
     }
     with running_pipeline(tmp_path_factory.mktemp("sampled"), gateway_env=env) as pipeline:
-        run = run_job(
-            pipeline,
-            "otel-dynamo-e2e-sampled",
-            kind="trigger",
-            slow_compile_seconds=SLOW_COMPILE_SECONDS,
+        run = finish_job(
+            start_job(
+                pipeline,
+                "otel-dynamo-e2e-sampled",
+                kind="trigger",
+                slow_compile_seconds=SLOW_COMPILE_SECONDS,
+            )
         )
         assert run.returncode == 0, run.stderr[-4000:]
         local = _by_trace(file_spans(run.files))
