@@ -41,6 +41,8 @@ from _real_stack import (
 )
 from _stack_support import COLLECTOR, Prometheus, prometheus_on
 
+from otel_dynamo.report.read.jaeger import rfc3339
+
 JOB = PROGRAMS / "stack_job.py"
 RANKS = 2
 DIVERGING_RANK = 1
@@ -387,18 +389,13 @@ def jaeger_spans(jaeger: Jaeger, service: str, start_ns: int, end_ns: int) -> di
     query = urllib.parse.urlencode(
         {
             "query.service_name": service,
-            "query.start_time_min": _rfc3339(start_ns),
-            "query.start_time_max": _rfc3339(end_ns),
+            "query.start_time_min": rfc3339(start_ns),
+            "query.start_time_max": rfc3339(end_ns),
             "query.num_traces": 100000,
         }
     )
     answer = jaeger.get(f"/api/v3/traces?{query}")
     return spans_of(((answer or {}).get("result") or {}).get("resourceSpans", []))
-
-
-def _rfc3339(ns: int) -> str:
-    seconds, fraction = divmod(ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:09d}Z"
 
 
 def log_records(paths: list[Path], key: str = "resourceLogs") -> list[dict[str, Any]]:
