@@ -35,6 +35,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_CODE_FILE",
     "ATTR_CODE_LINE",
     "ATTR_COMPILE_MODULE_CLASS",
+    "ATTR_CODE_ARGUMENTS",
     "ATTR_COMPILE_MODE",
     "ATTR_COMPILE_OPTIONS",
     "ATTR_COMPILE_DYNAMIC",
@@ -79,6 +80,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "ATTR_GRAPH_BREAK_KIND",
     "ATTR_GRAPH_BREAK_HINTS",
     "ATTR_GRAPH_BREAK_URL",
+    "ATTR_FIX_SUMMARY",
     "ATTR_PHASE_NAME",
     "ATTR_TIME_PREFIX",
     "ATTR_DISCARDED",
@@ -329,6 +331,10 @@ ATTR_CODE_FILE = "code.file.path"
 ATTR_CODE_LINE = "code.line.number"
 """First line of the compiled frame's code object."""
 
+ATTR_CODE_ARGUMENTS = "torch.compile.code.arguments"
+"""On a frame span: the compiled function's parameters, in order (``self`` included):
+where an argument's position is needed (a ``mark_dynamic`` fix)."""
+
 ATTR_COMPILE_MODULE_CLASS = "torch.compile.module.class"
 """Qualified class name of the ``torch.nn.Module`` whose method the compiled frame runs
 (the frame's first argument, ``self``), e.g.
@@ -492,6 +498,12 @@ ATTR_GRAPH_BREAK_URL = "torch.compile.graph_break.url"
 """On a break event: the page torch links for this kind of break (its graph-break
 registry, e.g. https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html);
 absent where torch links none."""
+
+ATTR_FIX_SUMMARY = "torch.compile.fix.summary"
+"""What to do about a recompile or a graph break, in one sentence with the job's own names
+(e.g. "mark dimension 0 of x dynamic before each call of f (job.py:3): ..."): on the
+frame span and log event of a recompile, on each graph-break event. The report's
+``--json`` carries the whole fix record (docs/report-json.md)."""
 
 ATTR_PHASE_NAME = "torch.compile.phase.name"
 """Dynamo's own name of a compile phase (bytecode_tracing, backend_compile, ...)."""
@@ -1124,6 +1136,7 @@ ARRAY_ATTRIBUTES: frozenset[str] = frozenset(
         ATTR_GRAPH_BREAK_REASONS,
         ATTR_GRAPH_BREAK_USER_STACK,
         ATTR_GRAPH_BREAK_HINTS,
+        ATTR_CODE_ARGUMENTS,
         ATTR_GRAPH_OPS,
         ATTR_GRAPH_CALL_FUNCTION_OPS,
         ATTR_GRAPH_INPUT_SHAPES,

@@ -37,6 +37,11 @@ ENV_FAULT = "OTEL_DYNAMO_FAULT"
 ENV_ACCURACY = "OTEL_DYNAMO_ACCURACY"
 ENV_REPRO_DIR = "OTEL_DYNAMO_REPRO_DIR"
 ENV_REPRO_ON = "OTEL_DYNAMO_REPRO_ON"
+ENV_FIX_TRIAL = "OTEL_DYNAMO_FIX_TRIAL"
+"""Set by ``otel-dynamo run --try-fixes`` in each re-run of the job (``plain 2``, ``fix 3``,
+``all fixes``): a job can tell it is a re-run, which repeats its side effects."""
+ENV_FIX_ACTIONS = "OTEL_DYNAMO_FIX_ACTIONS"
+"""The fix actions (JSON) ``--try-fixes`` had the start-up hook apply in a re-run."""
 
 DEFAULT_RUN_SPANS = "auto"
 DEFAULT_AUTO_FIRST_RUNS = 3

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from otel_dynamo._config.settings import (
     ENV_ENABLED,
+    ENV_FIX_ACTIONS,
     FALSE_VALUES,
     ConfigError,
     Settings,
@@ -23,6 +24,7 @@ from otel_dynamo._enablement import import_hooks
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from types import ModuleType
 
 PTH_NAME = "otel_dynamo.pth"
 """The one line installed into site-packages that imports this module when enabled."""
@@ -62,6 +64,8 @@ def _start() -> None:
         # torch.export loads with torch itself; torch._dynamo at the first compile.
         for module in ("torch.export", "torch._dynamo"):
             import_hooks.when_imported(module, lambda _module: _instrument(settings))
+        if os.environ.get(ENV_FIX_ACTIONS):
+            import_hooks.when_imported("torch", _apply_fix_actions)
 
 
 def disabled_by_name(listed: str) -> bool:
@@ -130,6 +134,22 @@ def _instrument(settings: Settings) -> None:
 
     if not is_instrumented():  # an explicit instrument() call came first: keep it
         instrument(settings=settings)
+
+
+def _apply_fix_actions(torch: ModuleType) -> None:
+    """Apply the actions ``otel-dynamo run --try-fixes`` set for this re-run. One that
+    cannot be applied stops the job (exit status 2, the message on stderr): a re-run that
+    went on without its fix would give a verdict on something else."""
+    import json
+
+    from otel_dynamo._sources.fix_actions import ActionError, apply_actions
+
+    try:
+        apply_actions(json.loads(os.environ[ENV_FIX_ACTIONS]), torch)
+    except (ActionError, ValueError, TypeError, KeyError, AttributeError) as error:
+        sys.stderr.write(f"otel_dynamo: {ENV_FIX_ACTIONS}: the fix cannot be applied: {error}\n")
+        sys.stderr.flush()
+        os._exit(STRICT_EXIT_STATUS)
 
 
 def installed_startup_hook() -> Path | None:

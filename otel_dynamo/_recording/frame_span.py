@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from otel_dynamo import names
-from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.limits import Limits, recompile_code
+from otel_dynamo.causes import fixes
 from otel_dynamo._recording.records import FrameCompiled
 
 
@@ -35,6 +36,9 @@ def _optional_attributes(record: FrameCompiled, limits: Limits) -> Iterator[tupl
     frame, ended = record.state, record.ended
     if record.recompile_reason:
         yield names.ATTR_RECOMPILE_REASON, record.recompile_reason
+        summary = fixes.recompile_summary(record.recompile_reason, recompile_code(record))
+        if summary:
+            yield names.ATTR_FIX_SUMMARY, limits.text(summary)
     if frame.guards:
         yield names.ATTR_GUARDS, limits.strings(frame.guards)
     if ended.restart_reasons:

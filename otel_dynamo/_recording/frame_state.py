@@ -131,6 +131,8 @@ class FrameState(CompileState):
         }
         if self.code.module_class:
             attributes[names.ATTR_COMPILE_MODULE_CLASS] = self.code.module_class
+        if self.code.arguments:
+            attributes[names.ATTR_CODE_ARGUMENTS] = list(self.code.arguments)
         return attributes
 
 

@@ -6,10 +6,17 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
+import sys
+
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
+from otel_dynamo.causes import fixes
 from otel_dynamo._recording.capture import captured, graph_without_source
 from otel_dynamo._recording.stream_events import GraphBreakReported, GraphTextReported
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from otel_dynamo._recording.records import FrameCompiled
 
 ELLIPSIS = "…"
 
@@ -66,6 +73,14 @@ class Limits:
             attributes[names.ATTR_GRAPH_BREAK_HINTS] = self.strings(event.hints)
         if event.url:
             attributes[names.ATTR_GRAPH_BREAK_URL] = self.text(event.url)
+        summary = fixes.break_summary(
+            event.reason,
+            event.user_stack if self.capture_stacks else (),
+            hints=tuple(event.hints),
+            url=event.url,
+            torch_version=loaded_torch_version(),
+        )
+        attributes[names.ATTR_FIX_SUMMARY] = self.text(summary)
         return attributes
 
     def graph_text_attributes(self, event: GraphTextReported) -> dict[str, Any]:
@@ -94,3 +109,23 @@ class Limits:
         if event.path and self.capture_stacks:
             attributes[names.ATTR_GRAPH_TEXT_PATH] = event.path
         return attributes
+
+
+def loaded_torch_version() -> str | None:
+    """The version of the torch this process imported (None before it did): read from
+    the loaded module, never by importing it."""
+    torch = sys.modules.get("torch")
+    version = getattr(torch, "__version__", None)
+    return str(version) if version is not None else None
+
+
+def recompile_code(record: FrameCompiled) -> fixes.Code:
+    """The compiled function of a recompile, as a fix needs it."""
+    code = record.state.code
+    return fixes.Code(
+        record.ended.function,
+        record.ended.file,
+        record.ended.line,
+        code.arguments if code is not None else (),
+        loaded_torch_version(),
+    )

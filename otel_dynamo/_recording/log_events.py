@@ -18,11 +18,12 @@ from opentelemetry.trace import Span
 from otel_dynamo import names
 from otel_dynamo._lifecycle.watchdog import Watchdog
 from otel_dynamo._recording.frame_state import FrameState
-from otel_dynamo._recording.limits import Limits
+from otel_dynamo._recording.limits import Limits, recompile_code
 from otel_dynamo._recording.phase_split import time_attributes
 from otel_dynamo._recording.records import Failure, FrameCompiled, GraphIdentity
 from otel_dynamo._recording.stream_events import GraphBreakReported
 from otel_dynamo._recording.structured_log import EventLogger
+from otel_dynamo.causes import fixes
 
 FAILURE_EVENTS = {"compile": names.LOG_COMPILE_FAILED, "run": names.LOG_RUN_FAILED}
 DURATION_DECIMALS = 6
@@ -90,6 +91,9 @@ class CompileLogEvents:
             fields[names.ATTR_FRAME_CACHE_SIZE] = record.ended.cache_size
         if record.backend:
             fields[names.ATTR_BACKEND] = record.backend
+        summary = fixes.recompile_summary(reason, recompile_code(record))
+        if summary:
+            fields[names.ATTR_FIX_SUMMARY] = self._limits.text(summary)
         self._events.emit(names.LOG_RECOMPILE, level="warning", **fields)
 
     def graph_compiled(self, graph: GraphIdentity, span: Span) -> None:

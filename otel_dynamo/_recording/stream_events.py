@@ -46,6 +46,8 @@ class CodeLocation:
     """Qualified class of the ``torch.nn.Module`` the frame was called on (its first
     argument, ``self``), when it was one: e.g. ``torch.compile(model)`` compiles the frame
     of ``model.forward`` or of the decorator wrapper standing for it."""
+    arguments: tuple[str, ...] = ()
+    """The function's parameters, in order (``self`` included)."""
 
 
 @dataclasses.dataclass(frozen=True)

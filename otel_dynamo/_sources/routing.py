@@ -145,7 +145,11 @@ def code_of(frame: object) -> CodeLocation | None:
     if code is None:
         return None
     return CodeLocation(
-        code.co_name, code.co_filename, code.co_firstlineno, _self_module.class_of(frame, code)
+        code.co_name,
+        code.co_filename,
+        code.co_firstlineno,
+        _self_module.class_of(frame, code),
+        tuple(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]),
     )
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import textwrap
 from collections import Counter
 
+from otel_dynamo.causes.records import NOT_WORKING, Fix, Verdict
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate
 from otel_dynamo.report.summary.compiles import NO_REASON
@@ -149,3 +151,143 @@ def html_block(summary: Summary, *, counts: CauseCounts | None = None) -> str:
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         )
     return f'<section id="causes">{"".join(parts)}</section>' if parts else ""
+
+
+SHOWN_WHAT_TO_DO = 5
+"""Causes the terminal's "What to do" shows (with the default row limit); --json and the
+page have all of them."""
+
+
+@dataclasses.dataclass
+class _Todo:
+    """One cause over all processes: what it made there, and its fixes."""
+
+    where: str
+    what: str
+    recompiles: int
+    graph_breaks: int
+    compile_seconds: float
+    processes: int
+    fixes: list[Fix]
+
+
+def what_to_do(summary: Summary) -> list[_Todo]:
+    """Every process's causes, the same cause of several processes (ranks) as one,
+    costliest first."""
+    merged: dict[tuple[object, ...], _Todo] = {}
+    for section in summary["processes"]:
+        for row in section["what_to_do"]:
+            key = (row["kind"], row["function"], row["file"], row["line"], row["subject"])
+            todo = merged.get(key)
+            if todo is None:
+                where = _format.function_label(row["function"], None)
+                place = _format.location(row["file"], row["line"])
+                todo = merged[key] = _Todo(
+                    f"{where} ({place})" if place else where, row["what"], 0, 0, 0.0, 0, row["fixes"]
+                )
+            todo.recompiles += row["recompiles"]
+            todo.graph_breaks += row["graph_breaks"]
+            todo.compile_seconds += row["compile_seconds"]
+            todo.processes += 1
+    return sorted(
+        merged.values(),
+        key=lambda todo: (-todo.compile_seconds, -todo.recompiles, -todo.graph_breaks, todo.where),
+    )
+
+
+def shown_fixes(fixes: list[Fix]) -> list[Fix]:
+    """The fixes to show: all but those a try found not working."""
+    return [fix for fix in fixes if (fix["verdict"] or {}).get("status") != NOT_WORKING]
+
+
+def verdict_words(verdict: Verdict) -> str:
+    """ "verified on this job: recompiles 3 → 0, output the same" and the like."""
+    before, after = verdict["before"], verdict["after"]
+    changes = [
+        f"{what} {before[key]} → {after[key]}"  # type: ignore[literal-required]
+        for key, what in (("recompiles", "recompiles"), ("graph_breaks", "graph breaks"))
+        if before[key] or after[key]  # type: ignore[literal-required]
+    ]
+    output = "output the same" if verdict["output_same"] else "output changed"
+    status = {"verified": "verified", "partial": "partly works", "not_working": "does not work"}[
+        verdict["status"]
+    ]
+    text = f"{status} on this job: {', '.join(changes) or 'no change'}, {output}"
+    return f"{text} ({verdict['note']})" if verdict["note"] else text
+
+
+def _cost(todo: _Todo) -> str:
+    parts = []
+    if todo.recompiles:
+        parts.append(f"{todo.recompiles} recompile{'s' if todo.recompiles != 1 else ''}")
+    if todo.graph_breaks:
+        parts.append(f"{todo.graph_breaks} graph break{'s' if todo.graph_breaks != 1 else ''}")
+    parts.append(f"{_format.duration(todo.compile_seconds)} compile")
+    if todo.processes > 1:
+        parts.append(f"in {todo.processes} processes")
+    return " · ".join(parts)
+
+
+def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int) -> list[str]:
+    """The report's opening: each cause, costliest first, with its fix and the verdict of
+    trying it; nothing when nothing recompiled or broke."""
+    todos = what_to_do(summary)
+    if not todos:
+        return []
+    shown = todos if limit <= 0 else todos[: min(limit, SHOWN_WHAT_TO_DO)]
+    heading = f"What to do ({len(todos)} cause{'s' if len(todos) != 1 else ''}, costliest first)"
+    lines = [paint(truncate(heading, width), "bold", color=color)]
+    for number, todo in enumerate(shown, start=1):
+        lines += _wrapped(f"{number}. ", f"{todo.where} · {_cost(todo)}", width)
+        lines += _wrapped("   ", _format.printable(todo.what), width)
+        fixes = shown_fixes(todo.fixes)
+        for fix in fixes:
+            lines += _wrapped("   fix: ", _format.printable(fix["summary"]), width)
+            if fix["verdict"] is not None:
+                lines += [
+                    paint(line, "dim", color=color)
+                    for line in _wrapped("        ", verdict_words(fix["verdict"]), width)
+                ]
+        if not fixes:
+            lines += _wrapped("   ", "no fix worked on this job (see --json)", width)
+    if len(todos) > len(shown):
+        more = f"  … {len(todos) - len(shown)} more causes in --json and the page"
+        lines.append(paint(truncate(more, width), "dim", color=color))
+    return lines
+
+
+def _wrapped(first: str, text: str, width: int) -> list[str]:
+    """``text`` after ``first``, wrapped at spaces to ``width`` (a word longer than a line
+    stays whole on its own line), continuation lines indented as ``first``."""
+    return textwrap.wrap(
+        text,
+        width=max(width, len(first) + 20),
+        initial_indent="  " + first,
+        subsequent_indent="  " + " " * len(first),
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or ["  " + first.rstrip()]
+
+
+def what_to_do_html(summary: Summary) -> str:
+    """The page's opening: every cause with its fixes and verdicts; empty when none."""
+    todos = what_to_do(summary)
+    if not todos:
+        return ""
+    items = []
+    for todo in todos:
+        fixes = "".join(
+            f"<li>{html.escape(fix['summary'])}"
+            + (
+                f' <span class="dim">({html.escape(verdict_words(fix["verdict"]))})</span>'
+                if fix["verdict"] is not None
+                else ""
+            )
+            + "</li>"
+            for fix in shown_fixes(todo.fixes)
+        )
+        items.append(
+            f"<li><b>{html.escape(todo.where)}</b> · {html.escape(_cost(todo))}"
+            f"<br>{html.escape(todo.what)}<ul>{fixes}</ul></li>"
+        )
+    return f'<section id="what-to-do"><h3>What to do</h3><ol>{"".join(items)}</ol></section>'

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from otel_dynamo import names
+from otel_dynamo.causes.fixes import USER_FRAME
 from otel_dynamo.report.read.files import UNPRINTABLE
 from otel_dynamo.report.summary.schema import CompileRow, ProcessDescription, Source, StackCount
 
@@ -155,7 +156,7 @@ def location(path: str | None, line: int | None, *, short: bool = True) -> str:
     return shown if line is None else f"{shown}:{line}"
 
 
-_USER_FRAME = re.compile(r"^(?P<path>.*?):(?P<line>\d+) in (?P<function>.*)$")
+
 
 
 class FunctionNames:
@@ -199,7 +200,7 @@ class FunctionNames:
 
     def entry(self, entry: str) -> str:
         """A "path:line in function" stack entry with its function so named."""
-        match = _USER_FRAME.match(entry)
+        match = USER_FRAME.match(entry)
         if match is None:
             return entry
         label = self.label(match["path"], match["function"], int(match["line"]))
@@ -232,7 +233,7 @@ def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:
     """(short file, function, line) of a stack's innermost entry ("", "", None if none)."""
     if not user_stack:
         return "", "", None
-    match = _USER_FRAME.match(user_stack[-1])
+    match = USER_FRAME.match(user_stack[-1])
     if match is None:
         return user_stack[-1], "", None
     return short_path(match["path"]), match["function"], int(match["line"])

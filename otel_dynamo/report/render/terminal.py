@@ -22,7 +22,7 @@ from otel_dynamo.report.render.table import (
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.report.summary.guard_reasons import guard_text
+from otel_dynamo.causes.guards import guard_text
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import (
     CompileFacts,
@@ -91,6 +91,8 @@ def render_terminal(
     lines = _overview(top, view)
     note = _format.source_lines(top["source"])
     lines += [view.paint(truncate(line, view.width), "dim") for line in note]
+    todo = causes.what_to_do_terminal(summary, width=width, color=color, limit=limit)
+    lines += ["", *todo] if todo else []
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
     lines += ["", *where] if where else []
     why = causes.terminal_lines(summary, width=width, color=color, limit=limit, counts=counts)

@@ -27,7 +27,8 @@ from otel_dynamo.report.summary import compiles as _compiles
 from otel_dynamo.report.summary import exports, time_split
 from otel_dynamo.report.summary import ranks as _ranks
 from otel_dynamo.report.summary import runtime as _runtime
-from otel_dynamo.report.summary.guard_reasons import plain_reason
+from otel_dynamo.causes.guards import plain_reason
+from otel_dynamo.report.summary.what_to_do import what_to_do
 from otel_dynamo.report.summary.schema import (
     TIME_TOTALS,
     TOTAL_KEYS,
@@ -223,6 +224,9 @@ def _process_section(
     compiles = [_compiles.compile_row(frame, tree) for frame in frames]
     _add_variant_calls(compiles, logs)
     recompiles = _recompiles(compiles)
+    graph_breaks = _graph_breaks(frames)
+    near_limit = _near_recompile_limit(compiles, recompile_limit)
+    causes = what_to_do(frames, compiles, recompiles, graph_breaks, near_limit, process.torch_version)
     failures = _failures(notable, tree)
     faults = _faults(notable, logs, tree)
     accuracy = _accuracy(notable, logs, tree)
@@ -266,9 +270,10 @@ def _process_section(
     return {
         **_describe(process, label),
         "compiles": compiles,
-        "graph_breaks": _graph_breaks(frames),
+        "graph_breaks": graph_breaks,
         "recompiles": recompiles,
-        "near_recompile_limit": _near_recompile_limit(compiles, recompile_limit),
+        "near_recompile_limit": near_limit,
+        "what_to_do": causes,
         "slowest": _slowest(compiles, slowest),
         "failures": failures,
         "faults": faults,
@@ -390,6 +395,7 @@ def _graph_break_row(reason: str, group: _BreakGroup) -> GraphBreakGroup:
             }
             for stack, count in stacks
         ],
+        "fixes": [],
     }
 
 
@@ -446,6 +452,7 @@ def _recompiles(compiles: list[CompileRow]) -> list[RecompileRow]:
             "calls": row["calls"],
             "call_share": row["call_share"],
             "hot": row["hot"],
+            "fixes": [],
         }
         for row in compiles
         if row["is_recompile"]

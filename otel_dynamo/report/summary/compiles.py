@@ -22,7 +22,7 @@ from otel_dynamo.report.summary.phases import (
     split_details,
     split_phases,
 )
-from otel_dynamo.report.summary.remembered import remembered
+from otel_dynamo.causes.remembered import remembered
 from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
 from otel_dynamo.report.summary.tree import SpanTree
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from otel_dynamo.causes.records import Fix
+
 OptionalSeconds = float | None
 
 
@@ -76,6 +78,8 @@ class GraphBreakGroup(TypedDict):
     count: int
     compile_ids: list[str]
     stacks: list[StackCount]
+    fixes: list[Fix]
+    """What to do about it: the fixes of its cause at each of its stacks' user code."""
 
 
 class RecompileRow(Location):
@@ -89,6 +93,27 @@ class RecompileRow(Location):
     calls: int | None
     call_share: float | None
     hot: bool | None
+    fixes: list[Fix]
+    """What to do about it: the fixes of each cause its failed guards name."""
+
+
+CauseKind = Literal["recompile", "graph_break", "recompile_limit"]
+
+
+class CauseRow(Location):
+    """One cause: a (code location, kind, subject) however many recompiles or breaks it
+    made, what it cost, the entries of ``recompiles`` and ``graph_breaks`` it made, and
+    its fixes."""
+
+    kind: CauseKind
+    subject: str
+    what: str
+    recompiles: int
+    graph_breaks: int
+    compile_seconds: float
+    recompile_ids: list[str]
+    graph_break_reasons: list[str]
+    fixes: list[Fix]
 
 
 LimitStatus = Literal["at_limit", "near_limit"]
@@ -413,6 +438,7 @@ class ProcessSection(ProcessDescription):
     graph_breaks: list[GraphBreakGroup]
     recompiles: list[RecompileRow]
     near_recompile_limit: list[LimitRow]
+    what_to_do: list[CauseRow]
     slowest: list[SlowCompile]
     failures: list[Failure]
     faults: list[Fault]

@@ -60,7 +60,8 @@ def render_page(
         style=STYLE,
         stats=_stats(summary),
         problems=_source(summary) + _problems(summary),
-        compile_time=time_split.html_block(summary["compile_time"])
+        compile_time=causes.what_to_do_html(summary)
+        + time_split.html_block(summary["compile_time"])
         + causes.html_block(summary, counts=counts),
         timeline_hint=html.escape(_timeline_hint(timeline)),
         data=data,

@@ -15,9 +15,36 @@ this reading, so one recompile reads the same everywhere; the raw text stays bes
 from __future__ import annotations
 
 import re
+import dataclasses
 from collections.abc import Callable
 
-from otel_dynamo.report.summary.remembered import remembered
+from otel_dynamo.causes.remembered import remembered
+
+KIND_SIZE = "size"
+KIND_STRIDE = "stride"
+KIND_SIZE_OR_STRIDE = "size_or_stride"  # a pattern's kind until its match says which
+KIND_RANK = "rank"
+KIND_DTYPE = "dtype"
+KIND_REQUIRES_GRAD = "requires_grad"
+KIND_DEVICE = "device"
+KIND_LENGTH = "length"
+KIND_INT = "int"
+KIND_FLOAT = "float"
+KIND_BOOL = "bool"
+KIND_STR = "str"
+KIND_OBJECT = "object"
+KIND_TYPE = "type"
+KIND_DICT_KEY = "dict_key"
+KIND_NONE = "none"
+KIND_ATTRIBUTE_PRESENCE = "attribute_presence"
+KIND_GLOBAL_STATE = "global_state"
+KIND_BACKEND = "backend"
+KIND_OTHER = "other"
+"""What a failed guard checked: a tensor's size, stride, rank, dtype, requires_grad or
+device; a sequence's length; a Python constant's value (by its type); an object's
+identity or type; a dict's keys; None-ness; an attribute's presence; torch's global
+state; the backend; anything else."""
+_CONSTANT_KINDS = {"int": KIND_INT, "float": KIND_FLOAT, "bool": KIND_BOOL, "str": KIND_STR}
 
 _COMPILE_ID_PREFIX = re.compile(r"^\s*-?\s*\d+/\d+:\s*")
 """Several failed cache entries are listed "0/1: <guard>" per entry: the id is dropped."""
@@ -26,6 +53,9 @@ _COMMENT = re.compile(r"\s+#\s.*$")
 _USER_STACK = re.compile(r"\n\s*User stack trace:.*$", re.DOTALL)
 """torch 2.13 on append the user's stack to the reason; the report has its own columns
 for where the function is."""
+_GUARD_HINT = re.compile(r"\s*\(HINT: (?P<hint>[^()]*(?:\([^()]*\)[^()]*)*)\)", re.DOTALL)
+"""What torch writes after a failed guard on a module's int attribute (after the guard
+up to 2.12, after its source comment later)."""
 _PARAMETER_HINT = re.compile(
     r"\.?\s*Guard failed on a parameter, consider using\s+"
     r"torch\._dynamo\.config\.force_parameter_static_shapes = False\s+"
@@ -35,62 +65,70 @@ _PARAMETER_HINT = re.compile(
 
 _TENSOR = r"tensor '(?P<name>.+?)'"
 _EXPECTED_ACTUAL = r"\.? expected (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
-_TENSOR_CHECKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+_TENSOR_CHECKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (
+        KIND_SIZE_OR_STRIDE,
         re.compile(
             _TENSOR + r" (?P<what>size|stride) mismatch at index (?P<index>\d+)\.?"
             r" expected (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
         ),
         lambda m: (
-            f"{_named(m['name'])}: "
+            f"{named(m['name'])}: "
             f"{'dimension' if m['what'] == 'size' else 'stride of dimension'} {m['index']} "
             f"changed from {m['expected']} to {m['actual']}"
         ),
     ),
     (
+        KIND_RANK,
         re.compile(_TENSOR + r" rank mismatch" + _EXPECTED_ACTUAL),
         lambda m: (
-            f"{_named(m['name'])}: number of dimensions changed "
+            f"{named(m['name'])}: number of dimensions changed "
             f"from {m['expected']} to {m['actual']}"
         ),
     ),
     (
+        KIND_DTYPE,
         re.compile(_TENSOR + r" dtype mismatch" + _EXPECTED_ACTUAL),
         lambda m: (
-            f"{_named(m['name'])}: dtype changed from "
+            f"{named(m['name'])}: dtype changed from "
             f"{_dtype(m['expected'])} to {_dtype(m['actual'])}"
         ),
     ),
     (
+        KIND_REQUIRES_GRAD,
         re.compile(
             _TENSOR + r" requires_grad mismatch\.? expected requires_grad=(?P<expected>\S+?)\.?$"
         ),
-        lambda m: f"{_named(m['name'])}: requires_grad changed (was {_flag(m['expected'])})",
+        lambda m: f"{named(m['name'])}: requires_grad changed (was {_flag(m['expected'])})",
     ),
     (
+        KIND_DEVICE,
         re.compile(
             _TENSOR
             + r" dispatch key set mismatch\.? expected DispatchKeySet\((?P<expected>[^)]*)\),"
             r" actual DispatchKeySet\((?P<actual>[^)]*)\)\.?$"
         ),
-        lambda m: f"{_named(m['name'])}: {_dispatch_change(m['expected'], m['actual'])}",
+        lambda m: f"{named(m['name'])}: {_dispatch_change(m['expected'], m['actual'])}",
     ),
     (
+        KIND_DEVICE,
         re.compile(_TENSOR + r" dispatch key set mismatch"),
-        lambda m: f"{_named(m['name'])}: device, layout or autograd state changed",
+        lambda m: f"{named(m['name'])}: device, layout or autograd state changed",
     ),
     (
+        KIND_DEVICE,
         re.compile(
             _TENSOR + r" Tensor device index mismatch\.? Expected device index to be"
             r" (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
         ),
         lambda m: (
-            f"{_named(m['name'])}: device index changed from {m['expected']} to {m['actual']}"
+            f"{named(m['name'])}: device index changed from {m['expected']} to {m['actual']}"
         ),
     ),
     (
+        KIND_DEVICE,
         re.compile(_TENSOR + r" .*device.* mismatch", re.IGNORECASE),
-        lambda m: f"{_named(m['name'])}: device changed",
+        lambda m: f"{named(m['name'])}: device changed",
     ),
 )
 
@@ -127,6 +165,20 @@ _STACK_SOURCE = re.compile(r"^___stack\d+$")
 _FLIPPED_OP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
 
 
+@dataclasses.dataclass(frozen=True)
+class GuardFailure:
+    """One failed guard, read: what kind of check failed, on which of Dynamo's sources
+    (``L['x']``, ``G['SCALE']``, ``L['self'].step``; None where the guard names none),
+    the dimension it is about, and its plain reading."""
+
+    kind: str
+    source: str | None
+    plain: str
+    dimension: int | None = None
+    torch_hint: str | None = None
+    """The hint torch wrote beside the guard ("(HINT: ...)"), where it wrote one."""
+
+
 def plain_reason(raw: str | None) -> str | None:
     """A plain reading of a recompile reason (Dynamo's failed guard); the raw text where
     its shape is not one read here; None for None. Several failed guards ("; " or one per
@@ -136,14 +188,20 @@ def plain_reason(raw: str | None) -> str | None:
 
 @remembered(max_length=4096, size=4096)
 def _reading(raw: str) -> str:
+    failures = read_guards(raw)
+    if not failures:
+        return raw
+    return "; ".join(dict.fromkeys(failure.plain for failure in failures))
+
+
+@remembered(max_length=4096, size=4096)
+def read_guards(raw: str) -> tuple[GuardFailure, ...]:
+    """Each failed guard of a recompile reason, read (in Dynamo's order)."""
     text = _USER_STACK.sub("", raw)
     parts = [
         part.strip() for part in re.split(r"\n|;\s+(?=\S)", _one_line_hints(text)) if part.strip()
     ]
-    if not parts:
-        return raw
-    read = [_plain_one(part) for part in parts]
-    return "; ".join(dict.fromkeys(read))
+    return tuple(_read_one(part) for part in parts)
 
 
 def guard_text(raw: str) -> str:
@@ -160,76 +218,109 @@ def _one_line_hints(text: str) -> str:
     return _PARAMETER_HINT.sub(lambda match: " ".join(match[0].split()), text)
 
 
-def _plain_one(reason: str) -> str:
+def _read_one(reason: str) -> GuardFailure:
+    hint = _GUARD_HINT.search(reason)
+    if hint is not None:
+        reason = reason[: hint.start()] + reason[hint.end() :]
+        return dataclasses.replace(_read_one(reason), torch_hint=" ".join(hint["hint"].split()))
     guard = _COMMENT.sub("", _COMPILE_ID_PREFIX.sub("", reason)).strip()
     if match := _BACKEND.match(guard):
-        return (
-            f"compiled with another backend: {_backend(match['new'])}, was {_backend(match['old'])}"
-        )
+        plain = f"compiled with another backend: {_backend(match['new'])}, was {_backend(match['old'])}"
+        return GuardFailure(KIND_BACKEND, None, plain)
     checked = _PARAMETER_HINT.sub("", guard)
-    for pattern, read in _TENSOR_CHECKS:
+    for kind, pattern, read in _TENSOR_CHECKS:
         match = pattern.match(checked)
         if match is not None:
             reading = read(match)
-            return reading.replace("input ", "parameter ", 1) if checked != guard else reading
-    return _plain_guard_code(guard) or guard
+            if checked != guard:
+                reading = reading.replace("input ", "parameter ", 1)
+            index = match.groupdict().get("index")
+            if kind == KIND_SIZE_OR_STRIDE:
+                kind = KIND_SIZE if match["what"] == "size" else KIND_STRIDE
+            return GuardFailure(kind, _tensor_source(match["name"]), reading, _int(index))
+    return _guard_code(guard) or GuardFailure(KIND_OTHER, None, guard)
 
 
-def _plain_guard_code(guard: str) -> str | None:
+def _guard_code(guard: str) -> GuardFailure | None:
     """The reading of a guard written as Python code; None where none applies."""
     if match := _LENGTH.match(guard):
-        return f"the length of {_source(match['source'])} changed (was {match['value']})"
+        plain = f"the length of {_source(match['source'])} changed (was {match['value']})"
+        return GuardFailure(KIND_LENGTH, match["source"], plain)
     if match := _SIZE.match(guard) or _SIZE_FLIPPED.match(guard):
-        return _size_reading(match, flipped=match.re is _SIZE_FLIPPED)
+        kind = KIND_SIZE if match["what"] == "size" else KIND_STRIDE
+        plain = _size_reading(match, flipped=match.re is _SIZE_FLIPPED)
+        return GuardFailure(kind, match["source"], plain, int(match["index"]))
     if match := _CONSTANT.match(guard):
         kind = _literal_kind(match["value"])
-        return f"{_subject(match['source'])}a Python {kind} value changed (was {match['value']})"
+        plain = f"{_subject(match['source'])}a Python {kind} value changed (was {match['value']})"
+        return GuardFailure(_CONSTANT_KINDS[kind], _named_source(match["source"]), plain)
     if match := _OBJECT_ID.match(guard):
         was = f" (was a {_class(match['type'])})" if match["type"] else ""
-        return f"{_subject(match['source'])}a different object than before{was}"
+        plain = f"{_subject(match['source'])}a different object than before{was}"
+        return GuardFailure(KIND_OBJECT, _named_source(match["source"]), plain)
     if match := _TYPE_ID.match(guard):
         was = f" (was {_class(match['type'])})" if match["type"] else ""
-        return f"{_subject(match['source'])}its type changed{was}"
+        plain = f"{_subject(match['source'])}its type changed{was}"
+        return GuardFailure(KIND_TYPE, _named_source(match["source"]), plain)
     if match := _DICT_CONTAINS.match(guard):
         had = "no longer has" if match["negated"] is None else "now has"
-        return f"{_named(match['source'])}: {had} key {match['key']}"
+        plain = f"{named(match['source'])}: {had} key {match['key']}"
+        return GuardFailure(KIND_DICT_KEY, match["source"], plain)
     if _BACKEND_CODE.match(guard):
-        return "compiled with another backend"
+        return GuardFailure(KIND_BACKEND, None, "compiled with another backend")
     if match := _IS_NONE.match(guard):
         was = "None" if match["negated"] is None else "not None"
-        return f"{_subject(match['source'])}changed from {was}"
+        plain = f"{_subject(match['source'])}changed from {was}"
+        return GuardFailure(KIND_NONE, _named_source(match["source"]), plain)
     if match := _HASATTR.match(guard):
         had = "did not have" if match["negated"] else "had"
-        return f"{_subject(match['source'])}attribute {match['attr']} changed (it {had} it)"
+        plain = f"{_subject(match['source'])}attribute {match['attr']} changed (it {had} it)"
+        return GuardFailure(KIND_ATTRIBUTE_PRESENCE, _named_source(match["source"]), plain)
     if match := _GLOBAL_STATE.match(guard):
         what = ", ".join(_global_state(field) for field in match["what"].split())
-        return "global torch state changed" + (f": {what}" if what else "")
+        plain = "global torch state changed" + (f": {what}" if what else "")
+        return GuardFailure(KIND_GLOBAL_STATE, None, plain)
     if _TORCH_FUNCTION.match(guard):
-        return "the torch function mode stack changed"
+        return GuardFailure(KIND_GLOBAL_STATE, None, "the torch function mode stack changed")
     return None
 
 
 def _size_reading(match: re.Match[str], *, flipped: bool) -> str:
     what = "dimension" if match["what"] == "size" else "stride of dimension"
-    subject = f"{_named(match['source'])}: {what} {match['index']}"
+    subject = f"{named(match['source'])}: {what} {match['index']}"
     op = _FLIPPED_OP[match["op"]] if flipped else match["op"]
     if op == "==":
         return f"{subject} changed (was {match['value']})"
     return f"{subject} is no longer {op} {match['value']}"
 
 
+def _tensor_source(name: str) -> str:
+    """Dynamo's source of a tensor check: its message names the source (``L['x']``) or,
+    before torch wrote sources there, the bare name (``x``, a local)."""
+    return name if "[" in name else f"L['{name}']"
+
+
+def _named_source(source: str) -> str | None:
+    """A guard's source, None for a value on Dynamo's stack (it has no name)."""
+    return None if _STACK_SOURCE.match(_source(source)) else source.strip()
+
+
+def _int(value: str | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def _subject(source: str) -> str:
     """ "input x: " (or "global SCALE: ", "attribute self.step: ") for a named source; ""
     for a value on Dynamo's stack (no name)."""
     shown = _source(source)
-    return "" if _STACK_SOURCE.match(shown) else f"{_named(source)}: "
+    return "" if _STACK_SOURCE.match(shown) else f"{named(source)}: "
 
 
 _GLOBAL_SOURCE = re.compile(r"^G\[")
-_SELF_SOURCE = re.compile(r"^L\[(['\"])self\1\]")
+_SELF_SOURCE = re.compile(r"^(?:L\[(['\"])self\1\]|self\.)")
 
 
-def _named(source: str) -> str:
+def named(source: str) -> str:
     """A source called what it is, by the user's name for it: "input x" (an argument of
     the compiled function), "global SCALE" (a module-level name it reads), "parameter
     self.fc.weight", "buffer self.bn.running_mean", or "attribute self.step" (of the
