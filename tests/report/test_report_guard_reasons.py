@@ -1,10 +1,10 @@
-"""Recompile reasons in plain words (otel_dynamo.report.summary.guard_reasons.plain_reason)."""
+"""Recompile reasons in plain words (otel_dynamo.causes.guards.plain_reason)."""
 
 from __future__ import annotations
 
 import pytest
 
-from otel_dynamo.report.summary.guard_reasons import guard_text, plain_reason
+from otel_dynamo.causes.guards import guard_text, plain_reason
 
 
 @pytest.mark.parametrize(

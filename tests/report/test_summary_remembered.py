@@ -1,10 +1,10 @@
-"""Results of pure string functions kept across ranks (otel_dynamo.report.summary.remembered)."""
+"""Results of pure string functions kept across ranks (otel_dynamo.causes.remembered)."""
 
 from __future__ import annotations
 
 from otel_dynamo.report.summary.compiles import compile_id_sort_key
-from otel_dynamo.report.summary.guard_reasons import plain_reason
-from otel_dynamo.report.summary.remembered import remembered
+from otel_dynamo.causes.guards import plain_reason
+from otel_dynamo.causes.remembered import remembered
 
 
 def test_a_short_string_is_worked_out_once_a_long_one_each_time() -> None:

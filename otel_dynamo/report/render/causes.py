@@ -256,9 +256,17 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     return lines
 
 
+WRAPPED_LINES = 4
+"""Lines a cause's text takes at most in the terminal's "What to do"."""
+
+
 def _wrapped(first: str, text: str, width: int) -> list[str]:
     """``text`` after ``first``, wrapped at spaces to ``width`` (a word longer than a line
-    stays whole on its own line), continuation lines indented as ``first``."""
+    stays whole on its own line), continuation lines indented as ``first``; at most
+    WRAPPED_LINES lines of it (the rest is in --json and the page)."""
+    most = WRAPPED_LINES * max(width, 40)
+    if len(text) > most:  # cut before wrapping: wrapping loops over every word
+        text = text[: most - 1] + "…"
     return textwrap.wrap(
         text,
         width=max(width, len(first) + 20),
