@@ -7,8 +7,8 @@ from typing import Any
 
 from otel_dynamo import names
 from otel_dynamo._recording.limits import Limits, recompile_code
-from otel_dynamo.causes import fixes
 from otel_dynamo._recording.records import FrameCompiled
+from otel_dynamo.causes import fixes
 
 
 def frame_attributes(record: FrameCompiled, limits: Limits) -> dict[str, Any]:

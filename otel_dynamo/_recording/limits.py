@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterable
 from typing import Any
 
-import sys
-
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
-from otel_dynamo.causes import fixes
 from otel_dynamo._recording.capture import captured, graph_without_source
 from otel_dynamo._recording.stream_events import GraphBreakReported, GraphTextReported
+from otel_dynamo.causes import fixes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

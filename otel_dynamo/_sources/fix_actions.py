@@ -55,15 +55,17 @@ def apply_actions(actions: list[Action], torch: ModuleType) -> None:
             _require_known(module, name, action["name"])
             getattr(module, name).add(_resolve(action["value"]))
         elif action["kind"] in (ACTION_MARK_DYNAMIC, ACTION_COMPILE_KWARGS):
-            wrapped.append(action)  # type: ignore[arg-type]
+            wrapped.append(action)
     if wrapped:
-        torch.compile = _compile_wrapper(torch.compile, wrapped, torch)
+        torch.compile = _compile_wrapper(torch.compile, wrapped, torch)  # type: ignore[attr-defined]
 
 
 def _config_module(dotted: str) -> tuple[ModuleType, str]:
     module_name, _, name = dotted.rpartition(".")
     if module_name not in CONFIG_MODULES:
-        raise ActionError(f"{dotted!r} is not in a torch config module ({', '.join(CONFIG_MODULES)})")
+        raise ActionError(
+            f"{dotted!r} is not in a torch config module ({', '.join(CONFIG_MODULES)})"
+        )
     return importlib.import_module(module_name), name
 
 
@@ -100,10 +102,10 @@ def _compile_wrapper(
         mine = [action for action in actions if _defines(model, action)]
         for action in mine:
             if action["kind"] == ACTION_COMPILE_KWARGS:
-                kwargs.update(action["kwargs"])  # type: ignore[typeddict-item]
+                kwargs.update(action["kwargs"])
         compiled = original(model, **kwargs)
         marks = [action for action in mine if action["kind"] == ACTION_MARK_DYNAMIC]
-        return _marking(compiled, model, marks, torch) if marks else compiled  # type: ignore[arg-type]
+        return _marking(compiled, model, marks, torch) if marks else compiled
 
     return compile
 
@@ -125,7 +127,10 @@ def _entry_code(model: Any) -> CodeType | None:
 
 
 def _is_module(model: Any) -> bool:
-    return any(base.__name__ == "Module" and base.__module__ == "torch.nn.modules.module" for base in type(model).__mro__)
+    return any(
+        base.__name__ == "Module" and base.__module__ == "torch.nn.modules.module"
+        for base in type(model).__mro__
+    )
 
 
 def _marking(compiled: Any, model: Any, marks: list[MarkDynamicAction], torch: ModuleType) -> Any:

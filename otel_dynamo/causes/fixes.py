@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 
 from otel_dynamo.causes import guards
 from otel_dynamo.causes.records import (
@@ -22,6 +23,7 @@ from otel_dynamo.causes.records import (
     Expect,
     Fix,
     FixSource,
+    Verdict,
 )
 
 ENV_DYNAMIC_SOURCES = "TORCH_COMPILE_DYNAMIC_SOURCES"
@@ -91,9 +93,7 @@ def _recompile_fixes(failure: guards.GuardFailure, code: Code, recompiles: int) 
     return [_words_only(sentence.format(name=name, where=code.where), expect)]
 
 
-_GUARD_DEFAULT = (
-    "the guard torch checks on it failed; keep what it checks the same between calls"
-)
+_GUARD_DEFAULT = "the guard torch checks on it failed; keep what it checks the same between calls"
 _WORDS: dict[str, tuple[str, bool]] = {
     guards.KIND_DTYPE: (
         "{where} compiles once per dtype of {name}: expected where both are meant; "
@@ -121,8 +121,7 @@ _WORDS: dict[str, tuple[str, bool]] = {
         True,
     ),
     guards.KIND_STR: (
-        "{where} compiles once per value of {name}: expected where the value chooses "
-        "other code",
+        "{where} compiles once per value of {name}: expected where the value chooses other code",
         True,
     ),
     guards.KIND_LENGTH: (
@@ -167,6 +166,12 @@ _WORDS: dict[str, tuple[str, bool]] = {
 recompiles are expected to remain (the value really needs its own graph)."""
 
 
+_LOCAL_SOURCE = re.compile(r"L\[(['\"])(?P<name>\w+)\1\](?P<rest>.*)")
+_BARE_SOURCE = re.compile(r"(?P<name>\w+)(?P<rest>(?:\.\w+)*)")
+"""A local as Dynamo names it in a tensor check (``L['x']``) or in guard code from torch
+2.13 on (``x``, ``self.step``)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class _Subject:
     """A guard's source, read: ``L['x']`` / ``x`` a local, ``G['SCALE']`` a global,
@@ -185,12 +190,10 @@ class _Subject:
         shown = guards.named(raw)
         if match := re.fullmatch(r"G\[(['\"])(?P<name>\w+)\1\]", raw):
             return cls(f"G['{match['name']}']", shown, None)
-        if match := re.fullmatch(r"L\[(['\"])(?P<name>\w+)\1\](?P<rest>.*)", raw):
-            local, rest = match["name"], match["rest"]
-        elif match := re.fullmatch(r"(?P<name>\w+)(?P<rest>(?:\.\w+)*)", raw):
-            local, rest = match["name"], match["rest"]
-        else:
+        match = _LOCAL_SOURCE.fullmatch(raw) or _BARE_SOURCE.fullmatch(raw)
+        if match is None:
             return None
+        local, rest = match["name"], match["rest"]
         is_parameter = shown.startswith(("parameter ", "buffer "))
         return cls(f"L['{local}']{rest}", shown, local if not rest else None, is_parameter)
 
@@ -259,7 +262,7 @@ def _dynamic_source_fix(subject: _Subject, code: Code, what: str) -> Fix:
         )
     return _fix(
         f"{what} changes between calls of {code.where}: make it dynamic from the first "
-        f"compile, {ENV_DYNAMIC_SOURCES}=\"{subject.dynamo}\""
+        f'compile, {ENV_DYNAMIC_SOURCES}="{subject.dynamo}"'
         + (" with torch._dynamo.config.allow_unspec_int_on_nn_module = True" if on_module else ""),
         actions,
         expect=0,
@@ -327,9 +330,7 @@ _DATA_DEPENDENT_BRANCH = re.compile(r"data-dependent branching|dynamic control f
 _LOGGER = re.compile(r"\bLogger\b")
 
 
-def break_fixes(
-    reason: str, code: Code, *, hints: tuple[str, ...], url: str | None
-) -> list[Fix]:
+def break_fixes(reason: str, code: Code, *, hints: tuple[str, ...], url: str | None) -> list[Fix]:
     """The fixes of one graph-break cause: ``reason`` at the user code ``code``, with
     torch's own ``hints`` for it."""
     source_hint = hints[0] if hints else None
@@ -397,8 +398,7 @@ def break_fixes(
     summary = (
         f"the break in {code.where}: {source_hint}"
         if source_hint
-        else f"the break in {code.where}: move what torch cannot trace out of the compiled "
-        "function"
+        else f"the break in {code.where}: move what torch cannot trace out of the compiled function"
     )
     return [_words_only(summary, None, hint=source_hint, url=url)]
 
@@ -481,3 +481,62 @@ def break_summary(
     """The first fix's summary of a graph break (what its event carries)."""
     code = stack_code(user_stack, torch_version)
     return break_fixes(reason, code, hints=hints, url=url)[0]["summary"]
+
+
+def verdict_words(verdict: Verdict) -> str:
+    """ "verified on this job: recompiles 3 → 0, output the same" and the like."""
+    before, after = verdict["before"], verdict["after"]
+    changes = [
+        f"{what} {before[key]} → {after[key]}"  # type: ignore[literal-required]
+        for key, what in (("recompiles", "recompiles"), ("graph_breaks", "graph breaks"))
+        if before[key] or after[key]  # type: ignore[literal-required]
+    ]
+    output = "output the same" if verdict["output_same"] else "output changed"
+    status = {"verified": "verified", "partial": "partly works", "not_working": "does not work"}[
+        verdict["status"]
+    ]
+    text = f"{status} on this job: {', '.join(changes) or 'no change'}, {output}"
+    return f"{text} ({verdict['note']})" if verdict["note"] else text
+
+
+def env_value(current: str | None, value: str, name: str) -> str:
+    """A variable's value with an ``env`` action's: torch's list of dynamic sources grows
+    by the source (comma-separated); any other variable takes the value."""
+    if name == ENV_DYNAMIC_SOURCES and current:
+        listed = [item for item in current.split(",") if item]
+        return ",".join(dict.fromkeys([*listed, value]))
+    return value
+
+
+def paste_lines(found: list[Fix]) -> list[str]:
+    """Fixes as something to paste: config lines, the ``mark_dynamic`` calls and
+    ``torch.compile`` arguments, one environment line."""
+    lines: list[str] = []
+    env: dict[str, str] = {}
+    for fix in found:
+        for action in fix["actions"]:
+            if action["kind"] == "config":
+                lines.append(f"{action['name']} = {action['value']!r}")
+            elif action["kind"] == "config_add":
+                lines.append(f"{action['name']}.add({action['value'].removeprefix('builtins.')})")
+            elif action["kind"] == "env":
+                env[action["name"]] = env_value(
+                    env.get(action["name"]), action["value"], action["name"]
+                )
+            elif action["kind"] == "mark_dynamic":
+                dims = ", ".join(str(dim) for dim in action["dims"])
+                lines.append(
+                    f"torch._dynamo.mark_dynamic({action['argument']}, {dims})  # before each "
+                    f"call of {action['function']} ({action['file']}:{action['line']})"
+                )
+            elif action["kind"] == "compile_kwargs":
+                kwargs = ", ".join(f"{key}={value!r}" for key, value in action["kwargs"].items())
+                lines.append(
+                    f"torch.compile(..., {kwargs})  # the compile of {action['function']} "
+                    f"({action['file']}:{action['line']})"
+                )
+    if env:
+        lines.append(
+            "export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+        )
+    return list(dict.fromkeys(lines))

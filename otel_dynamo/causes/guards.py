@@ -14,8 +14,8 @@ this reading, so one recompile reads the same everywhere; the raw text stays bes
 
 from __future__ import annotations
 
-import re
 import dataclasses
+import re
 from collections.abc import Callable
 
 from otel_dynamo.causes.remembered import remembered
@@ -121,9 +121,7 @@ _TENSOR_CHECKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]
             _TENSOR + r" Tensor device index mismatch\.? Expected device index to be"
             r" (?P<expected>\S+?), actual (?P<actual>\S+?)\.?$"
         ),
-        lambda m: (
-            f"{named(m['name'])}: device index changed from {m['expected']} to {m['actual']}"
-        ),
+        lambda m: f"{named(m['name'])}: device index changed from {m['expected']} to {m['actual']}",
     ),
     (
         KIND_DEVICE,
@@ -225,7 +223,9 @@ def _read_one(reason: str) -> GuardFailure:
         return dataclasses.replace(_read_one(reason), torch_hint=" ".join(hint["hint"].split()))
     guard = _COMMENT.sub("", _COMPILE_ID_PREFIX.sub("", reason)).strip()
     if match := _BACKEND.match(guard):
-        plain = f"compiled with another backend: {_backend(match['new'])}, was {_backend(match['old'])}"
+        plain = (
+            f"compiled with another backend: {_backend(match['new'])}, was {_backend(match['old'])}"
+        )
         return GuardFailure(KIND_BACKEND, None, plain)
     checked = _PARAMETER_HINT.sub("", guard)
     for kind, pattern, read in _TENSOR_CHECKS:
@@ -235,9 +235,10 @@ def _read_one(reason: str) -> GuardFailure:
             if checked != guard:
                 reading = reading.replace("input ", "parameter ", 1)
             index = match.groupdict().get("index")
+            read_kind = kind
             if kind == KIND_SIZE_OR_STRIDE:
-                kind = KIND_SIZE if match["what"] == "size" else KIND_STRIDE
-            return GuardFailure(kind, _tensor_source(match["name"]), reading, _int(index))
+                read_kind = KIND_SIZE if match["what"] == "size" else KIND_STRIDE
+            return GuardFailure(read_kind, _tensor_source(match["name"]), reading, _int(index))
     return _guard_code(guard) or GuardFailure(KIND_OTHER, None, guard)
 
 

@@ -4,16 +4,16 @@ applies. The action kinds are a contract: a program applies them without reading
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict, Union
+from typing import Final, Literal, TypedDict
 
-ConfigValue = Union[bool, int, float, str]
+ConfigValue = bool | int | float | str
 
-ACTION_CONFIG = "config"
-ACTION_CONFIG_ADD = "config_add"
-ACTION_ENV = "env"
-ACTION_MARK_DYNAMIC = "mark_dynamic"
-ACTION_COMPILE_KWARGS = "compile_kwargs"
-ACTION_CODE_EDIT = "code_edit"
+ACTION_CONFIG: Final = "config"
+ACTION_CONFIG_ADD: Final = "config_add"
+ACTION_ENV: Final = "env"
+ACTION_MARK_DYNAMIC: Final = "mark_dynamic"
+ACTION_COMPILE_KWARGS: Final = "compile_kwargs"
+ACTION_CODE_EDIT: Final = "code_edit"
 ACTION_KINDS = (
     ACTION_CONFIG,
     ACTION_CONFIG_ADD,
@@ -85,14 +85,14 @@ class CodeEditAction(TypedDict):
     new: str
 
 
-Action = Union[
-    ConfigAction,
-    ConfigAddAction,
-    EnvAction,
-    MarkDynamicAction,
-    CompileKwargsAction,
-    CodeEditAction,
-]
+Action = (
+    ConfigAction
+    | ConfigAddAction
+    | EnvAction
+    | MarkDynamicAction
+    | CompileKwargsAction
+    | CodeEditAction
+)
 
 
 class Expect(TypedDict):
@@ -120,9 +120,9 @@ class Counts(TypedDict):
 
 
 VerdictStatus = Literal["verified", "partial", "not_working"]
-VERIFIED = "verified"
-PARTIAL = "partial"
-NOT_WORKING = "not_working"
+VERIFIED: Final = "verified"
+PARTIAL: Final = "partial"
+NOT_WORKING: Final = "not_working"
 
 
 class Verdict(TypedDict):

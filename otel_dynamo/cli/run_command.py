@@ -29,8 +29,14 @@ from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
 
 from otel_dynamo._config.otel_env import SignalPlan, join_signals, read_otel_env
 from otel_dynamo._config.otel_variables import ENV_EXPORTER, EXPORTER_FILE, EXPORTER_OTLP
-from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_ENABLED, ENV_OUTPUT_DIR
+from otel_dynamo._config.settings import (
+    DEFAULT_OUTPUT_DIR,
+    ENV_ENABLED,
+    ENV_FIX_TRIAL,
+    ENV_OUTPUT_DIR,
+)
 from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
+from otel_dynamo.cli.arguments import positive_float
 
 EXIT_NO_COMMAND = 2
 EXIT_NOT_FOUND = 127
@@ -54,6 +60,24 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report", action="store_true", help="print the report of this run when it ends"
     )
+    parser.add_argument(
+        "--try-fixes",
+        action="store_true",
+        help=(
+            "run the job again once per fix the report finds (with the fix applied by the "
+            "start-up hook, the code unchanged) and report each fix's verdict; the job runs "
+            f"2 + N times and can tell a re-run by {ENV_FIX_TRIAL}"
+        ),
+    )
+    parser.add_argument(
+        "--fix-timeout",
+        type=positive_float,
+        metavar="SECONDS",
+        help=(
+            "with --try-fixes: stop a re-run after SECONDS, with no verdict (default: four "
+            "times the first run, at least 120)"
+        ),
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments")
 
 
@@ -74,6 +98,15 @@ def run_command(args: argparse.Namespace) -> int:
     for line in (files, also_elsewhere(env), elsewhere):
         if line:
             _say(line)
+    if args.try_fixes:
+        from otel_dynamo.cli.try_fixes import try_fixes
+
+        if not args.report:
+            env = with_files_for_the_report(env)
+        return try_fixes(command, env, Path(output_dir(env)), timeout_s=args.fix_timeout)
+    if args.fix_timeout is not None:
+        _say("--fix-timeout is for --try-fixes")
+        return EXIT_NO_COMMAND
     if args.report:
         return _run_and_report(command, env, elsewhere)
     return _exec(command, env)

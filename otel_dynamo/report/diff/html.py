@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.diff.items import (
     UNDER_MIN_CHANGE,
     ItemView,
@@ -27,7 +28,6 @@ from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
 from otel_dynamo.report.render.html.assets import DIFF_PAGE, STYLE
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
-from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 from otel_dynamo.report.summary.phases import PHASE_TITLES
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from otel_dynamo.causes.guards import guard_text, plain_reason
 from otel_dynamo.report.diff.compare import occurrences
 from otel_dynamo.report.diff.schema import (
     BreakItem,
@@ -21,7 +22,6 @@ from otel_dynamo.report.diff.schema import (
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.summary import TIME_TOTALS
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.causes.guards import guard_text, plain_reason
 
 ITEM_TITLES = {"graph_breaks": "graph breaks", "recompiles": "recompiles", "failures": "failures"}
 PARTS = ("new", "gone", "changed")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.diff.compare import compiled_another_way
 from otel_dynamo.report.diff.items import (
     UNDER_MIN_CHANGE,
@@ -31,7 +32,6 @@ from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
 from otel_dynamo.report.render.table import Cell, Column, format_table, paint, wrapped
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
-from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 from otel_dynamo.report.summary.phases import PHASE_TITLES
 

@@ -10,7 +10,8 @@ import html
 import textwrap
 from collections import Counter
 
-from otel_dynamo.causes.records import NOT_WORKING, Fix, Verdict
+from otel_dynamo.causes.fixes import paste_lines, verdict_words
+from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate
 from otel_dynamo.report.summary.compiles import NO_REASON
@@ -183,7 +184,13 @@ def what_to_do(summary: Summary) -> list[_Todo]:
                 where = _format.function_label(row["function"], None)
                 place = _format.location(row["file"], row["line"])
                 todo = merged[key] = _Todo(
-                    f"{where} ({place})" if place else where, row["what"], 0, 0, 0.0, 0, row["fixes"]
+                    f"{where} ({place})" if place else where,
+                    row["what"],
+                    0,
+                    0,
+                    0.0,
+                    0,
+                    row["fixes"],
                 )
             todo.recompiles += row["recompiles"]
             todo.graph_breaks += row["graph_breaks"]
@@ -197,23 +204,9 @@ def what_to_do(summary: Summary) -> list[_Todo]:
 
 def shown_fixes(fixes: list[Fix]) -> list[Fix]:
     """The fixes to show: all but those a try found not working."""
-    return [fix for fix in fixes if (fix["verdict"] or {}).get("status") != NOT_WORKING]
-
-
-def verdict_words(verdict: Verdict) -> str:
-    """ "verified on this job: recompiles 3 → 0, output the same" and the like."""
-    before, after = verdict["before"], verdict["after"]
-    changes = [
-        f"{what} {before[key]} → {after[key]}"  # type: ignore[literal-required]
-        for key, what in (("recompiles", "recompiles"), ("graph_breaks", "graph breaks"))
-        if before[key] or after[key]  # type: ignore[literal-required]
+    return [
+        fix for fix in fixes if fix["verdict"] is None or fix["verdict"]["status"] != NOT_WORKING
     ]
-    output = "output the same" if verdict["output_same"] else "output changed"
-    status = {"verified": "verified", "partial": "partly works", "not_working": "does not work"}[
-        verdict["status"]
-    ]
-    text = f"{status} on this job: {', '.join(changes) or 'no change'}, {output}"
-    return f"{text} ({verdict['note']})" if verdict["note"] else text
 
 
 def _cost(todo: _Todo) -> str:
@@ -253,6 +246,16 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     if len(todos) > len(shown):
         more = f"  … {len(todos) - len(shown)} more causes in --json and the page"
         lines.append(paint(truncate(more, width), "dim", color=color))
+    verified = [
+        fix
+        for todo in todos
+        for fix in todo.fixes
+        if fix["verdict"] is not None and fix["verdict"]["status"] == VERIFIED
+    ]
+    paste = paste_lines(verified)
+    if paste:
+        lines += ["", paint("Verified fixes, to paste", "bold", color=color)]
+        lines += [line for text in paste for line in _wrapped("", text, width)]
     return lines
 
 

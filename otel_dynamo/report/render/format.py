@@ -156,9 +156,6 @@ def location(path: str | None, line: int | None, *, short: bool = True) -> str:
     return shown if line is None else f"{shown}:{line}"
 
 
-
-
-
 class FunctionNames:
     """The names the frame tables give compiled functions (``function_label``:
     ``TinyLM.forward``), for the other places that name them from a stack entry's code

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO, TypeVar
 
+from otel_dynamo.causes.guards import guard_text
 from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
@@ -22,7 +23,6 @@ from otel_dynamo.report.render.table import (
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.causes.guards import guard_text
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import (
     CompileFacts,

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar, cast
 
 from otel_dynamo import names
+from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.read.model import (
     STATUS_ERROR,
     Attributes,
@@ -27,8 +28,6 @@ from otel_dynamo.report.summary import compiles as _compiles
 from otel_dynamo.report.summary import exports, time_split
 from otel_dynamo.report.summary import ranks as _ranks
 from otel_dynamo.report.summary import runtime as _runtime
-from otel_dynamo.causes.guards import plain_reason
-from otel_dynamo.report.summary.what_to_do import what_to_do
 from otel_dynamo.report.summary.schema import (
     TIME_TOTALS,
     TOTAL_KEYS,
@@ -53,6 +52,7 @@ from otel_dynamo.report.summary.schema import (
     Unfinished,
 )
 from otel_dynamo.report.summary.tree import SpanTree
+from otel_dynamo.report.summary.what_to_do import what_to_do
 
 SCHEMA_VERSION = 2
 """Bumped when a key of the summary changes meaning or disappears (additions keep it)."""
@@ -226,7 +226,14 @@ def _process_section(
     recompiles = _recompiles(compiles)
     graph_breaks = _graph_breaks(frames)
     near_limit = _near_recompile_limit(compiles, recompile_limit)
-    causes = what_to_do(frames, compiles, recompiles, graph_breaks, near_limit, process.torch_version)
+    causes = what_to_do(
+        frames,
+        compiles,
+        recompiles=recompiles,
+        breaks=graph_breaks,
+        limits=near_limit,
+        torch_version=process.torch_version,
+    )
     failures = _failures(notable, tree)
     faults = _faults(notable, logs, tree)
     accuracy = _accuracy(notable, logs, tree)

@@ -10,6 +10,7 @@ import re
 from typing import NamedTuple
 
 from otel_dynamo import names
+from otel_dynamo.causes.remembered import remembered
 from otel_dynamo.report.read.model import Attributes, AttributeValue, Span
 from otel_dynamo.report.read.values import attribute, integer, seconds, strings, text
 from otel_dynamo.report.summary.phases import (
@@ -22,7 +23,6 @@ from otel_dynamo.report.summary.phases import (
     split_details,
     split_phases,
 )
-from otel_dynamo.causes.remembered import remembered
 from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
 from otel_dynamo.report.summary.tree import SpanTree
 

@@ -47,6 +47,7 @@ class _Cause:
 def what_to_do(
     frames: list[Span],
     compiles: list[CompileRow],
+    *,
     recompiles: list[RecompileRow],
     breaks: list[GraphBreakGroup],
     limits: list[LimitRow],
@@ -70,9 +71,7 @@ def what_to_do(
             torch_version,
         )
         row["fixes"] = _unique(
-            fix
-            for cause in _recompile_causes(row, code, causes)
-            for fix in cause.fixes
+            fix for cause in _recompile_causes(row, code, causes) for fix in cause.fixes
         )
     for group in breaks:
         group["fixes"] = _unique(
@@ -105,9 +104,7 @@ def _recompile_causes(
         key = (code.file, code.line, code.function, "recompile", subject)
         cause = causes.get(key)
         if cause is None:
-            cause = causes[key] = _Cause(
-                "recompile", code, subject, failure.plain, []
-            )
+            cause = causes[key] = _Cause("recompile", code, subject, failure.plain, [])
         cause.recompiles += 1
         if row["compile_id"]:
             cause.recompile_ids[row["compile_id"]] = None
@@ -142,7 +139,9 @@ def _break_causes(
     return found
 
 
-def _limit_cause(limit: LimitRow, torch_version: str | None, causes: dict[_CauseKey, _Cause]) -> None:
+def _limit_cause(
+    limit: LimitRow, torch_version: str | None, causes: dict[_CauseKey, _Cause]
+) -> None:
     code = fixes.Code(limit["function"], limit["file"], limit["line"], torch_version=torch_version)
     fix = fixes.limit_fix(code, limit=limit["limit"], recompiles=limit["recompiles"])
     subject = "recompile limit"

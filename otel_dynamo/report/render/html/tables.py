@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import PageCell, PageTable
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import Location, ProcessSection, RankRow, Summary
 
