@@ -11,7 +11,7 @@ import pytest
 OUTPUT_DIR_VARIABLE = "OTEL_DYNAMO_OUTPUT_DIR"
 INDUCTOR_CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 
-TORCH_FACING_FOLDERS = frozenset({"sources", "realmodels"})
+TORCH_FACING_FOLDERS = frozenset({"sources", "realmodels", "fixes"})
 """Test folders whose every test checks something a torch release can change (a hook's
 fit, torch's own counts and texts as recorded): ``.ci/torch_matrix.sh`` runs these tests
 on each other torch (``-m torch_facing``). A module elsewhere whose outcome torch decides

@@ -54,11 +54,14 @@ class Code:
     line: int | None
     arguments: tuple[str, ...] = ()
     torch_version: str | None = None
+    shown: str | None = None
+    """The function's name as the report shows it (``Block.forward``), where it differs
+    from its code name."""
 
     @property
     def where(self) -> str:
         """``f (job.py:3)``: the function and its file's name and line."""
-        name = self.function or "the compiled function"
+        name = self.shown or self.function or "the compiled function"
         if not self.file:
             return name
         place = self.file.replace("\\", "/").rsplit("/", 1)[-1]
@@ -86,7 +89,7 @@ def _recompile_fixes(failure: guards.GuardFailure, code: Code, recompiles: int) 
         return [_float_fix(subject, code, recompiles)]
     words = _WORDS.get(kind)
     if words is None:
-        return [_words_only(f"{failure.plain}: {_GUARD_DEFAULT}", None)]
+        return [_words_only(_GUARD_DEFAULT.format(where=code.where), None)]
     sentence, remains = words
     name = subject.shown if subject is not None else "the value"
     expect = recompiles if remains else None
@@ -325,7 +328,9 @@ _CONFIG_IN_HINT = re.compile(
     r"torch\._dynamo\.config\.(?P<name>\w+)\s*=\s*(?P<value>True|False|\d+)"
 )
 _LOGGING_FUNCTIONS_HINT = re.compile(r"reorderable_logging_functions")
-_BUILTIN_IN_REASON = re.compile(r"builtin (?:operator )?`(?P<name>\w+)`")
+_PRINT_IN_REASON = re.compile(r"builtin (?:operator )?`?print\b")
+"""A break on ``print``: torch 2.8 on say "builtin operator `print`", older ones "builtin
+print()"."""
 _DATA_DEPENDENT_BRANCH = re.compile(r"data-dependent branching|dynamic control flow", re.IGNORECASE)
 _LOGGER = re.compile(r"\bLogger\b")
 
@@ -348,9 +353,8 @@ def break_fixes(reason: str, code: Code, *, hints: tuple[str, ...], url: str | N
                     url=url,
                 )
             ]
-    builtin = _BUILTIN_IN_REASON.search(reason)
     logging_hint = next((hint for hint in hints if _LOGGING_FUNCTIONS_HINT.search(hint)), None)
-    if builtin and logging_hint and builtin["name"] == "print":
+    if _PRINT_IN_REASON.search(reason):
         return [
             _fix(
                 f"let torch run print after the graph instead of breaking it: add print to "

@@ -11,7 +11,7 @@ from pathlib import Path
 from _report_support import FakeCompile, write_small, write_traces
 
 from otel_dynamo.report import load_telemetry, summarize
-from otel_dynamo.report.render import format as format_module
+from otel_dynamo.report.summary.function_names import FunctionNames, names_for
 
 
 def _cli(*argv: str) -> str:
@@ -123,12 +123,12 @@ def test_function_names_are_made_once_for_the_rows_asked_for_in_turn(tmp_path: P
     write_small(tmp_path)
     (section,) = summarize(load_telemetry([tmp_path]))["processes"]
     rows = section["compiles"]
-    first = format_module.function_names(rows)
-    assert format_module.function_names(rows) is first
+    first = names_for(rows)
+    assert names_for(rows) is first
     other_rows = [{**row, "module": "m.Other"} for row in rows]
-    other = format_module.function_names(other_rows)
-    assert type(other) is format_module.FunctionNames and other is not first
-    assert format_module.function_names(list(rows)) is not first
+    other = names_for(other_rows)
+    assert type(other) is FunctionNames and other is not first
+    assert names_for(list(rows)) is not first
     entry = f"{rows[0]['file']}:{rows[0]['line']} in {rows[0]['function']}"
     assert (first.entry(entry), other.entry(entry)) == (
         entry,

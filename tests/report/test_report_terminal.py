@@ -21,7 +21,7 @@ from _report_support import (
 
 from otel_dynamo import names
 from otel_dynamo.report import color_enabled, load_telemetry, render_terminal, summarize
-from otel_dynamo.report.render.format import function_label, short_path
+from otel_dynamo.report.summary.function_names import function_label, short_path
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LONG = "x" * 300

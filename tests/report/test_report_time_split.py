@@ -92,13 +92,16 @@ def test_slowest_functions_sum_compiles_and_recompiles_per_location(recorded: Pa
 
 
 @pytest.mark.slow
-def test_terminal_opens_with_where_compile_time_went(recorded: Path) -> None:
-    """The block follows the headline totals, titled with the same compile time."""
+def test_terminal_opens_with_what_to_do_then_where_compile_time_went(recorded: Path) -> None:
+    """After the headline totals: what to do about the job's recompiles (its three
+    causes), then the block of where compile time went, titled with the same compile
+    time."""
     lines = _cli("report", str(recorded)).splitlines()
     total = re.search(r"· (\S+ \S+) compiling$", lines[1])
     assert total is not None
-    assert lines[2:5] == ["", f"Where compile time went ({total[1]})", lines[4]]
-    assert lines[4].startswith("  by phase    AOT ")
+    assert lines[2:4] == ["", "What to do (3 causes, costliest first)"]
+    where = lines.index(f"Where compile time went ({total[1]})")
+    assert lines[where - 1] == "" and lines[where + 1].startswith("  by phase    AOT ")
 
 
 @pytest.mark.slow

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from otel_dynamo.report.summary.compiles import compile_id_sort_key
 from otel_dynamo.causes.guards import plain_reason
 from otel_dynamo.causes.remembered import remembered
+from otel_dynamo.report.summary.compiles import compile_id_sort_key
 
 
 def test_a_short_string_is_worked_out_once_a_long_one_each_time() -> None:

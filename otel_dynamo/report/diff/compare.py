@@ -29,12 +29,7 @@ from otel_dynamo.report.diff.schema import (
     VariantChange,
     VariantChanges,
 )
-from otel_dynamo.report.render.format import (
-    FunctionNames,
-    function_label,
-    short_path,
-    user_location,
-)
+from otel_dynamo.report.render.format import user_location
 from otel_dynamo.report.summary import (
     COUNT_TOTALS,
     HOT_VARIANT_SHARE,
@@ -43,6 +38,7 @@ from otel_dynamo.report.summary import (
     ProcessTotals,
     Summary,
 )
+from otel_dynamo.report.summary.function_names import FunctionNames, function_label, short_path
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 
 DIFF_SCHEMA_VERSION = 1

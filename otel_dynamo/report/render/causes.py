@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import textwrap
 from collections import Counter
 
 from otel_dynamo.causes.fixes import paste_lines, verdict_words
 from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate
+from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate, wrapped
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.report.summary.schema import ProcessSection, StackCount, Summary
+from otel_dynamo.report.summary.function_names import FunctionNames, function_label, names_for
+from otel_dynamo.report.summary.schema import CauseRow, ProcessSection, StackCount, Summary
 
 SHOWN_CAUSES = 5
 """Reasons each list shows; the per-process tables have all of them."""
@@ -56,7 +56,7 @@ def process_causes(section: ProcessSection) -> CauseCounts:
     counts = CauseCounts()
     for row in section["recompiles"]:
         what = row["reason_plain"] or row["reason"] or NO_REASON
-        function = _format.function_label(row["function"], row["module"])
+        function = function_label(row["function"], row["module"])
         counts.recompiles[(what, function, _format.location(row["file"], row["line"]))] += 1
     if section["graph_breaks"]:
         _count_breaks(section, counts.breaks)
@@ -64,7 +64,7 @@ def process_causes(section: ProcessSection) -> CauseCounts:
 
 
 def _count_breaks(section: ProcessSection, counts: Counter[_CauseKey]) -> None:
-    function_names = _format.function_names(section["compiles"])
+    function_names = names_for(section["compiles"])
     for group in section["graph_breaks"]:
         unrecorded: StackCount = {
             "user_stack": [],
@@ -174,23 +174,16 @@ class _Todo:
 
 def what_to_do(summary: Summary) -> list[_Todo]:
     """Every process's causes, the same cause of several processes (ranks) as one,
-    costliest first."""
+    costliest first; each function named as the frame tables name it."""
     merged: dict[tuple[object, ...], _Todo] = {}
     for section in summary["processes"]:
+        function_names = names_for(section["compiles"])
         for row in section["what_to_do"]:
             key = (row["kind"], row["function"], row["file"], row["line"], row["subject"])
             todo = merged.get(key)
             if todo is None:
-                where = _format.function_label(row["function"], None)
-                place = _format.location(row["file"], row["line"])
                 todo = merged[key] = _Todo(
-                    f"{where} ({place})" if place else where,
-                    row["what"],
-                    0,
-                    0,
-                    0.0,
-                    0,
-                    row["fixes"],
+                    _where(row, function_names), row["what"], 0, 0, 0.0, 0, row["fixes"]
                 )
             todo.recompiles += row["recompiles"]
             todo.graph_breaks += row["graph_breaks"]
@@ -200,6 +193,17 @@ def what_to_do(summary: Summary) -> list[_Todo]:
         merged.values(),
         key=lambda todo: (-todo.compile_seconds, -todo.recompiles, -todo.graph_breaks, todo.where),
     )
+
+
+def _where(row: CauseRow, function_names: FunctionNames) -> str:
+    """ "Block.forward (project/model.py:34)": a break's function named from its stack
+    entry, a recompile's from its module, as every other section names them."""
+    if row["kind"] == "graph_break" and row["file"] and row["function"]:
+        name = function_names.label(row["file"], row["function"], row["line"])
+    else:
+        name = function_label(row["function"], row["module"])
+    place = _format.location(row["file"], row["line"])
+    return f"{name} ({place})" if row["file"] else name
 
 
 def shown_fixes(fixes: list[Fix]) -> list[Fix]:
@@ -231,7 +235,7 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     heading = f"What to do ({len(todos)} cause{'s' if len(todos) != 1 else ''}, costliest first)"
     lines = [paint(truncate(heading, width), "bold", color=color)]
     for number, todo in enumerate(shown, start=1):
-        lines += _wrapped(f"{number}. ", f"{todo.where} · {_cost(todo)}", width)
+        lines += _wrapped(f"{number}. ", _format.printable(f"{todo.where} · {_cost(todo)}"), width)
         lines += _wrapped("   ", _format.printable(todo.what), width)
         fixes = shown_fixes(todo.fixes)
         for fix in fixes:
@@ -259,25 +263,12 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     return lines
 
 
-WRAPPED_LINES = 4
-"""Lines a cause's text takes at most in the terminal's "What to do"."""
-
-
 def _wrapped(first: str, text: str, width: int) -> list[str]:
-    """``text`` after ``first``, wrapped at spaces to ``width`` (a word longer than a line
-    stays whole on its own line), continuation lines indented as ``first``; at most
-    WRAPPED_LINES lines of it (the rest is in --json and the page)."""
-    most = WRAPPED_LINES * max(width, 40)
-    if len(text) > most:  # cut before wrapping: wrapping loops over every word
-        text = text[: most - 1] + "…"
-    return textwrap.wrap(
-        text,
-        width=max(width, len(first) + 20),
-        initial_indent="  " + first,
-        subsequent_indent="  " + " " * len(first),
-        break_long_words=False,
-        break_on_hyphens=False,
-    ) or ["  " + first.rstrip()]
+    """``text`` after ``first``, wrapped as the tables wrap a cell (``table.wrapped``),
+    continuation lines indented as ``first``."""
+    indent = "  " + " " * len(first)
+    lines = wrapped(text, max(width - len(indent), 20))
+    return ["  " + first + lines[0], *(indent + line for line in lines[1:])]
 
 
 def what_to_do_html(summary: Summary) -> str:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -14,6 +13,11 @@ import msgspec
 from otel_dynamo import names
 from otel_dynamo.causes.fixes import USER_FRAME
 from otel_dynamo.report.read.files import UNPRINTABLE
+from otel_dynamo.report.summary.function_names import (
+    NO_FUNCTION_NAMES,
+    FunctionNames,
+    short_path,
+)
 from otel_dynamo.report.summary.schema import CompileRow, ProcessDescription, Source, StackCount
 
 TOTAL_TITLES: dict[str, str] = {
@@ -110,24 +114,6 @@ def device_time_cells(row: Mapping[str, Any]) -> list[str]:
     ]
 
 
-_INSTALLED_UNDER = ("/site-packages/", "/dist-packages/")
-"""Where installed packages live: a file below is shown from its top-level package."""
-
-
-@functools.lru_cache(maxsize=4096)  # a run's rows name the same few files many times
-def short_path(path: str) -> str:
-    """A file of an installed package from its top-level package on
-    (``transformers/utils/generic.py``: which package it is matters more than the
-    environment it is installed in); any other path, its last two parts: enough to
-    recognise a file, short enough to fit."""
-    path = path.replace("\\", "/")
-    found = [path.rfind(marker) + len(marker) for marker in _INSTALLED_UNDER if marker in path]
-    if found and max(found) < len(path):
-        return path[max(found) :]
-    parts = path.rsplit("/", 2)
-    return "/".join(parts[-2:])
-
-
 def code_place(function: str | None, path: str | None, line: int | None) -> str:
     """Where code is, one wording everywhere: "forward at project/model.py:10"."""
     at = location(path, line) if path else ""
@@ -136,94 +122,12 @@ def code_place(function: str | None, path: str | None, line: int | None) -> str:
     return at or function or ""
 
 
-def function_label(function: str | None, module: str | None) -> str:
-    """The compiled function as shown: its code name, with the class of the module it ran
-    on when there was one (``MLP.forward``; a decorator's wrapper standing for a Hugging
-    Face model's forward: ``OPTForCausalLM (wrapper)``); "?" when unknown."""
-    if module is None:
-        return function or "?"
-    cls = module.rsplit(".", 1)[-1]
-    if function == "forward":
-        return f"{cls}.forward"
-    return f"{cls} ({function or '?'})"
-
-
 def location(path: str | None, line: int | None, *, short: bool = True) -> str:
     """ "dir/file.py:12" (or the full path when not ``short``); "?" when unknown."""
     if path is None:
         return "?"
     shown = short_path(path) if short else path
     return shown if line is None else f"{shown}:{line}"
-
-
-class FunctionNames:
-    """The names the frame tables give compiled functions (``function_label``:
-    ``TinyLM.forward``), for the other places that name them from a stack entry's code
-    name alone (graph-break stacks, their causes, the diff), so one function has one name.
-
-    A stack entry ("path:line in forward") is the function of that name in that file whose
-    first line is the nearest at or above the entry's line; where that function ran on
-    modules of several classes, or on none, the code name stays."""
-
-    def __init__(self, compiles: Iterable[CompileRow]) -> None:
-        labels: dict[tuple[str, str, int], set[str]] = {}
-        self._by_compile_id: dict[str, str] = {}
-        for row in compiles:
-            named = function_label(row["function"], row["module"])
-            if row["compile_id"]:
-                self._by_compile_id[row["compile_id"]] = named
-            if row["function"] and row["file"] and row["line"] is not None:
-                key = (short_path(row["file"]), row["function"], row["line"])
-                labels.setdefault(key, set()).add(named)
-        self._starts: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
-        for (file, function, line), found in labels.items():
-            label = next(iter(found)) if len(found) == 1 else None
-            self._starts.setdefault((file, function), []).append((line, label))
-        for starts in self._starts.values():
-            starts.sort(key=lambda start: start[0])
-
-    def label(self, file: str, function: str, line: int | None) -> str:
-        """``function`` (of ``file``, at ``line``) as the frame tables name it."""
-        starts = self._starts.get((short_path(file), function))
-        if not starts or line is None:
-            return function
-        enclosing = [label for first, label in starts if first <= line]
-        return (enclosing[-1] or function) if enclosing else function
-
-    def of_compile(self, compile_id: str | None, function: str | None) -> str:
-        """The function compile ``compile_id`` compiled (a failure's, a fault's), named as
-        its frame-table row names it; else ``function`` as it is ("?" when unknown)."""
-        return self._by_compile_id.get(compile_id or "", function or "?")
-
-    def entry(self, entry: str) -> str:
-        """A "path:line in function" stack entry with its function so named."""
-        match = USER_FRAME.match(entry)
-        if match is None:
-            return entry
-        label = self.label(match["path"], match["function"], int(match["line"]))
-        return f"{match['path']}:{match['line']} in {label}"
-
-    def stack(self, user_stack: list[str]) -> list[str]:
-        return [self.entry(entry) for entry in user_stack]
-
-
-NO_FUNCTION_NAMES = FunctionNames(())
-"""Code names as they are (nothing known of the compiled functions)."""
-
-_last_function_names: tuple[list[CompileRow], FunctionNames] | None = None
-
-
-def function_names(compiles: list[CompileRow]) -> FunctionNames:
-    """``FunctionNames(compiles)``, made once while the tables of one process ask for it
-    in turn (the terminal's, the page's, the causes'): the last list asked for is held,
-    and its rows' names and places are never changed once made."""
-    global _last_function_names
-    last = _last_function_names  # read once: another thread may replace it meanwhile
-    if last is not None and last[0] is compiles:
-        return last[1]
-    made = FunctionNames(compiles)
-    _last_function_names = (compiles, made)
-    return made
 
 
 def user_location(user_stack: list[str]) -> tuple[str, str, int | None]:

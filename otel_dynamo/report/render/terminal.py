@@ -23,6 +23,7 @@ from otel_dynamo.report.render.table import (
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
+from otel_dynamo.report.summary.function_names import FunctionNames, function_label, names_for
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import (
     CompileFacts,
@@ -298,7 +299,7 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            _format.function_label(row["function"], row["module"]),
+            function_label(row["function"], row["module"]),
             _format.location(row["file"], row["line"]),
             Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
             _format.duration(row["duration_s"]),
@@ -342,7 +343,7 @@ def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
     total = sum(group["count"] for group in groups)
     lines = [view.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
     shown = groups if view.limit <= 0 else groups[: view.limit]
-    function_names = _format.function_names(section["compiles"])
+    function_names = names_for(section["compiles"])
     for group in shown:
         lines += _graph_break_group(group, view, function_names)
     if len(shown) < len(groups):
@@ -351,7 +352,7 @@ def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
 
 
 def _graph_break_group(
-    group: GraphBreakGroup, view: _View, function_names: _format.FunctionNames
+    group: GraphBreakGroup, view: _View, function_names: FunctionNames
 ) -> list[str]:
     count = f"{group['count']}x"
     reason_text = group["reason"] or ""
@@ -405,7 +406,7 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
         table.append(
             [
                 row["compile_id"] or "?",
-                _format.function_label(row["function"], row["module"]),
+                function_label(row["function"], row["module"]),
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
                 *([_calls(row)] if with_calls else []),
@@ -469,7 +470,7 @@ def _slowest(section: ProcessSection, view: _View) -> list[str]:
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            _format.function_label(row["function"], row["module"]),
+            function_label(row["function"], row["module"]),
             _format.duration(row["compile_s"]),
             _format.duration(row["lazy_backward_s"] or None),
             _largest_parts(row["phases"]),
@@ -499,7 +500,7 @@ def _failures(section: ProcessSection, view: _View) -> list[str]:
         Column("function"),
         Column("error", wrap=True),
     ]
-    function_names = _format.function_names(section["compiles"])
+    function_names = names_for(section["compiles"])
     table: list[list[CellLike]] = [
         [
             Cell(row["stage"], "red"),

@@ -14,6 +14,7 @@ from otel_dynamo.report.render.table import (
     truncate,
     wrapped,
 )
+from otel_dynamo.report.summary.function_names import function_label
 from otel_dynamo.report.summary.phases import PHASE_TITLES
 from otel_dynamo.report.summary.schema import CompileTime, FunctionRow, PhaseRow
 from otel_dynamo.report.summary.time_split import PHASE_UNRECORDED
@@ -129,7 +130,7 @@ def _labelled(label: str, text: str, width: int) -> list[str]:
 def _function_cells(row: FunctionRow) -> list[str]:
     """One slowest function: label, location, compiles, recompiles, time, share."""
     return [
-        _format.function_label(row["function"], row["module"]),
+        function_label(row["function"], row["module"]),
         _format.location(row["file"], row["line"]),
         str(row["compiles"]),
         str(row["recompiles"]),

@@ -106,6 +106,9 @@ class CauseRow(Location):
     its fixes."""
 
     kind: CauseKind
+    module: str | None
+    """As in ``recompiles``: the module class the compiled code ran on (null for a break:
+    its function is named from its stack)."""
     subject: str
     what: str
     recompiles: int

@@ -17,6 +17,7 @@ from otel_dynamo.causes import fixes, guards
 from otel_dynamo.causes.records import Fix
 from otel_dynamo.report.read.model import Span
 from otel_dynamo.report.read.values import strings, text
+from otel_dynamo.report.summary.function_names import FunctionNames, function_label
 from otel_dynamo.report.summary.schema import (
     CauseKind,
     CauseRow,
@@ -34,6 +35,7 @@ _CauseKey = tuple[str | None, int | None, str | None, str, str]
 class _Cause:
     kind: CauseKind
     code: fixes.Code
+    module: str | None
     subject: str
     what: str
     fixes: list[Fix]
@@ -69,13 +71,17 @@ def what_to_do(
             row["line"],
             arguments.get(row["compile_id"], ()),
             torch_version,
+            function_label(row["function"], row["module"]),
         )
         row["fixes"] = _unique(
             fix for cause in _recompile_causes(row, code, causes) for fix in cause.fixes
         )
+    named = FunctionNames(compiles)
     for group in breaks:
         group["fixes"] = _unique(
-            fix for cause in _break_causes(group, torch_version, causes) for fix in cause.fixes
+            fix
+            for cause in _break_causes(group, torch_version, named, causes)
+            for fix in cause.fixes
         )
     for limit in limits:
         if limit["status"] == "at_limit":
@@ -104,7 +110,9 @@ def _recompile_causes(
         key = (code.file, code.line, code.function, "recompile", subject)
         cause = causes.get(key)
         if cause is None:
-            cause = causes[key] = _Cause("recompile", code, subject, failure.plain, [])
+            cause = causes[key] = _Cause(
+                "recompile", code, row["module"], subject, failure.plain, []
+            )
         cause.recompiles += 1
         if row["compile_id"]:
             cause.recompile_ids[row["compile_id"]] = None
@@ -115,7 +123,10 @@ def _recompile_causes(
 
 
 def _break_causes(
-    group: GraphBreakGroup, torch_version: str | None, causes: dict[_CauseKey, _Cause]
+    group: GraphBreakGroup,
+    torch_version: str | None,
+    named: FunctionNames,
+    causes: dict[_CauseKey, _Cause],
 ) -> list[_Cause]:
     found: list[_Cause] = []
     stacks = group["stacks"] or [
@@ -123,6 +134,8 @@ def _break_causes(
     ]
     for stack in stacks:
         code = fixes.stack_code(stack["user_stack"], torch_version)
+        if code.file and code.function:
+            code = dataclasses.replace(code, shown=named.label(code.file, code.function, code.line))
         key = (code.file, code.line, code.function, "graph_break", group["reason"])
         cause = causes.get(key)
         if cause is None:
@@ -130,7 +143,7 @@ def _break_causes(
                 group["reason"], code, hints=tuple(group["torch_hints"]), url=group["torch_url"]
             )
             cause = causes[key] = _Cause(
-                "graph_break", code, group["reason"], group["reason"], found_fixes
+                "graph_break", code, None, group["reason"], group["reason"], found_fixes
             )
         cause.graph_breaks += stack["count"]
         cause.break_reasons[group["reason"]] = None
@@ -146,7 +159,7 @@ def _limit_cause(
     fix = fixes.limit_fix(code, limit=limit["limit"], recompiles=limit["recompiles"])
     subject = "recompile limit"
     what = f"reached the recompile limit ({limit['limit']} cache entries)"
-    cause = _Cause("recompile_limit", code, subject, what, [fix])
+    cause = _Cause("recompile_limit", code, None, subject, what, [fix])
     cause.recompiles = limit["recompiles"]
     causes[(code.file, code.line, code.function, "recompile_limit", subject)] = cause
 
@@ -154,6 +167,7 @@ def _limit_cause(
 def _row(cause: _Cause, seconds: dict[str, float]) -> CauseRow:
     return {
         "kind": cause.kind,
+        "module": cause.module,
         "function": cause.code.function,
         "file": cause.code.file,
         "line": cause.code.line,

@@ -15,6 +15,7 @@ from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import PageCell, PageTable
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
+from otel_dynamo.report.summary.function_names import function_label, names_for
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import Location, ProcessSection, RankRow, Summary
 
@@ -128,7 +129,7 @@ def _compiles(section: ProcessSection) -> Table:
     rows = [
         [
             row["compile_id"] or "?",
-            _format.function_label(row["function"], row["module"]),
+            function_label(row["function"], row["module"]),
             _location(row),
             [row["outcome"], _format.severity(row["outcome"])],
             _format.duration(row["duration_s"]),
@@ -157,7 +158,7 @@ def _graph_breaks(section: ProcessSection) -> Table:
         "torch's hints",
     ]
     rows = []
-    function_names = _format.function_names(section["compiles"])
+    function_names = names_for(section["compiles"])
     for group in section["graph_breaks"]:
         for merged in _format.merged_stacks(group["stacks"], function_names):
             rows.append(
@@ -180,7 +181,7 @@ def _recompiles(section: ProcessSection) -> Table:
     rows = [
         [
             row["compile_id"] or "?",
-            _format.function_label(row["function"], row["module"]),
+            function_label(row["function"], row["module"]),
             _location(row),
             _format.optional(row["cache_size"]),
             _format.calls(row),
@@ -219,7 +220,7 @@ def _slowest(section: ProcessSection) -> Table:
     rows = [
         [
             row["compile_id"] or "?",
-            _format.function_label(row["function"], row["module"]),
+            function_label(row["function"], row["module"]),
             _location(row),
             _format.duration(row["compile_s"]),
             _format.duration(row["lazy_backward_s"] or None),
@@ -233,7 +234,7 @@ def _slowest(section: ProcessSection) -> Table:
 
 def _failures(section: ProcessSection) -> Table:
     columns = ["stage", "id", "function", "span", "error"]
-    function_names = _format.function_names(section["compiles"])
+    function_names = names_for(section["compiles"])
     rows = [
         [
             [row["stage"], "bad"],
