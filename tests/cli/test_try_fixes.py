@@ -1,0 +1,178 @@
+"""``otel-dynamo run --try-fixes``: each fix tried on the user's own job, by re-running it
+with the fix applied by the start-up hook, and judged by what the job did."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+JOB = Path(__file__).resolve().parents[1] / "programs" / "fixable_job.py"
+TIMEOUT_S = 600
+
+
+def _try_fixes(
+    tmp_path: Path, *job_args: str, options: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_dynamo",
+            "run",
+            "--out",
+            str(tmp_path / "out"),
+            "--try-fixes",
+            *options,
+            "--",
+            sys.executable,
+            str(JOB),
+            str(tmp_path / "trials.txt"),
+            *job_args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        env={**os.environ, "COLUMNS": "100"},
+        cwd=tmp_path,
+    )
+
+
+def _fixes(tmp_path: Path) -> list[dict[str, Any]]:
+    summary = json.loads((tmp_path / "out-try-fixes" / "report.json").read_text())
+    (process,) = summary["processes"]
+    return [fix for cause in process["what_to_do"] for fix in cause["fixes"]]
+
+
+@pytest.fixture(scope="module")
+def tried(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    tmp_path = tmp_path_factory.mktemp("tried")
+    return tmp_path, _try_fixes(tmp_path)
+
+
+def test_each_fix_is_verified_on_the_job(tried: tuple[Path, Any]) -> None:
+    """Both causes' fixes are verified: their cause gone at its code, the output the same."""
+    tmp_path, done = tried
+    assert done.returncode == 0, done.stderr
+    verdicts = sorted(
+        (fix["actions"][0]["kind"], fix["verdict"]["status"], fix["verdict"]["output_same"])
+        for fix in _fixes(tmp_path)
+    )
+    assert verdicts == [("config_add", "verified", True), ("mark_dynamic", "verified", True)]
+
+
+def test_a_verdict_counts_before_and_after_at_the_cause(tried: tuple[Path, Any]) -> None:
+    """The mark_dynamic fix took the recompile from 1 to 0; the print fix the breaks from
+    2 (one per compile of the function) to 0."""
+    tmp_path, _ = tried
+    counts = {
+        fix["actions"][0]["kind"]: (
+            fix["verdict"]["before"]["recompiles"],
+            fix["verdict"]["after"]["recompiles"],
+            fix["verdict"]["before"]["graph_breaks"],
+            fix["verdict"]["after"]["graph_breaks"],
+        )
+        for fix in _fixes(tmp_path)
+    }
+    assert counts == {"mark_dynamic": (1, 0, 0, 0), "config_add": (0, 0, 2, 0)}
+
+
+def test_the_job_runs_as_said_and_can_tell_each_rerun(tried: tuple[Path, Any]) -> None:
+    """The job ran first as it is, then again as it is, once per fix, then with both
+    fixes; each re-run saw OTEL_DYNAMO_FIX_TRIAL."""
+    tmp_path, done = tried
+    runs = (tmp_path / "trials.txt").read_text().splitlines()
+    assert runs == ["first", "plain 2", "fix 1 of 2", "fix 2 of 2", "all fixes"]
+    assert "2 fixes to try: 4 re-runs at most" in done.stderr
+    assert (
+        "all 2 verified fixes together: recompiles 1 → 0, graph breaks 2 → 0, output the same"
+        in done.stderr
+    )
+
+
+def test_the_report_opens_with_what_to_do_and_the_fixes_to_paste(tried: tuple[Path, Any]) -> None:
+    """The report printed after the runs opens with the causes, each verdict, and the
+    verified fixes as lines to paste."""
+    _, done = tried
+    report = done.stdout[done.stdout.index("otel-dynamo report:") :]
+    lines = report.splitlines()
+    assert lines[3] == "What to do (2 causes, costliest first)"
+    paste = lines[lines.index("Verified fixes, to paste") + 1 :]
+    assert paste[0].strip() == "torch._dynamo.config.reorderable_logging_functions.add(print)"
+    assert (
+        paste[1].strip().startswith("torch._dynamo.mark_dynamic(x, 0) # before each call of step")
+    )
+
+
+def test_the_diff_of_before_and_after_a_fix_shows_its_cause_gone(tried: tuple[Path, Any]) -> None:
+    """``otel-dynamo diff`` of the first run and the re-run with the shape fix lists the
+    recompile as gone."""
+    tmp_path, _ = tried
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_dynamo",
+            "diff",
+            str(tmp_path / "out"),
+            str(tmp_path / "out-try-fixes" / "fix-2-of-2"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    gone = done.stdout[done.stdout.index("Gone recompiles (1)") :].splitlines()
+    assert "input x: dimension 0 changed from 4 to 8" in gone[1]
+
+
+def test_a_fix_that_does_not_work_stays_in_the_json_and_is_not_shown(tmp_path: Path) -> None:
+    """torch cannot reorder a print of a torch.Size: that fix's verdict is not_working; it
+    stays in --json and the terminal shows no fix for the cause."""
+    done = _try_fixes(tmp_path, "--print-size")
+    assert done.returncode == 0, done.stderr
+    statuses = {fix["actions"][0]["kind"]: fix["verdict"]["status"] for fix in _fixes(tmp_path)}
+    assert statuses == {"config_add": "not_working", "mark_dynamic": "verified"}
+    assert "no fix worked on this job (see --json)" in done.stdout
+    assert "reorderable_logging_functions.add(print)" not in done.stdout
+
+
+def test_a_rerun_past_its_time_limit_gives_no_verdict(tmp_path: Path) -> None:
+    """A re-run stopped at --fix-timeout leaves its fix without a verdict, and says so."""
+    done = _try_fixes(tmp_path, "--slow-fixes", "30", options=("--fix-timeout", "8"))
+    assert done.returncode == 0, done.stderr
+    assert [fix["verdict"] for fix in _fixes(tmp_path)] == [None, None]
+    assert done.stderr.count("ran past its time limit: no verdict") == 2
+
+
+def test_fix_timeout_without_try_fixes_is_refused(tmp_path: Path) -> None:
+    """--fix-timeout alone is a mistake: said, exit status 2, nothing run."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_dynamo",
+            "run",
+            "--fix-timeout",
+            "5",
+            "--",
+            sys.executable,
+            "-c",
+            "print(1)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "--fix-timeout is for --try-fixes" in done.stderr
