@@ -80,11 +80,15 @@ def _resolve(dotted: str) -> Any:
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         module = sys.modules.get(".".join(parts[:cut]))
-        if module is not None:
-            value: Any = module
+        if module is None:
+            continue
+        value: Any = module
+        try:
             for part in parts[cut:]:
                 value = getattr(value, part)
-            return value
+        except AttributeError:
+            continue
+        return value
     if len(parts) == 1 and hasattr(builtins, dotted):
         return getattr(builtins, dotted)
     raise ActionError(f"{dotted!r} is not found in an imported module")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import logging
 import sys
+from collections.abc import Callable
 
 import torch
 
@@ -103,53 +104,82 @@ def branch(x):
     return x - 1
 
 
-def run(scenario: str) -> None:
-    global SCALE, MODE
-    if scenario == "dimension":
-        for n in (4, 8, 12, 16):
-            show(dimension(torch.arange(n * 3.0).reshape(n, 3), torch.ones(3)))
-    elif scenario == "int_argument":
-        for n in (1, 2, 3, 4):
-            show(int_argument(torch.ones(3), n))
-    elif scenario == "float_argument":
-        for scale in (0.5, 1.5, 2.5, 3.5):
-            show(float_argument(torch.ones(3), scale))
-    elif scenario == "global_int":
-        for SCALE in (1, 2, 3):
-            show(global_int(torch.ones(3)))
-    elif scenario == "module_counter":
-        torch.manual_seed(0)
-        model = torch.compile(Counter(), backend=BACKEND)
-        for _ in range(4):
-            show(model(torch.ones(2, 3)).detach())
-    elif scenario == "list_length":
-        for n in (2, 3, 4):
-            show(list_length([torch.ones(2) for _ in range(n)]))
-    elif scenario == "dtype_change":
-        for dtype in (torch.float32, torch.float64):
-            show(dtype_change(torch.ones(3, dtype=dtype)))
-    elif scenario == "requires_grad_change":
-        for grad in (False, True):
-            show(requires_grad_change(torch.ones(3, requires_grad=grad)).detach())
-    elif scenario == "recompile_limit":
-        for index in range(12):
-            MODE = "m" * (index + 1)
-            show(recompile_limit(torch.ones(2)))
-    else:
-        run_breaking(scenario)
+def changing_dimension() -> None:
+    for n in (4, 8, 12, 16):
+        show(dimension(torch.arange(n * 3.0).reshape(n, 3), torch.ones(3)))
 
 
-def run_breaking(scenario: str) -> None:
-    calls = {
-        "prints": lambda: prints(torch.ones(3)),
-        "logs": lambda: logs(torch.ones(3)),
-        "item": lambda: item(torch.arange(1, 4, dtype=torch.float32)),
-        "nonzero": lambda: nonzero(torch.arange(4, dtype=torch.float32)),
-        "deep_copy": lambda: deep_copy(torch.ones(3), {"k": 2}),
-        "branch": lambda: branch(torch.ones(3)),
-    }
-    for _ in range(2):
-        show(calls[scenario]())
+def changing_int() -> None:
+    for n in (1, 2, 3, 4):
+        show(int_argument(torch.ones(3), n))
+
+
+def changing_float() -> None:
+    for scale in (0.5, 1.5, 2.5, 3.5):
+        show(float_argument(torch.ones(3), scale))
+
+
+def changing_global() -> None:
+    global SCALE
+    for value in (1, 2, 3):
+        SCALE = value
+        show(global_int(torch.ones(3)))
+
+
+def counting_module() -> None:
+    torch.manual_seed(0)
+    model = torch.compile(Counter(), backend=BACKEND)
+    for _ in range(4):
+        show(model(torch.ones(2, 3)).detach())
+
+
+def changing_length() -> None:
+    for n in (2, 3, 4):
+        show(list_length([torch.ones(2) for _ in range(n)]))
+
+
+def changing_dtype() -> None:
+    for dtype in (torch.float32, torch.float64):
+        show(dtype_change(torch.ones(3, dtype=dtype)))
+
+
+def changing_requires_grad() -> None:
+    for grad in (False, True):
+        show(requires_grad_change(torch.ones(3, requires_grad=grad)).detach())
+
+
+def past_the_limit() -> None:
+    global MODE
+    for index in range(12):
+        MODE = "m" * (index + 1)
+        show(recompile_limit(torch.ones(2)))
+
+
+def twice(call: Callable[[], torch.Tensor]) -> Callable[[], None]:
+    def run() -> None:
+        for _ in range(2):
+            show(call())
+
+    return run
+
+
+SCENARIOS: dict[str, Callable[[], None]] = {
+    "dimension": changing_dimension,
+    "int_argument": changing_int,
+    "float_argument": changing_float,
+    "global_int": changing_global,
+    "module_counter": counting_module,
+    "list_length": changing_length,
+    "dtype_change": changing_dtype,
+    "requires_grad_change": changing_requires_grad,
+    "recompile_limit": past_the_limit,
+    "prints": twice(lambda: prints(torch.ones(3))),
+    "logs": twice(lambda: logs(torch.ones(3))),
+    "item": twice(lambda: item(torch.arange(1, 4, dtype=torch.float32))),
+    "nonzero": twice(lambda: nonzero(torch.arange(4, dtype=torch.float32))),
+    "deep_copy": twice(lambda: deep_copy(torch.ones(3), {"k": 2})),
+    "branch": twice(lambda: branch(torch.ones(3))),
+}
 
 
 def show(value: torch.Tensor) -> None:
@@ -158,4 +188,4 @@ def show(value: torch.Tensor) -> None:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s %(message)s")
-    run(sys.argv[1])
+    SCENARIOS[sys.argv[1]]()

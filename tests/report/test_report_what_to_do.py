@@ -1,0 +1,163 @@
+"""The report's "what to do": each cause of a process's recompiles and graph breaks, with
+its fixes, on the entries it made and ranked by what it cost; the terminal and the page
+open with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _report_support import MODEL_FILE, FakeCompile, GraphBreak, write_traces
+
+from otel_dynamo import names
+from otel_dynamo.report import load_telemetry, render_html, render_terminal, summarize
+from otel_dynamo.report.summary.schema import ProcessSection
+
+SIZE = "tensor 'x' size mismatch at index 0. expected 4, actual 8"
+ARGUMENTS = {names.ATTR_CODE_ARGUMENTS: ["self", "x"]}
+
+
+def _process(tmp_path: Path, compiles: list[FakeCompile]) -> ProcessSection:
+    path = write_traces(tmp_path / "t.jsonl", compiles)
+    (process,) = summarize(load_telemetry([path]))["processes"]
+    return process
+
+
+def _recompiled(*, attributes: dict[str, object], duration_ms: int = 100) -> list[FakeCompile]:
+    return [
+        FakeCompile("0/0", attributes=attributes),
+        FakeCompile(
+            "0/1",
+            start_ms=1000,
+            duration_ms=duration_ms,
+            cache_size=1,
+            recompile_reason=SIZE,
+            attributes=attributes,
+        ),
+    ]
+
+
+def test_a_changing_argument_dimension_is_marked_dynamic_at_its_position(tmp_path: Path) -> None:
+    """Where the frame span names the compiled function's parameters, the argument's fix
+    is mark_dynamic with its position among them (self included) and the dimension."""
+    process = _process(tmp_path, _recompiled(attributes=ARGUMENTS))
+    (fix,) = process["recompiles"][0]["fixes"]
+    assert fix["actions"] == [
+        {
+            "kind": "mark_dynamic",
+            "file": MODEL_FILE,
+            "line": 10,
+            "function": "forward",
+            "argument": "x",
+            "position": 1,
+            "dims": [0],
+        }
+    ]
+    assert fix["expect"] == {"recompiles": 0, "graph_breaks": None}
+    assert fix["summary"].startswith("mark dimension 0 of x dynamic before each call of forward")
+
+
+def test_without_the_parameters_the_dimension_is_made_dynamic_by_its_source(
+    tmp_path: Path,
+) -> None:
+    """Telemetry that does not name the parameters (an older otel_dynamo) cannot say the
+    argument's position: the fix names torch's own variable for the source instead."""
+    process = _process(tmp_path, _recompiled(attributes={}))
+    (fix,) = process["recompiles"][0]["fixes"]
+    assert fix["actions"] == [
+        {"kind": "env", "name": "TORCH_COMPILE_DYNAMIC_SOURCES", "value": "L['x']"}
+    ]
+
+
+def test_a_cause_names_its_entries_and_what_it_cost(tmp_path: Path) -> None:
+    """One cause per (location, kind, subject), with the compile ids of its recompiles and
+    the seconds of the compiles it made."""
+    process = _process(tmp_path, _recompiled(attributes=ARGUMENTS, duration_ms=250))
+    (cause,) = process["what_to_do"]
+    assert {key: cause[key] for key in ("kind", "subject", "recompiles", "recompile_ids")} == {
+        "kind": "recompile",
+        "subject": "size L['x']",
+        "recompiles": 1,
+        "recompile_ids": ["0/1"],
+    }
+    assert cause["compile_seconds"] == 0.25
+    assert cause["fixes"] == process["recompiles"][0]["fixes"]
+
+
+def test_causes_are_ranked_by_compile_seconds(tmp_path: Path) -> None:
+    """A graph break whose compiles took longer comes before a recompile that took less."""
+    slow_break = FakeCompile(
+        "1/0",
+        function="step",
+        line=30,
+        start_ms=5000,
+        duration_ms=900,
+        graph_breaks=(GraphBreak(),),
+    )
+    process = _process(tmp_path, [*_recompiled(attributes=ARGUMENTS), slow_break])
+    assert [cause["kind"] for cause in process["what_to_do"]] == ["graph_break", "recompile"]
+
+
+def test_a_grouped_break_gets_the_fix_of_each_of_its_stacks(tmp_path: Path) -> None:
+    """One reason broken in two functions is two causes; the break entry carries both
+    fixes (each names its own function)."""
+    hint = "Set `torch._dynamo.config.capture_scalar_outputs = True` to capture it."
+    breaks = [
+        GraphBreak(
+            reason="item",
+            kind="item",
+            user_stack=(f"{MODEL_FILE}:{line} in {name}",),
+            hints=(hint,),
+        )
+        for line, name in ((20, "forward"), (40, "head"))
+    ]
+    compiles = [
+        FakeCompile(f"{n}/0", start_ms=1000 * n, graph_breaks=(brk,))
+        for n, brk in enumerate(breaks)
+    ]
+    process = _process(tmp_path, compiles)
+    (group,) = process["graph_breaks"]
+    capture = "let torch capture it: torch._dynamo.config.capture_scalar_outputs = True"
+    assert [fix["summary"] for fix in group["fixes"]] == [
+        f"{capture} (the break in forward (model.py:20))",
+        f"{capture} (the break in head (model.py:40))",
+    ]
+    assert group["fixes"][0]["source"]["torch_hint"] == hint
+    assert len(process["what_to_do"]) == 2
+
+
+def test_the_terminal_opens_with_what_to_do_within_80_columns(tmp_path: Path) -> None:
+    """At 80 columns the report's first section is What to do, no line wider."""
+    path = write_traces(tmp_path / "t.jsonl", _recompiled(attributes=ARGUMENTS))
+    text = render_terminal(summarize(load_telemetry([path])), color=False, width=80)
+    lines = text.splitlines()
+    first = lines.index("") + 1
+    assert lines[first] == "What to do (1 cause, costliest first)"
+    assert lines[first + 2] == "     input x: dimension 0 changed from 4 to 8"
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_a_fix_found_not_working_is_not_shown(tmp_path: Path) -> None:
+    """A fix whose verdict is not_working stays in the summary and is not shown; the
+    cause says no fix worked."""
+    path = write_traces(tmp_path / "t.jsonl", _recompiled(attributes=ARGUMENTS))
+    summary = summarize(load_telemetry([path]))
+    counts = {"recompiles": 1, "graph_breaks": 0, "compile_seconds": 0.1}
+    summary["processes"][0]["what_to_do"][0]["fixes"][0]["verdict"] = {
+        "status": "not_working",
+        "before": counts,
+        "after": counts,
+        "output_same": True,
+        "note": "",
+    }
+    text = render_terminal(summary, color=False)
+    assert "mark_dynamic" not in text
+    assert "no fix worked on this job (see --json)" in text
+
+
+def test_the_page_opens_with_what_to_do(tmp_path: Path) -> None:
+    """The page's what-to-do section comes before where compile time went."""
+    path = write_traces(tmp_path / "t.jsonl", _recompiled(attributes=ARGUMENTS))
+    telemetry = load_telemetry([path])
+    page = render_html(telemetry, summarize(telemetry))
+    assert 0 < page.index('<section id="what-to-do">') < page.index('<section id="compile-time">')
+    assert "torch._dynamo.mark_dynamic(x, 0)" in page
