@@ -96,7 +96,7 @@ def _recompile_fixes(failure: guards.GuardFailure, code: Code, recompiles: int) 
     return [_words_only(sentence.format(name=name, where=code.where), expect)]
 
 
-_GUARD_DEFAULT = "the guard torch checks on it failed; keep what it checks the same between calls"
+_GUARD_DEFAULT = "keep what the failed guard checks the same between calls of {where}"
 _WORDS: dict[str, tuple[str, bool]] = {
     guards.KIND_DTYPE: (
         "{where} compiles once per dtype of {name}: expected where both are meant; "
@@ -170,7 +170,7 @@ recompiles are expected to remain (the value really needs its own graph)."""
 
 
 _LOCAL_SOURCE = re.compile(r"L\[(['\"])(?P<name>\w+)\1\](?P<rest>.*)")
-_BARE_SOURCE = re.compile(r"(?P<name>\w+)(?P<rest>(?:\.\w+)*)")
+_BARE_SOURCE = re.compile(r"(?P<name>\w+)(?P<rest>(?:\.\w+|\[\d+\]|\[(['\"])\w+\3\])*)")
 """A local as Dynamo names it in a tensor check (``L['x']``) or in guard code from torch
 2.13 on (``x``, ``self.step``)."""
 
@@ -541,6 +541,20 @@ def paste_lines(found: list[Fix]) -> list[str]:
                 )
     if env:
         lines.append(
-            "export " + " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+            "export " + " ".join(f"{name}={shell_word(value)}" for name, value in env.items())
         )
     return list(dict.fromkeys(lines))
+
+
+_PLAIN_WORD = re.compile(r"[\w@%+=:,./-]+")
+_SPECIAL_IN_DOUBLE_QUOTES = re.compile(r"[\"$`\\!]")
+
+
+def shell_word(value: str) -> str:
+    """``value`` as one shell word, as a person would write it: bare where it can be,
+    else in double quotes (``"L['x']"``), else quoted by ``shlex``."""
+    if _PLAIN_WORD.fullmatch(value):
+        return value
+    if not _SPECIAL_IN_DOUBLE_QUOTES.search(value):
+        return f'"{value}"'
+    return shlex.quote(value)
