@@ -29,6 +29,7 @@ FIXED_BY_ACTIONS = {
     "float_argument": ("recompile", ["compile_kwargs"]),
     "global_int": ("recompile", ["env"]),
     "module_counter": ("recompile", ["config", "env"]),
+    "module_dimension": ("recompile", ["mark_dynamic"]),
     "prints": ("graph_break", ["config_add"]),
     "item": ("graph_break", ["config"]),
     "nonzero": ("graph_break", ["config"]),
@@ -87,7 +88,7 @@ def test_a_fix_with_actions_applied_from_the_record_removes_its_cause(
     (cause,) = _causes(traced)
     assert (cause["kind"], cause["function"]) == (
         kind,
-        "forward" if scenario == "module_counter" else scenario,
+        "forward" if scenario.startswith("module_") else scenario,
     )
     fix: Fix = cause["fixes"][0]
     assert sorted(action["kind"] for action in fix["actions"]) == action_kinds

@@ -64,12 +64,20 @@ def compile_wrapper(torch, original, actions):
                 kwargs.update(action["kwargs"])
         compiled = original(model, **kwargs)
         marks = [a for a in mine if a["kind"] == "mark_dynamic"]
-        if not marks or is_module:
+        if not marks:
+            return compiled
+        shift = 1 if is_module else 0  # a module is called without self
+
+        def mark(args):
+            for action in marks:
+                torch._dynamo.mark_dynamic(args[action["position"] - shift], action["dims"])
+
+        if is_module:  # outside the compiled region: a hook of the compiled module
+            compiled.register_forward_pre_hook(lambda _module, args: mark(args))
             return compiled
 
         def call(*args, **call_kwargs):
-            for action in marks:
-                torch._dynamo.mark_dynamic(args[action["position"]], action["dims"])
+            mark(args)
             return compiled(*args, **call_kwargs)
 
         return call

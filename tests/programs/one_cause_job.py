@@ -68,6 +68,15 @@ class Counter(torch.nn.Module):
         return self.lin(x) * self.step
 
 
+class Net(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.lin(x).relu().sum(0)
+
+
 @torch.compile(backend=BACKEND)
 def prints(x):
     y = x * 2
@@ -133,6 +142,14 @@ def counting_module() -> None:
         show(model(torch.ones(2, 3)).detach())
 
 
+def module_batch() -> None:
+    torch.manual_seed(0)
+    model = torch.compile(Net(), backend=BACKEND)
+    with torch.no_grad():
+        for n in (4, 8, 12):
+            show(model(torch.ones(n, 3)))
+
+
 def changing_length() -> None:
     for n in (2, 3, 4):
         show(list_length([torch.ones(2) for _ in range(n)]))
@@ -169,6 +186,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     "float_argument": changing_float,
     "global_int": changing_global,
     "module_counter": counting_module,
+    "module_dimension": module_batch,
     "list_length": changing_length,
     "dtype_change": changing_dtype,
     "requires_grad_change": changing_requires_grad,
