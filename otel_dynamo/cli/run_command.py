@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
+from typing import Any
 from urllib.parse import urlsplit
 
 from opentelemetry.sdk.environment_variables import OTEL_SDK_DISABLED
@@ -247,7 +248,7 @@ def _run_and_report(command: list[str], env: dict[str, str], elsewhere: str | No
     started = time.time()
     # Forwarding is set up before the child starts: a signal that comes while it starts
     # is held and sent on once it runs, never left to end this process alone.
-    with _forwarding_signals() as forward_to:
+    with forwarding_signals() as forward_to:
         try:
             child = subprocess.Popen(command, env=env)
         except OSError as error:
@@ -267,12 +268,12 @@ def exit_status(returncode: int) -> int:
 
 
 @contextlib.contextmanager
-def _forwarding_signals() -> Iterator[Callable[[subprocess.Popen[bytes]], None]]:
+def forwarding_signals() -> Iterator[Callable[[subprocess.Popen[Any]], None]]:
     """While the child runs, a signal sent to us is sent on to it (it decides what to do;
     we wait for it and report); one that comes before the child is given (it is starting)
     is sent when it is. A Ctrl-C at the terminal already reached the child with the whole
     foreground process group: that one is not sent twice."""
-    children: list[subprocess.Popen[bytes]] = []
+    children: list[subprocess.Popen[Any]] = []
     held: list[int] = []
 
     def send(signum: int) -> None:
@@ -287,7 +288,7 @@ def _forwarding_signals() -> Iterator[Callable[[subprocess.Popen[bytes]], None]]
         else:
             held.append(signum)
 
-    def forward_to(child: subprocess.Popen[bytes]) -> None:
+    def forward_to(child: subprocess.Popen[Any]) -> None:
         children.append(child)
         while held:
             send(held.pop(0))

@@ -15,17 +15,21 @@ Only fixes derived from the telemetry this command's own first run wrote are app
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, TextIO
 
 from otel_dynamo._config.settings import ENV_FIX_ACTIONS, ENV_FIX_TRIAL, ENV_OUTPUT_DIR
 from otel_dynamo.causes.fixes import env_value, verdict_words
@@ -41,6 +45,8 @@ from otel_dynamo.causes.records import (
     Verdict,
     VerdictStatus,
 )
+from otel_dynamo.cli.run_command import exit_status
+from otel_dynamo.cli.run_command import forwarding_signals as _forwarding_signals
 
 if TYPE_CHECKING:
     from otel_dynamo.report import Summary
@@ -52,6 +58,8 @@ DEFAULT_MIN_TIMEOUT_S = 120.0
 TIMEOUT_FACTOR = 4.0
 """A re-run's default time limit: four times the first run's wall time, at least
 DEFAULT_MIN_TIMEOUT_S."""
+STOPPED_STATUSES = frozenset({128 + signal.SIGINT, 128 + signal.SIGTERM})
+"""A re-run ended by Ctrl-C or SIGTERM (sent here, and on to it) ends the trying."""
 FLOAT_TOLERANCE = 1e-4
 """Printed numbers this close (relative) are the same result computed by other kernels."""
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -145,9 +153,14 @@ def try_fixes(
     for number, trial in enumerate(trials, start=1):
         label = f"fix {number} of {len(trials)}"
         _say(f"{label}: {trial.fix['summary']}")
-        trial.judge(_verdict(job, trial, job.rerun(label, trial.fix["actions"])))
+        tried = job.rerun(label, trial.fix["actions"])
+        if tried.status in STOPPED_STATUSES:
+            _say(f"{label} was stopped by a signal: no verdict, no more fixes tried")
+            break
+        trial.judge(_verdict(job, trial, tried))
         _say(f"{label}: {_status_line(trial.fix['verdict'])}")
-    _together(job, trials)
+    else:
+        _together(job, trials)
     _print_report(summary, trials_dir)
     return first.status
 
@@ -184,37 +197,62 @@ def _run(
     timeout_s: float | None,
     echo: bool = False,
 ) -> RunResult:
-    """One run of the job writing its telemetry to ``directory``; with ``echo``, what it
-    printed is printed here too once it ends."""
+    """One run of the job writing its telemetry to ``directory``. With ``echo`` (the
+    first run, the user's own) what it prints is shown as it prints it and a signal sent
+    here reaches it; a re-run runs in a session of its own, all of it stopped at
+    ``timeout_s``."""
     started = time.time()
     run_env = {**env, ENV_OUTPUT_DIR: str(directory)}
-    try:
-        done = subprocess.run(
-            command, env=run_env, capture_output=True, text=True, timeout=timeout_s, check=False
+    with _forwarding_signals() as forward_to:
+        child = subprocess.Popen(
+            command,
+            env=run_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=not echo,
         )
-        status: int | None = done.returncode if done.returncode >= 0 else 128 - done.returncode
-        stdout, stderr = done.stdout, done.stderr
-    except subprocess.TimeoutExpired as expired:
-        status = None
-        stdout = _text(expired.stdout)
-        stderr = _text(expired.stderr)
+        forward_to(child)
+        out = _Collected(child.stdout, sys.stdout if echo else None)
+        err = _Collected(child.stderr, sys.stderr if echo else None)
+        try:
+            status: int | None = exit_status(child.wait(timeout=timeout_s))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            status = None
     seconds = time.time() - started
-    if echo:
-        sys.stdout.write(stdout)
-        sys.stderr.write(stderr)
-        sys.stdout.flush()
     written = (
         sorted(path for path in directory.rglob("*.jsonl") if path.stat().st_mtime >= started - 1)
         if directory.is_dir()
         else []
     )
-    return RunResult(status, stdout.splitlines(), stderr.splitlines(), seconds, written)
+    return RunResult(status, out.lines(), err.lines(), seconds, written)
 
 
-def _text(value: str | bytes | None) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value or ""
+class _Collected:
+    """A child's output stream read to its end on a thread of its own: kept, and shown
+    on ``shown`` as it comes."""
+
+    def __init__(self, stream: IO[str] | None, shown: TextIO | None) -> None:
+        self._kept: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream, shown), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str] | None, shown: TextIO | None) -> None:
+        if stream is None:
+            return
+        for line in stream:
+            self._kept.append(line)
+            if shown is not None:
+                shown.write(line)
+                shown.flush()
+
+    def lines(self) -> list[str]:
+        self._thread.join()
+        return "".join(self._kept).splitlines()
 
 
 def _rerun(job: _Job, label: str, actions: list[Action]) -> RunResult:

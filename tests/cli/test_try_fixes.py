@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +178,31 @@ def test_fix_timeout_without_try_fixes_is_refused(tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stdout) == (2, "")
     assert "--fix-timeout is for --try-fixes" in done.stderr
+
+
+def test_a_signal_during_a_rerun_ends_the_trying(tmp_path: Path) -> None:
+    """SIGTERM sent to ``otel-dynamo run`` while a fix's re-run runs reaches the re-run;
+    no further fix is tried, and the report of the job's own run is still printed."""
+    command = [
+        sys.executable, "-m", "otel_dynamo", "run", "--out", str(tmp_path / "out"),
+        "--try-fixes", "--", sys.executable, str(JOB), str(tmp_path / "trials.txt"),
+        "--slow-fixes", "60",
+    ]  # fmt: skip
+    child = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    assert child.stderr is not None
+    seen = []
+    for line in child.stderr:
+        seen.append(line)
+        if line.startswith("otel-dynamo run: fix 1 of 2: "):
+            break
+    trials = tmp_path / "trials.txt"
+    while trials.read_text().splitlines()[-1:] != ["fix 1 of 2"]:
+        time.sleep(0.2)
+    child.send_signal(signal.SIGTERM)
+    stdout, rest = child.communicate(timeout=TIMEOUT_S)
+    assert child.returncode == 0
+    assert "fix 1 of 2 was stopped by a signal: no verdict, no more fixes tried" in rest
+    assert trials.read_text().splitlines() == ["first", "plain 2", "fix 1 of 2"]
+    assert "What to do (2 causes, costliest first)" in stdout
