@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _report_support import MODEL_FILE, FakeCompile, GraphBreak, write_traces
 
-from otel_dynamo import names
+from otel_dynamo import cli, names
 from otel_dynamo.report import load_telemetry, render_html, render_terminal, summarize
 from otel_dynamo.report.summary.schema import ProcessSection
 
@@ -161,3 +162,20 @@ def test_the_page_opens_with_what_to_do(tmp_path: Path) -> None:
     page = render_html(telemetry, summarize(telemetry))
     assert 0 < page.index('<section id="what-to-do">') < page.index('<section id="compile-time">')
     assert "torch._dynamo.mark_dynamic(x, 0)" in page
+
+
+def test_a_break_cause_names_its_function_as_the_frame_tables_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`otel-dynamo report` (whose tables are made where the files are read) names the
+    function a break happened in with its module's class, in the cause and in its fix."""
+    module = {names.ATTR_COMPILE_MODULE_CLASS: "lm.Block"}
+    brk = GraphBreak(user_stack=(f"{MODEL_FILE}:34 in forward",))
+    path = write_traces(
+        tmp_path / "t.jsonl", [FakeCompile("0/0", line=30, graph_breaks=(brk,), attributes=module)]
+    )
+    assert cli.main(["report", str(path)]) == 0
+    text = capsys.readouterr().out
+    todo = text[text.index("What to do") :].splitlines()
+    assert todo[1].startswith("  1. Block.forward (project/model.py:34) · 1 graph break")
+    assert "(the break in Block.forward (model.py:34);" in " ".join(" ".join(todo[3:6]).split())

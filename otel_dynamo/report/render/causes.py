@@ -14,7 +14,7 @@ from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate, wrapped
 from otel_dynamo.report.summary.compiles import NO_REASON
-from otel_dynamo.report.summary.function_names import FunctionNames, function_label, names_for
+from otel_dynamo.report.summary.function_names import function_label, names_for
 from otel_dynamo.report.summary.schema import CauseRow, ProcessSection, StackCount, Summary
 
 SHOWN_CAUSES = 5
@@ -177,14 +177,11 @@ def what_to_do(summary: Summary) -> list[_Todo]:
     costliest first; each function named as the frame tables name it."""
     merged: dict[tuple[object, ...], _Todo] = {}
     for section in summary["processes"]:
-        function_names = names_for(section["compiles"])
         for row in section["what_to_do"]:
             key = (row["kind"], row["function"], row["file"], row["line"], row["subject"])
             todo = merged.get(key)
             if todo is None:
-                todo = merged[key] = _Todo(
-                    _where(row, function_names), row["what"], 0, 0, 0.0, 0, row["fixes"]
-                )
+                todo = merged[key] = _Todo(_where(row), row["what"], 0, 0, 0.0, 0, row["fixes"])
             todo.recompiles += row["recompiles"]
             todo.graph_breaks += row["graph_breaks"]
             todo.compile_seconds += row["compile_seconds"]
@@ -195,13 +192,9 @@ def what_to_do(summary: Summary) -> list[_Todo]:
     )
 
 
-def _where(row: CauseRow, function_names: FunctionNames) -> str:
-    """ "Block.forward (project/model.py:34)": a break's function named from its stack
-    entry, a recompile's from its module, as every other section names them."""
-    if row["kind"] == "graph_break" and row["file"] and row["function"]:
-        name = function_names.label(row["file"], row["function"], row["line"])
-    else:
-        name = function_label(row["function"], row["module"])
+def _where(row: CauseRow) -> str:
+    """ "Block.forward (project/model.py:34)": named as every other section names it."""
+    name = function_label(row["function"], row["module"])
     place = _format.location(row["file"], row["line"])
     return f"{name} ({place})" if row["file"] else name
 

@@ -51,7 +51,7 @@ class FunctionNames:
     modules of several classes, or on none, the code name stays."""
 
     def __init__(self, compiles: Iterable[CompileRow]) -> None:
-        labels: dict[tuple[str, str, int], set[str]] = {}
+        found: dict[tuple[str, str, int], set[tuple[str, str | None]]] = {}
         self._by_compile_id: dict[str, str] = {}
         for row in compiles:
             named = function_label(row["function"], row["module"])
@@ -59,21 +59,34 @@ class FunctionNames:
                 self._by_compile_id[row["compile_id"]] = named
             if row["function"] and row["file"] and row["line"] is not None:
                 key = (short_path(row["file"]), row["function"], row["line"])
-                labels.setdefault(key, set()).add(named)
-        self._starts: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
-        for (file, function, line), found in labels.items():
-            label = next(iter(found)) if len(found) == 1 else None
-            self._starts.setdefault((file, function), []).append((line, label))
+                found.setdefault(key, set()).add((named, row["module"]))
+        # per (file, function): each first line, with its one (label, module), or None
+        self._starts: dict[tuple[str, str], list[tuple[int, tuple[str, str | None] | None]]] = {}
+        for (file, function, line), names in found.items():
+            one = next(iter(names)) if len(names) == 1 else None
+            self._starts.setdefault((file, function), []).append((line, one))
         for starts in self._starts.values():
             starts.sort(key=lambda start: start[0])
 
-    def label(self, file: str, function: str, line: int | None) -> str:
-        """``function`` (of ``file``, at ``line``) as the frame tables name it."""
+    def _enclosing(
+        self, file: str, function: str, line: int | None
+    ) -> tuple[str, str | None] | None:
         starts = self._starts.get((short_path(file), function))
         if not starts or line is None:
-            return function
-        enclosing = [label for first, label in starts if first <= line]
-        return (enclosing[-1] or function) if enclosing else function
+            return None
+        enclosing = [named for first, named in starts if first <= line]
+        return enclosing[-1] if enclosing else None
+
+    def label(self, file: str, function: str, line: int | None) -> str:
+        """``function`` (of ``file``, at ``line``) as the frame tables name it."""
+        named = self._enclosing(file, function, line)
+        return function if named is None else named[0]
+
+    def module(self, file: str, function: str, line: int | None) -> str | None:
+        """The module class ``function`` (of ``file``, at ``line``) ran on, where its frame
+        compiles name one class; else None."""
+        named = self._enclosing(file, function, line)
+        return None if named is None else named[1]
 
     def of_compile(self, compile_id: str | None, function: str | None) -> str:
         """The function compile ``compile_id`` compiled (a failure's, a fault's), named as

@@ -107,8 +107,8 @@ class CauseRow(Location):
 
     kind: CauseKind
     module: str | None
-    """As in ``recompiles``: the module class the compiled code ran on (null for a break:
-    its function is named from its stack)."""
+    """As in ``recompiles``: the module class the function ran on (for a break, where its
+    frame compiles name one class)."""
     subject: str
     what: str
     recompiles: int

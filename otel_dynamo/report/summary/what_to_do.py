@@ -134,8 +134,10 @@ def _break_causes(
     ]
     for stack in stacks:
         code = fixes.stack_code(stack["user_stack"], torch_version)
+        module = None
         if code.file and code.function:
-            code = dataclasses.replace(code, shown=named.label(code.file, code.function, code.line))
+            module = named.module(code.file, code.function, code.line)
+            code = dataclasses.replace(code, shown=function_label(code.function, module))
         key = (code.file, code.line, code.function, "graph_break", group["reason"])
         cause = causes.get(key)
         if cause is None:
@@ -143,7 +145,7 @@ def _break_causes(
                 group["reason"], code, hints=tuple(group["torch_hints"]), url=group["torch_url"]
             )
             cause = causes[key] = _Cause(
-                "graph_break", code, None, group["reason"], group["reason"], found_fixes
+                "graph_break", code, module, group["reason"], group["reason"], found_fixes
             )
         cause.graph_breaks += stack["count"]
         cause.break_reasons[group["reason"]] = None
