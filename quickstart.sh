@@ -10,7 +10,8 @@ VENV="${OTEL_DYNAMO_VENV:-.venv}"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 # numpy: torch warns "Failed to initialize NumPy" at import without it. Not pinned (a
 # release for this machine's Python, 3.10 included); otel_dynamo itself does not need it.
-"$VENV/bin/python" -m pip install -q -c constraints.txt -e . numpy
+# PyYAML: collector-config/check_configs.py, which docs/stack.md has you run, reads YAML.
+"$VENV/bin/python" -m pip install -q -c constraints.txt -e . numpy PyYAML
 status=0
 "$VENV/bin/otel-dynamo" demo "$@" || status=$?
 # The command lives in the virtual environment, not on the PATH: say how to reach it.

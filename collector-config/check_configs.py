@@ -21,6 +21,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "grafana")]
+sys.path.append(str(HERE.parent))  # otel_dynamo.names from this checkout where none is installed
+try:
+    import yaml  # noqa: F401  # read by otelcol_check; said here, before any traceback
+except ImportError:
+    sys.exit(
+        f"check_configs.py needs PyYAML, which {sys.executable} lacks: run it with the quick "
+        "start's .venv/bin/python (quickstart.sh installs it), or pip install PyYAML"
+    )
 
 from dashgen import catalog, standard  # noqa: E402
 from otelcol_check.collector import built_collector, validate  # noqa: E402
