@@ -49,6 +49,10 @@ metadata states them (from pyproject.toml, the one place the range is written):
 "torch<2.16,>=2.8"."""
 
 
+_BASE_INSTRUMENTOR_FLAGS = ("skip_dep_check", "raise_exception_on_conflict")
+"""``BaseInstrumentor.instrument``'s own keywords (older releases pass them on)."""
+
+
 class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped (Any)
     """Traces every ``torch.compile`` / ``nn.Module.compile`` in the process.
 
@@ -62,9 +66,15 @@ class TorchCompileInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseI
         return (TORCH_REQUIREMENT,)
 
     def _instrument(self, **kwargs: Any) -> None:
-        from otel_dynamo._enablement.instrument import instrument
+        """Every argument checked (naming this method) before anything is patched; the
+        dependency-check flags ``BaseInstrumentor.instrument`` takes are its own."""
+        from otel_dynamo._config.options import INSTRUMENTOR, PROVIDER_NAMES
+        from otel_dynamo._enablement.instrument import instrument_as
 
-        instrument(**kwargs)
+        for flag in _BASE_INSTRUMENTOR_FLAGS:
+            kwargs.pop(flag, None)
+        given = {name: kwargs.pop(name, None) for name in (*PROVIDER_NAMES, "settings")}
+        instrument_as(INSTRUMENTOR, **given, options=kwargs)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         from otel_dynamo._enablement.instrument import uninstrument

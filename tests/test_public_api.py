@@ -6,10 +6,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import otel_dynamo
+from otel_dynamo.instrumentation import TorchCompileInstrumentor
 
 pytestmark = pytest.mark.torch_facing  # entry points and backends torch looks up
 
@@ -78,3 +80,76 @@ def test_an_unknown_option_is_a_type_error_listing_the_accepted():
         otel_dynamo.traced("eager", no_such_option=1)  # type: ignore[call-arg]
     assert "no_such_option" in str(raised.value)
     assert all(option in str(raised.value) for option in OPTION_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda **kw: otel_dynamo.traced("eager", **kw), "otel_dynamo.traced()"),
+        (lambda **kw: otel_dynamo.instrument(**kw), "otel_dynamo.instrument()"),
+        (lambda **kw: otel_dynamo.instrument_export(**kw), "otel_dynamo.instrument_export()"),
+        (
+            lambda **kw: TorchCompileInstrumentor().instrument(**kw),
+            "TorchCompileInstrumentor().instrument()",
+        ),
+    ],
+)
+def test_an_unknown_option_names_the_function_called(call: Any, name: str) -> None:
+    """Each public function refuses an unknown option at the call, naming itself."""
+    with pytest.raises(TypeError) as raised:
+        call(bogus=1)
+    assert str(raised.value).startswith(f"{name} got unexpected option(s) ['bogus']; accepted: ")
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"run_spans": 5},
+            TypeError,
+            "otel_dynamo.instrument(): option run_spans=5 is not valid (of type int); "
+            "accepted: off, all, auto, auto:N or first:N (N a positive integer)",
+        ),
+        (
+            {"max_list_length": True},
+            TypeError,
+            "otel_dynamo.instrument(): option max_list_length=True is not valid (of type bool); "
+            "accepted: a positive integer",
+        ),
+        (
+            {"max_list_length": 0},
+            otel_dynamo.ConfigError,
+            "otel_dynamo.instrument(): option max_list_length=0 is not valid; "
+            "accepted: a positive integer",
+        ),
+        (
+            {"tracer_provider": "collector:4317"},
+            TypeError,
+            "otel_dynamo.instrument(): tracer_provider='collector:4317' is not valid; "
+            "accepted: an opentelemetry.trace.TracerProvider or None",
+        ),
+    ],
+)
+def test_a_bad_option_is_refused_at_the_call(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """A wrong type or value is refused when passed (never at the first compile), naming
+    the function, the option, the value and what is accepted; nothing is instrumented."""
+    from otel_dynamo._enablement.instrument import is_instrumented
+
+    with pytest.raises(error) as raised:
+        otel_dynamo.instrument(**options)
+    assert (str(raised.value), is_instrumented()) == (message, False)
+
+
+def test_the_instrumentor_checks_its_options_before_patching() -> None:
+    """TorchCompileInstrumentor().instrument(run_spans=5) is refused in _instrument,
+    naming the method, and leaves the process uninstrumented."""
+    from otel_dynamo._enablement.instrument import is_instrumented
+
+    instrumentor = TorchCompileInstrumentor()
+    with pytest.raises(
+        TypeError, match=r"^TorchCompileInstrumentor\(\)\.instrument\(\): option run_spans=5"
+    ):
+        instrumentor.instrument(run_spans=5)
+    assert is_instrumented() is False

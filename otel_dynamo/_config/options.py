@@ -38,37 +38,74 @@ OPTION_NAMES: frozenset[str] = BackendOptions.__optional_keys__
 _PARSERS = {variable.field: variable for variable in VARIABLES if variable.field}
 
 
-def apply_options(settings: Settings, options: Mapping[str, object]) -> Settings:
-    """Settings with the given options applied; strings are parsed as their variable is.
+TRACED = "otel_dynamo.traced()"
+INSTRUMENT = "otel_dynamo.instrument()"
+INSTRUMENT_EXPORT = "otel_dynamo.instrument_export()"
+INSTRUMENTOR = "TorchCompileInstrumentor().instrument()"
+"""The public functions that take the options, as their messages name them."""
+PROVIDER_NAMES = ("tracer_provider", "meter_provider", "logger_provider")
 
-    Raises ConfigError naming the option, the value and what is accepted.
-    """
+_INT_FIELDS = frozenset(
+    {"max_attribute_length", "max_list_length", "max_graph_text_length", "top_ops"}
+)
+_PATH_FIELDS = frozenset({"repro_dir"})
+_BOOL_FIELDS = frozenset({"accuracy"})
+_COLLECTION_FIELDS = frozenset({"capture"})
+"""Beside a string (parsed as the variable is), what else each option takes: an int, a
+path, a bool, a collection of strings; every other option takes a string only."""
+
+
+def apply_options(
+    settings: Settings,
+    options: Mapping[str, object],
+    *,
+    caller: str,
+    also_accepted: Collection[str] = (),
+) -> Settings:
+    """Settings with the given options applied, each checked when passed: its name
+    (TypeError), its type (TypeError) and its value (ConfigError), each message naming
+    ``caller`` (the public function called), the option, the value and what is accepted.
+    ``also_accepted``: the caller's other keyword arguments, listed with the options."""
     unknown = sorted(set(options) - OPTION_NAMES)
     if unknown:
-        raise TypeError(
-            f"traced() got unexpected option(s) {unknown}; accepted: {sorted(OPTION_NAMES)}"
-        )
-    return dataclasses.replace(settings, **{k: _parse(k, v) for k, v in options.items()})
+        accepted = sorted({*OPTION_NAMES, *also_accepted})
+        raise TypeError(f"{caller} got unexpected option(s) {unknown}; accepted: {accepted}")
+    return dataclasses.replace(
+        settings, **{key: _parse(caller, key, value) for key, value in options.items()}
+    )
 
 
-def _parse(field: str, value: Any) -> Any:
-    if field == "repro_dir" and isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if field == "accuracy" and isinstance(value, bool):
-        value = str(value)
-    if field == "capture" and isinstance(value, (set, frozenset, list, tuple)):
-        value = ",".join(value) or "none"  # checked as the variable is (graphs needs values)
-    if not isinstance(value, str):
-        return value
+def _parse(caller: str, field: str, value: Any) -> Any:
     variable = _PARSERS[field]
+    text = _as_text(field, value)
+    if text is None:
+        raise TypeError(
+            f"{caller}: option {field}={value!r} is not valid (of type {type(value).__name__}); "
+            f"accepted: {variable.accepted}"
+        )
     if variable.parse is None:
-        return value
+        return text
     try:
-        return variable.parse(value)
+        return variable.parse(text)
     except ValueError as error:
         reason = variable.reason(error)
         why = f" ({reason})" if reason else ""
         raise ConfigError(
-            f"otel_dynamo: option {field}={value!r} is not valid{why}; "
-            f"accepted: {variable.accepted}"
+            f"{caller}: option {field}={value!r} is not valid{why}; accepted: {variable.accepted}"
         ) from None
+
+
+def _as_text(field: str, value: object) -> str | None:
+    """The option as its variable's text (an int 5 as "5"); None for a type it never takes."""
+    if isinstance(value, str):
+        return value
+    if field in _INT_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if field in _PATH_FIELDS and isinstance(value, os.PathLike):
+        return str(os.fspath(value))
+    if field in _BOOL_FIELDS and isinstance(value, bool):
+        return str(value)
+    items = value if isinstance(value, (set, frozenset, list, tuple)) else None
+    if field in _COLLECTION_FIELDS and items is not None and all(isinstance(i, str) for i in items):
+        return ",".join(str(item) for item in items) or "none"  # checked as the variable is
+    return None

@@ -10,16 +10,23 @@ imported (never imported here), and ``uninstrument()`` puts the original back.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import _logs, metrics, trace
 
-from otel_dynamo._config.options import BackendOptions, apply_options
+from otel_dynamo._config.options import (
+    INSTRUMENT,
+    INSTRUMENT_EXPORT,
+    PROVIDER_NAMES,
+    BackendOptions,
+    apply_options,
+)
 from otel_dynamo._config.problems import warn_problems
 from otel_dynamo._config.settings import Settings, load_settings
 from otel_dynamo._enablement import import_hooks, torch_export_switch
@@ -161,16 +168,99 @@ def instrument(
     **options: Unpack[BackendOptions],
 ) -> None:
     """Trace every torch.compile and torch.export in this process from now on (idempotent)."""
+    instrument_as(
+        INSTRUMENT,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        settings=settings,
+        options=options,
+    )
+
+
+def instrument_as(
+    caller: str,
+    *,
+    tracer_provider: object = None,
+    meter_provider: object = None,
+    logger_provider: object = None,
+    settings: object = None,
+    options: Mapping[str, object],
+) -> None:
+    """``instrument()`` as ``caller`` (a public function) was asked for it: every argument
+    checked, naming ``caller``, before anything is patched."""
     global _current
-    settings = apply_options(settings or load_settings(), options)
-    warn_problems(settings.problems)
-    providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
+    checked = checked_settings(
+        caller,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        settings=settings,
+        options=options,
+    )
+    warn_problems(checked.settings.problems)
+    providers = _provider_source(
+        checked.settings, checked.tracer_provider, checked.meter_provider, checked.logger_provider
+    )
     with _lock:
         if _current is not None:
             _current.unpatch()
-        _current = _Instrumentation(settings, providers)
+        _current = _Instrumentation(checked.settings, providers)
         import_hooks.when_imported(DYNAMO_MODULE, _current.patch)
-        torch_export_switch.install(providers=providers, settings=settings)
+        torch_export_switch.install(providers=providers, settings=checked.settings)
+
+
+_PROVIDER_TYPES = {
+    "tracer_provider": (trace.TracerProvider, "an opentelemetry.trace.TracerProvider"),
+    "meter_provider": (metrics.MeterProvider, "an opentelemetry.metrics.MeterProvider"),
+    "logger_provider": (_logs.LoggerProvider, "an opentelemetry._logs.LoggerProvider"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedCall:
+    """A public function's arguments once checked: its settings and providers, typed."""
+
+    settings: Settings
+    tracer_provider: trace.TracerProvider | None
+    meter_provider: metrics.MeterProvider | None
+    logger_provider: _logs.LoggerProvider | None
+
+
+def checked_settings(
+    caller: str,
+    *,
+    tracer_provider: object,
+    meter_provider: object,
+    logger_provider: object,
+    settings: object,
+    options: Mapping[str, object],
+) -> CheckedCall:
+    """The settings ``caller`` runs with: each provider of its type (or None), ``settings``
+    a Settings (or None: the environment's), each option checked (``apply_options``)."""
+    given = {
+        "tracer_provider": tracer_provider,
+        "meter_provider": meter_provider,
+        "logger_provider": logger_provider,
+    }
+    for name, value in given.items():
+        kind, accepted = _PROVIDER_TYPES[name]
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(
+                f"{caller}: {name}={value!r} is not valid; accepted: {accepted} or None"
+            )
+    if settings is not None and not isinstance(settings, Settings):
+        raise TypeError(
+            f"{caller}: settings={settings!r} is not valid; accepted: an "
+            "otel_dynamo._config.settings.Settings or None"
+        )
+    applied = apply_options(
+        settings or load_settings(),
+        options,
+        caller=caller,
+        also_accepted=(*PROVIDER_NAMES, "settings"),
+    )
+    return CheckedCall(applied, tracer_provider, meter_provider, logger_provider)  # type: ignore[arg-type]  # checked above
 
 
 def uninstrument() -> None:
@@ -195,10 +285,17 @@ def instrument_export(
     **options: Unpack[BackendOptions],
 ) -> None:
     """Trace torch.export only (export, run_decompositions, exported-program runs)."""
-    settings = apply_options(settings or load_settings(), options)
-    warn_problems(settings.problems)
-    providers = _provider_source(settings, tracer_provider, meter_provider, logger_provider)
-    torch_export_switch.install(providers=providers, settings=settings)
+    checked = checked_settings(
+        INSTRUMENT_EXPORT,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        settings=settings,
+        options=options,
+    )
+    warn_problems(checked.settings.problems)
+    providers = _provider_source(checked.settings, tracer_provider, meter_provider, logger_provider)
+    torch_export_switch.install(providers=providers, settings=checked.settings)
 
 
 def uninstrument_export() -> None:

@@ -7,8 +7,9 @@ from typing import Any
 
 from opentelemetry import _logs, metrics, trace
 
-from otel_dynamo._config.options import BackendOptions, apply_options
+from otel_dynamo._config.options import TRACED, BackendOptions
 from otel_dynamo._config.settings import Settings, load_settings
+from otel_dynamo._enablement.instrument import checked_settings
 from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, explicit_lookup
 from otel_dynamo._recording.recorder_lookup import RecorderLookup
 from otel_dynamo._sources.traced_backend import TracedBackend, backend_name
@@ -24,14 +25,21 @@ def traced_backend(
 ) -> TracedBackend:
     """``traced()``: the given providers; for those not given the global ones the job set
     up, else otel_dynamo's own."""
-    settings = apply_options(load_settings(), options)
-    providers = explicit_lookup(
-        settings,
+    checked = checked_settings(
+        TRACED,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         logger_provider=logger_provider,
+        settings=None,
+        options=options,
     )
-    return backend_with(backend, providers, settings)
+    providers = explicit_lookup(
+        checked.settings,
+        tracer_provider=checked.tracer_provider,
+        meter_provider=checked.meter_provider,
+        logger_provider=checked.logger_provider,
+    )
+    return backend_with(backend, providers, checked.settings)
 
 
 def environment_backend(backend: Any, *, settings: Settings | None = None) -> TracedBackend:
