@@ -86,8 +86,8 @@ def test_an_unknown_option_is_a_type_error_listing_the_accepted():
     ("call", "name"),
     [
         (lambda **kw: otel_dynamo.traced("eager", **kw), "otel_dynamo.traced()"),
-        (lambda **kw: otel_dynamo.instrument(**kw), "otel_dynamo.instrument()"),
-        (lambda **kw: otel_dynamo.instrument_export(**kw), "otel_dynamo.instrument_export()"),
+        (otel_dynamo.instrument, "otel_dynamo.instrument()"),
+        (otel_dynamo.instrument_export, "otel_dynamo.instrument_export()"),
         (
             lambda **kw: TorchCompileInstrumentor().instrument(**kw),
             "TorchCompileInstrumentor().instrument()",

@@ -23,4 +23,3 @@ def test_a_python_without_pyyaml_is_told_what_to_use(tmp_path: Path) -> None:
         f"check_configs.py needs PyYAML, which {python} lacks: run it with the quick start's "
         ".venv/bin/python (quickstart.sh installs it), or pip install PyYAML"
     ]
-
