@@ -1,7 +1,7 @@
 """``otel-dynamo run [--] COMMAND ...``: run a command with otel_dynamo enabled.
 
-It sets OTEL_DYNAMO_ENABLED=true (and OTEL_DYNAMO_OUTPUT_DIR with ``--out``) and runs
-the command; every Python process it starts, torchrun's ranks included, then traces
+It sets OTEL_DYNAMO_ENABLED=true (and OTEL_DYNAMO_OUTPUT_DIR with ``--out``), puts this
+environment's bin folder first on the PATH (``job_path``), and runs the command; every Python process it starts, torchrun's ranks included, then traces
 its torch.compile calls through ``otel_dynamo.pth``. It first says on stderr where the
 telemetry goes: the files' directory (``--out``, OTEL_DYNAMO_OUTPUT_DIR, else
 ``./otel-dynamo``) and any endpoint or exporter the OTEL_* variables send signals to.
@@ -16,9 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -92,6 +95,9 @@ def run_command(args: argparse.Namespace) -> int:
     if installed_startup_hook() is None:
         _say(f"warning: {PTH_NAME} is not in site-packages; reinstall otel-dynamo for tracing")
     env = traced_environment(os.environ, out=args.out)
+    problem = python_problem(command, env)
+    if problem:
+        _say(problem)
     if args.report:
         env = with_files_for_the_report(env)
     elsewhere = elsewhere_than_files(env)
@@ -114,11 +120,79 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def traced_environment(environ: Mapping[str, str], *, out: str | None) -> dict[str, str]:
+    """The job's environment: tracing on, the telemetry directory, and the PATH on which
+    ``python`` is this environment's (``job_path``)."""
     env = dict(environ)
     env[ENV_ENABLED] = "true"
     if out:
         env[ENV_OUTPUT_DIR] = out
+    path = job_path(environ)
+    if path is not None:
+        env["PATH"] = path
     return env
+
+
+def job_path(environ: Mapping[str, str]) -> str | None:
+    """The job's PATH, as ``uv run`` and ``poetry run`` make it: the scripts folder of the
+    environment this command is installed in first, so that ``python`` and ``torchrun``
+    are the ones beside otel_dynamo; None (the PATH as it is) where the user's active
+    environment (``VIRTUAL_ENV``, ``CONDA_PREFIX``) already has otel_dynamo, or the
+    folder is first already."""
+    active = environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX")
+    if active and _has_otel_dynamo(Path(active)):
+        return None
+    scripts = sysconfig.get_path("scripts")
+    current = environ.get("PATH", "")
+    if current.split(os.pathsep)[:1] == [scripts]:
+        return None
+    return os.pathsep.join([scripts, current]) if current else scripts
+
+
+def _has_otel_dynamo(prefix: Path) -> bool:
+    """Whether the environment at ``prefix`` has otel_dynamo installed (this one, or a
+    site-packages folder holding its start-up hook or package)."""
+    if prefix.resolve() == Path(sys.prefix).resolve():
+        return True
+    found = [*prefix.glob("lib/python3*/site-packages"), *prefix.glob("Lib/site-packages")]
+    return any((site / PTH_NAME).exists() or (site / "otel_dynamo").exists() for site in found)
+
+
+def python_problem(command: list[str], env: Mapping[str, str]) -> str | None:
+    """For a job started as ``python ...``: one line saying which python it is when that
+    python cannot import torch or otel_dynamo (looked up without importing either);
+    None otherwise."""
+    if not command or not _PYTHON.fullmatch(Path(command[0]).name):
+        return None
+    python = shutil.which(command[0], path=env.get("PATH"))
+    if python is None:
+        return None
+    try:
+        done = subprocess.run(
+            [python, "-c", _FIND_SPECS],
+            capture_output=True,
+            text=True,
+            timeout=FIND_SPECS_TIMEOUT_S,
+            env={**env, ENV_ENABLED: "false"},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    missing = done.stdout.split()
+    if done.returncode != 0 or not missing:
+        return None
+    return (
+        f"the job's python is {python}, which cannot import {' or '.join(missing)}: the job "
+        f"may fail or run untraced; run it with the python of the environment otel-dynamo "
+        f"is installed in ({sysconfig.get_path('scripts')})"
+    )
+
+
+_PYTHON = re.compile(r"python(?:\d+(?:\.\d+)*)?(?:\.exe)?")
+_FIND_SPECS = (
+    "import importlib.util as u\n"
+    "print(*[m for m in ('torch', 'otel_dynamo') if u.find_spec(m) is None])"
+)
+FIND_SPECS_TIMEOUT_S = 10
 
 
 def output_dir(env: Mapping[str, str]) -> str:
