@@ -1,8 +1,9 @@
 """``otel-dynamo run [--] COMMAND ...``: run a command with otel_dynamo enabled.
 
 It sets OTEL_DYNAMO_ENABLED=true (and OTEL_DYNAMO_OUTPUT_DIR with ``--out``), puts this
-environment's bin folder first on the PATH (``job_path``), and runs the command; every Python process it starts, torchrun's ranks included, then traces
-its torch.compile calls through ``otel_dynamo.pth``. It first says on stderr where the
+environment's bin folder first on the PATH (``job_path``), and runs the command; every
+Python process it starts, torchrun's ranks included, then traces its torch.compile calls
+through ``otel_dynamo.pth``. It first says on stderr where the
 telemetry goes: the files' directory (``--out``, OTEL_DYNAMO_OUTPUT_DIR, else
 ``./otel-dynamo``) and any endpoint or exporter the OTEL_* variables send signals to.
 With ``--report`` the command runs as a child and the report of the files it wrote is
