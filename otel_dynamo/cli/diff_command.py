@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from otel_dynamo.cli.arguments import EXIT_OK, error, write_page
+from otel_dynamo.cli.report_command import add_width_argument
 
 if TYPE_CHECKING:
     from otel_dynamo.report.diff import Diff, Verdict
@@ -54,6 +55,7 @@ def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour the tables"
     )
+    add_width_argument(parser)
 
 
 def _min_change(text: str) -> Any:
@@ -112,7 +114,7 @@ def _print(diff: Diff, verdicts: list[Verdict], args: argparse.Namespace) -> Non
     if args.json:
         text = "".join(report.json_chunks(diff))
     else:
-        width = terminal_width(sys.stdout)
+        width = terminal_width(sys.stdout, asked=args.width)
         text = render_diff(diff, verdicts, width=width, color=use_color(args.color, sys.stdout))
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -7,7 +7,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -16,6 +16,7 @@ from otel_dynamo.cli.arguments import (
     EXIT_FAILED,
     EXIT_OK,
     announce,
+    at_least,
     error,
     non_negative_int,
     positive_int,
@@ -100,6 +101,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="colour the tables: auto (on a terminal, unless NO_COLOR is set), always, never",
     )
+    add_width_argument(parser)
     parser.add_argument(
         "--jobs",
         type=positive_int,
@@ -212,7 +214,9 @@ def _layout(args: argparse.Namespace, stream: TextIO) -> TerminalLayout:
     from otel_dynamo import report
 
     return report.TerminalLayout(
-        width=terminal_width(stream), color=use_color(args.color, stream), limit=args.limit
+        width=terminal_width(stream, asked=args.width),
+        color=use_color(args.color, stream),
+        limit=args.limit,
     )
 
 
@@ -284,11 +288,32 @@ def use_color(choice: str, stream: TextIO) -> bool:
     return choice == "always"
 
 
-def terminal_width(stream: TextIO) -> int:
-    """At most 100 columns; fewer on a narrower terminal."""
+def terminal_width(
+    stream: TextIO, *, asked: int | None = None, environ: Mapping[str, str] | None = None
+) -> int:
+    """The report's width: ``--width N`` as asked (at least MIN_TERMINAL_WIDTH); else the
+    terminal's columns, or for piped output ``COLUMNS`` where set, at most 100 (a cap,
+    not a cut: lines wrap within it); else 100."""
     from otel_dynamo.report import DEFAULT_WIDTH
 
-    if not stream.isatty():
-        return DEFAULT_WIDTH
-    columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    if asked is not None:
+        return max(MIN_TERMINAL_WIDTH, asked)
+    if stream.isatty():
+        columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    else:
+        text = (os.environ if environ is None else environ).get("COLUMNS", "").strip()
+        columns = int(text) if text.isdigit() and int(text) > 0 else DEFAULT_WIDTH
     return max(MIN_TERMINAL_WIDTH, min(DEFAULT_WIDTH, columns))
+
+
+def add_width_argument(parser: argparse.ArgumentParser) -> None:
+    """``--width N``, for the terminal tables of ``report`` and ``diff``."""
+    parser.add_argument(
+        "--width",
+        type=at_least(MIN_TERMINAL_WIDTH),
+        metavar="N",
+        help=(
+            f"lay the tables out for N columns (at least {MIN_TERMINAL_WIDTH}; default: the "
+            "terminal's, or COLUMNS when piped, at most 100)"
+        ),
+    )
