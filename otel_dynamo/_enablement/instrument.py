@@ -198,16 +198,21 @@ def instrument_as(
         settings=settings,
         options=options,
     )
-    warn_problems(checked.settings.problems)
-    providers = _provider_source(
-        checked.settings, checked.tracer_provider, checked.meter_provider, checked.logger_provider
-    )
+    providers = _providers_of(checked)
     with _lock:
         if _current is not None:
             _current.unpatch()
         _current = _Instrumentation(checked.settings, providers)
         import_hooks.when_imported(DYNAMO_MODULE, _current.patch)
         torch_export_switch.install(providers=providers, settings=checked.settings)
+
+
+def _providers_of(checked: CheckedCall) -> ProviderLookup:
+    """The providers a checked call runs with (its settings' problems said once)."""
+    warn_problems(checked.settings.problems)
+    return _provider_source(
+        checked.settings, checked.tracer_provider, checked.meter_provider, checked.logger_provider
+    )
 
 
 _PROVIDER_TYPES = {
@@ -293,9 +298,7 @@ def instrument_export(
         settings=settings,
         options=options,
     )
-    warn_problems(checked.settings.problems)
-    providers = _provider_source(checked.settings, tracer_provider, meter_provider, logger_provider)
-    torch_export_switch.install(providers=providers, settings=checked.settings)
+    torch_export_switch.install(providers=_providers_of(checked), settings=checked.settings)
 
 
 def uninstrument_export() -> None:
