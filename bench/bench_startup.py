@@ -3,9 +3,10 @@
     python bench/bench_startup.py [--runs 20]
 
 - instructions (callgrind) the ``otel_dynamo.pth`` line adds to an interpreter start with
-  OTEL_DYNAMO_ENABLED unset: ``python -S`` then ``site.addsitedir`` of a folder holding
-  the installed line, against the same with an empty folder (target: at most 0.5 M, the
-  line reads one variable and imports nothing); the whole ``python -c pass`` for scale;
+  OTEL_DYNAMO_ENABLED unset, counted as installed: ``python -c pass`` in a fresh virtual
+  environment whose site-packages holds the installed line, against the same environment
+  without it (target: at most 0.5 M; the line asks for one variable and imports nothing);
+  the whole ``python -c pass`` for scale;
 - whether, with the variable unset, any otel_dynamo module is loaded or ``sys.meta_path``
   changed (must be neither);
 - ``python -c pass`` wall time with the variable unset, and with it set (the start-up
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import venv
 from pathlib import Path
 
 from otel_dynamo._enablement.startup import PTH_NAME, installed_startup_hook
@@ -70,18 +72,26 @@ def instructions(command: list[str]) -> int:
 
 
 def pth_line_instructions(pth: Path) -> tuple[int, int]:
-    """Instructions of an interpreter start that processes a site folder without and
-    with the installed line, variable unset."""
+    """Instructions of ``python -c pass`` in a fresh virtual environment without and with
+    the installed line in its site-packages, variable unset: a real start, ``site`` and
+    all (the line is read, compiled and run as in any installed environment; the package
+    itself is never imported with the variable unset, so the line is all it needs)."""
     with tempfile.TemporaryDirectory() as root:
-        empty, ours = Path(root, "empty"), Path(root, "ours")
-        empty.mkdir()
-        ours.mkdir()
-        shutil.copyfile(pth, ours / PTH_NAME)
-        counts = []
-        for folder in (empty, ours):
-            code = f"import site; site.addsitedir({str(folder)!r})"
-            counts.append(instructions([sys.executable, "-S", "-c", code]))
-    return counts[0], counts[1]
+        environment = Path(root, "venv")
+        venv.create(environment, with_pip=False)
+        python = environment / "bin" / "python"
+        site_packages = Path(
+            subprocess.run(
+                [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
+        without = instructions([str(python), "-c", "pass"])
+        shutil.copyfile(pth, site_packages / PTH_NAME)
+        with_line = instructions([str(python), "-c", "pass"])
+    return without, with_line
 
 
 def untouched_when_off() -> tuple[list[str], bool]:

@@ -164,23 +164,23 @@ def installed_startup_hook() -> Path | None:
 def pth_line() -> str:
     """The text of ``otel_dynamo.pth`` (the shipped file is tested against it).
 
-    With OTEL_DYNAMO_ENABLED unset or false it reads that one variable and nothing else
-    happens: no import (``site`` has loaded ``os`` and ``sys`` before any .pth line), no
-    import hook, ``sys.meta_path`` untouched; the code behind ``or`` is compiled only when
-    it runs (``bench/bench_startup.py`` counts the line's instructions). Otherwise it
-    imports the start-up hook, or, where otel_dynamo cannot be imported (an editable
-    install whose checkout is gone), says in one line that tracing is off, where ``site``
-    would print a traceback.
+    With OTEL_DYNAMO_ENABLED unset, the line asks whether the variable is in the
+    environment and nothing else happens: no import (``site`` has loaded ``os`` and ``sys``
+    before any .pth line), no import hook, ``sys.meta_path`` untouched; the code after
+    ``and`` is a string, compiled only when the variable is set (``bench/bench_startup.py``
+    counts the line's instructions in a fresh installed environment: the whole line is
+    compiled at every interpreter start, so it is kept short). Set to a false spelling
+    (any case, spaces around it), that code stops there.
+    Otherwise it imports the start-up hook, or, where otel_dynamo cannot be imported (an
+    editable install whose checkout is gone), says in one line that tracing is off, where
+    ``site`` would print a traceback.
     """
-    off = tuple(sorted(FALSE_VALUES))
+    off = "(" + ",".join(repr(value) for value in sorted(FALSE_VALUES)) + ")"
+    # Short: every character of the line is compiled at every interpreter start. ``sys``
+    # is site's own (the line runs in its namespace).
     enabled = (
-        "try:\n"
-        f" import {SITE_HOOK_MODULE} as hook\n"
-        "except ImportError as error:\n"
-        f" sys.stderr.write(f'{PTH_NAME}: {{error}}: {ENV_ENABLED} is set,"
-        " but tracing is off\\n')\n"
-        "else:\n"
-        " hook.run()\n"
+        f"if os.environ[{ENV_ENABLED!r}].strip().lower()not in{off}:\n"
+        f" try:import {SITE_HOOK_MODULE} as h;h.run()\n"
+        f" except ImportError as e:print(f'{PTH_NAME}: {{e}}: tracing is off',file=sys.stderr)"
     )
-    read = f"os.environ.get({ENV_ENABLED!r}, '').strip().lower() in {off!r}"
-    return f"import os, sys; {read} or exec({enabled!r})\n"
+    return f"import os;{ENV_ENABLED!r}in os.environ and exec({enabled!r})\n"
