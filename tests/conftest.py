@@ -30,7 +30,10 @@ otel_oldest.sh`` runs them on the oldest OpenTelemetry release train of the rang
 def pytest_configure(config: pytest.Config) -> None:
     """The real-signal tests need default signal dispositions: a suite started under
     ``nohup`` or as a background job inherits SIGHUP or SIGINT ignored, and so would every
-    process it starts (a job that ignores SIGHUP rightly survives it)."""
+    process it starts (a job that ignores SIGHUP rightly survives it). No COLUMNS."""
+    # pytest-xdist's workers set COLUMNS=80; the report's piped output follows COLUMNS,
+    # and the tests read it as a pipe without one (a test that wants a width sets it).
+    os.environ.pop("COLUMNS", None)
     if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from otel_dynamo._config.settings import DEFAULT_OUTPUT_DIR, ENV_OUTPUT_DIR
 from otel_dynamo.cli.arguments import EXIT_FAILED, EXIT_OK, PROG, at_least, error, write_page
-from otel_dynamo.cli.report_command import print_report
+from otel_dynamo.cli.report_command import add_width_argument, print_report
 
 if TYPE_CHECKING:
     from otel_dynamo.cli.demo_training import DemoRun
@@ -53,6 +53,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
             f"at least {demo_training.MIN_STEPS})"
         ),
     )
+    add_width_argument(parser)
     parser.set_defaults(json=False, color="auto", limit=DEFAULT_ROW_LIMIT)
 
 
