@@ -14,14 +14,6 @@ ACTION_ENV: Final = "env"
 ACTION_MARK_DYNAMIC: Final = "mark_dynamic"
 ACTION_COMPILE_KWARGS: Final = "compile_kwargs"
 ACTION_CODE_EDIT: Final = "code_edit"
-ACTION_KINDS = (
-    ACTION_CONFIG,
-    ACTION_CONFIG_ADD,
-    ACTION_ENV,
-    ACTION_MARK_DYNAMIC,
-    ACTION_COMPILE_KWARGS,
-    ACTION_CODE_EDIT,
-)
 CONFIG_MODULES = ("torch._dynamo.config", "torch._inductor.config", "torch.compiler.config")
 """The torch config modules a ``config`` or ``config_add`` action may name."""
 
