@@ -30,27 +30,30 @@ RecordSink = Callable[[logging.LogRecord], None]
 
 
 class ExportHealth:
-    """Which signals are failing to export, and whether the one warning was given."""
+    """Which (signal, target) exports are failing, and whether the one warning was given.
+
+    Failing is per target: a collector that refuses logs says nothing about the log
+    files written beside it."""
 
     def __init__(self, *, redact: Callable[[str], str] = REDACT_SHAPES) -> None:
         self._targets: dict[str, set[str]] = {}
-        self._failing: set[str] = set()
+        self._failing: set[tuple[str, str]] = set()
         self._warned = False
         self._lock = threading.Lock()
         self.redact = redact
 
-    def is_failing(self, signal: str) -> bool:
-        return signal in self._failing
+    def is_failing(self, signal: str, target: str) -> bool:
+        return (signal, target) in self._failing
 
-    def succeeded(self, signal: str) -> None:
-        self._failing.discard(signal)
+    def succeeded(self, signal: str, target: str) -> None:
+        self._failing.discard((signal, target))
 
     def register(self, signal: str, target: str) -> None:
         """``signal`` is exported to ``target`` (its warning names the signals sent there)."""
         self._targets.setdefault(place(target), set()).add(signal)
 
     def failed(self, signal: str, target: str, reason: str) -> None:
-        self._failing.add(signal)
+        self._failing.add((signal, target))
         others = sorted(self._targets.get(place(target), set()) - {signal})
         verb = "are" if others else "is"
         self.warn_once(

@@ -86,7 +86,7 @@ class SafeExport:
         """Call the real exporter; any exception or failure result is reported, not raised."""
         if os.getpid() != self._origin_pid and not self._export_in_child:
             return True  # dropped on purpose, not a failure
-        if self._closing and self._health.is_failing(self.signal):
+        if self._closing and self._health.is_failing(self.signal, self.target):
             return False  # known down: don't spend the shutdown budget on it
         reasons: list[str] = []
         try:
@@ -96,7 +96,7 @@ class SafeExport:
             reason = self._health.redact(f"{type(error).__name__}: {error}")
             ok, reasons = False, [*reasons, reason]
         if ok:
-            self._health.succeeded(self.signal)
+            self._health.succeeded(self.signal, self.target)
         else:
             self._health.failed(self.signal, self.target, failure_reason(reasons))
         return ok

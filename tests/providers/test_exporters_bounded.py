@@ -231,3 +231,21 @@ def test_a_set_shutdown_timeout_is_the_bound_wherever_telemetry_goes(tmp_path):
             assert telemetry.shutdown_timeout_s == 2.0
         finally:
             telemetry.shutdown()
+
+
+def test_a_failing_collector_does_not_cost_the_files_beside_it_their_exit_flush(tmp_path):
+    """Spans go to files and to a collector that refuses them: once the collector has
+    failed, the exit flush still writes every span to the file (failing is per target)."""
+    environ = {
+        "OTEL_TRACES_EXPORTER": "otlp,otlp_file",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{free_port()}/v1/traces",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+    }
+    telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
+    _spans(telemetry, 1)
+    telemetry.force_flush(5.0)  # the collector's export fails: it is known to be down
+    _spans(telemetry, 2)
+    assert telemetry.shutdown(5.0) is True
+    (written,) = tmp_path.glob("traces-*.jsonl")
+    spans = written.read_text().count('"name":"op"')
+    assert spans == 3
