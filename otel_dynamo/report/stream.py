@@ -5,8 +5,9 @@ Each process writes files of its own (``traces-…``, ``logs-…``), each line c
 resource. So the first line of every file says whose it is; files of the same processes
 are read together, summarized (and placed on the timeline), and their spans dropped
 before the next group. Should a file hold a process that an earlier group already
-summarized (hand-merged files whose first line is not representative), the grouping was
-wrong: the whole input is then read at once, as ``load_telemetry`` does.
+summarized (a Collector's file of many processes, hand-merged files whose first line is
+not representative), the grouping was wrong: the groups that share a process are joined
+and the input read again the same way, until no process is in two groups.
 """
 
 from __future__ import annotations
@@ -245,12 +246,16 @@ def read_report(
         layout=layout,
         compile_rows=compile_rows,
     )
-    try:
-        return read(workers=workers)
-    except _WorkersLost:
+    groups: list[list[Path]] | None = None
+    while True:
+        try:
+            return read(workers=workers, groups=groups)
+        except _WorkersLost:
+            workers = 1
+        except _Regroup as joined:
+            groups = joined.groups
         for member in _members(visitor):
             member.restart()
-        return read(workers=1)
 
 
 def read_jaeger_report(
@@ -324,13 +329,13 @@ def _read(
     workers: int | None,
     layout: TerminalLayout | None,
     compile_rows: bool,
+    groups: list[list[Path]] | None,
 ) -> Report:
+    """One reading of ``paths`` by ``groups`` (None: as their first lines group them);
+    raises ``_Regroup`` where a process is found in two groups."""
     problems: list[Problem] = []
     files, explicit = input_files(paths, problems)
-    total = sum(file_size(path) for path in files)
-    meter = ProgressMeter(progress, total=total)
-    summary = SummaryBuilder(recompile_limit=recompile_limit, slowest=slowest)
-    bars = TimelineBuilder() if timeline else None
+    meter = ProgressMeter(progress, total=sum(file_size(path) for path in files))
     members = _members(visitor)
     parts: list[Callable[[Telemetry], Any]] = [type(member).part for member in members]
     tasks = [
@@ -344,60 +349,85 @@ def _read(
             compile_rows,
             parts,
         )
-        for group in _groups(files)
+        for group in (_groups(files) if groups is None else groups)
     ]
-    read: dict[Path, Telemetry] = {}
-    summarized: set[Key] = set()
-    printable_text = True
-    tables: dict[int, str] = {}  # by the id of the section they were made of
-    bodies: dict[int, list[str]] = {}  # likewise
-    causes = CauseCounts()
+    gathered = _Gathered(
+        SummaryBuilder(recompile_limit=recompile_limit, slowest=slowest),
+        TimelineBuilder() if timeline else None,
+        members,
+        meter,
+    )
     with collection_paused(), _reader(tasks, meter, workers=workers) as results:
         for done in results:
-            if done.keys & summarized:
-                for member in members:
-                    member.restart()
-                return _all_at_once(
-                    paths,
-                    progress,
-                    recompile_limit=recompile_limit,
-                    slowest=slowest,
-                    timeline=timeline,
-                    visitor=visitor,
-                )
-            summarized |= done.keys
-            summary.extend(done.sections)
-            for built, table_text in zip(done.sections, done.page_tables or (), strict=False):
-                tables[id(built.section)] = table_text
-            for built, body in zip(done.sections, done.terminal_bodies or (), strict=False):
-                bodies[id(built.section)] = body
-            if done.causes is not None:
-                causes.add(done.causes)
-            if bars is not None and done.bars is not None:
-                bars.extend(done.bars)
-            for member, part in zip(members, done.parts, strict=True):
-                member.merge(part)
-            read.update(done.files)
-            meter.advance(done.unreported_bytes)
-            printable_text = printable_text and done.printable_text
+            gathered.add(done, tasks)
     meter.finish()
-    stats = [stats for path in files for stats in read[path].files]
-    problems += [problem for path in files for problem in read[path].problems]
-    finished = summary.finish(stats, problems)
-    return Report(
-        summary=finished,
-        timeline=None if bars is None else bars.finish(),
-        problems=problems,
-        records=sum(each.records for each in stats),
-        printable_text=printable_text,
-        page_tables=[tables[id(section)] for section in finished["processes"]]
-        if timeline
-        else None,
-        terminal_bodies=[bodies[id(section)] for section in finished["processes"]]
-        if layout is not None
-        else None,
-        causes=causes if layout is not None or timeline else None,
-    )
+    return gathered.report(files, problems, timeline=timeline, layout=layout)
+
+
+class _Gathered:
+    """The groups' results added up, in the groups' order."""
+
+    def __init__(
+        self,
+        summary: SummaryBuilder,
+        bars: TimelineBuilder | None,
+        members: list[GroupVisitor],
+        meter: ProgressMeter,
+    ) -> None:
+        self.summary = summary
+        self.bars = bars
+        self.members = members
+        self.meter = meter
+        self.read: dict[Path, Telemetry] = {}
+        self.keys_read: list[set[Key]] = []
+        self.printable_text = True
+        self.tables: dict[Key, str] = {}
+        self.bodies: dict[Key, list[str]] = {}
+        self.causes = CauseCounts()
+
+    def add(self, done: _GroupRead, tasks: list[_GroupTask]) -> None:
+        """Add one group's result; raises ``_Regroup`` where it holds a process already
+        added."""
+        if any(done.keys & keys for keys in self.keys_read):
+            raise _Regroup([task.paths for task in tasks], self.keys_read, done.keys)
+        self.keys_read.append(done.keys)
+        self.summary.extend(done.sections)
+        for built, table_text in zip(done.sections, done.page_tables or (), strict=False):
+            self.tables[built.process.key] = table_text
+        for built, body in zip(done.sections, done.terminal_bodies or (), strict=False):
+            self.bodies[built.process.key] = body
+        if done.causes is not None:
+            self.causes.add(done.causes)
+        if self.bars is not None and done.bars is not None:
+            self.bars.extend(done.bars)
+        for member, part in zip(self.members, done.parts, strict=True):
+            member.merge(part)
+        self.read.update(done.files)
+        self.meter.advance(done.unreported_bytes)
+        self.printable_text = self.printable_text and done.printable_text
+
+    def report(
+        self,
+        files: list[Path],
+        problems: list[Problem],
+        *,
+        timeline: bool,
+        layout: TerminalLayout | None,
+    ) -> Report:
+        stats = [stats for path in files for stats in self.read[path].files]
+        problems += [problem for path in files for problem in self.read[path].problems]
+        finished = self.summary.finish(stats, problems)
+        keys = self.summary.process_keys()
+        return Report(
+            summary=finished,
+            timeline=None if self.bars is None else self.bars.finish(),
+            problems=problems,
+            records=sum(each.records for each in stats),
+            printable_text=self.printable_text,
+            page_tables=[self.tables[key] for key in keys] if timeline else None,
+            terminal_bodies=[self.bodies[key] for key in keys] if layout is not None else None,
+            causes=self.causes if layout is not None or timeline else None,
+        )
 
 
 def _members(visitor: GroupVisitor | Visitors | None) -> list[GroupVisitor]:
@@ -408,6 +438,23 @@ def _members(visitor: GroupVisitor | Visitors | None) -> list[GroupVisitor]:
 
 class _WorkersLost(Exception):
     """A worker process died (the machine's memory): read everything again here."""
+
+
+class _Regroup(Exception):
+    """The group after those read holds a process an earlier group holds too: it joins
+    every earlier group it shares a process with (at the first of them), for the next
+    reading. Each reading joins at least two groups, so the readings end."""
+
+    def __init__(self, groups: list[list[Path]], keys_read: list[set[Key]], keys: set[Key]):
+        super().__init__("a process is in two groups")
+        at = len(keys_read)
+        shared = [index for index, read in enumerate(keys_read) if read & keys]
+        joined = [path for index in shared for path in groups[index]] + groups[at]
+        self.groups = [
+            joined if index == shared[0] else group
+            for index, group in enumerate(groups)
+            if index not in shared[1:] and index != at
+        ]
 
 
 @contextlib.contextmanager
@@ -468,31 +515,6 @@ def _files_only(group: list[Path], telemetry: Telemetry) -> dict[Path, Telemetry
     for problem in telemetry.problems:
         kept[by_path.get(problem.path, group[0])].problems.append(problem)
     return kept
-
-
-def _all_at_once(
-    paths: Iterable[str | os.PathLike[str]],
-    progress: ProgressCallback | None,
-    *,
-    recompile_limit: int,
-    slowest: int,
-    timeline: bool,
-    visitor: GroupVisitor | Visitors | None,
-) -> Report:
-    from otel_dynamo.report.read.files import load_telemetry
-    from otel_dynamo.report.render.html.timeline import timeline_data
-    from otel_dynamo.report.summary.build import summarize
-
-    telemetry = load_telemetry(paths, progress=progress)
-    if visitor is not None:
-        visitor.add(telemetry)
-    return Report(
-        summary=summarize(telemetry, recompile_limit=recompile_limit, slowest=slowest),
-        timeline=timeline_data(telemetry) if timeline else None,
-        problems=telemetry.problems,
-        records=telemetry.records,
-        printable_text=telemetry.printable_text,
-    )
 
 
 def _first_request(path: Path) -> object:

@@ -74,8 +74,8 @@ def test_streamed_summary_and_timeline_equal_reading_everything(tmp_path):
 
 def test_a_process_split_across_files_is_still_one_process(tmp_path):
     """A hand-merged file whose first line names another process, then lines of a process
-    already summarized: the grouping is wrong, so everything is read at once; the result
-    is still that of load_telemetry + summarize, with rank 0 one process."""
+    already summarized: the grouping is wrong, so the two files are read again as one
+    group; the result is still that of load_telemetry + summarize, with rank 0 one process."""
     rank0 = resource_attributes(rank=0, world_size=2, pid=1000)
     rank1 = resource_attributes(rank=1, world_size=2, pid=1001)
     write_traces(tmp_path / "a.jsonl", [FakeCompile(compile_id="0/0")], resource=rank0)
@@ -90,6 +90,54 @@ def test_a_process_split_across_files_is_still_one_process(tmp_path):
         for section in done.summary["processes"]
     }
     assert ids == {0: ["0/0", "1/0"], 1: ["0/0"]}
+
+
+def _files_of(telemetry: Telemetry) -> list[str]:
+    return [Path(stats.path).name for stats in telemetry.files]
+
+
+class _GroupFilesVisitor:
+    """Records the files of each group read, and how often the reading began again."""
+
+    part = staticmethod(_files_of)
+
+    def __init__(self) -> None:
+        self.groups: list[list[str]] = []
+        self.restarts = 0
+
+    def merge(self, part: list[str]) -> None:
+        self.groups.append(part)
+
+    def add(self, telemetry: Telemetry) -> None:
+        self.merge(self.part(telemetry))
+
+    def restart(self) -> None:
+        self.groups.clear()
+        self.restarts += 1
+
+
+def test_files_of_many_processes_are_read_as_groups_that_share_none(tmp_path):
+    """Two files each holding ranks 0 and 1 (as a Collector's file exporter writes them),
+    their first lines naming different ranks, beside rank 2's own file: the two are read
+    again as one group and rank 2 stays a group of its own; the result is that of
+    load_telemetry + summarize."""
+    ranks = [resource_attributes(rank=rank, world_size=3, pid=1000 + rank) for rank in range(3)]
+    write_traces(tmp_path / "a.jsonl", [FakeCompile(compile_id="0/0")], resource=ranks[0])
+    write_traces(tmp_path / "b.jsonl", [FakeCompile(compile_id="0/0")], resource=ranks[1])
+    write_traces(tmp_path / "c.jsonl", [FakeCompile(compile_id="0/0")], resource=ranks[2])
+    for name, other in (("a.jsonl", ranks[1]), ("b.jsonl", ranks[0])):
+        with (tmp_path / name).open("a") as lines:
+            lines.write(_frame_line(other) + "\n")
+    visitor = _GroupFilesVisitor()
+    done = read_report([tmp_path], timeline=True, visitor=visitor, workers=1)
+    assert (done.summary, done.timeline) == _whole([tmp_path])
+    assert visitor.groups == [["a.jsonl", "b.jsonl"], ["c.jsonl"]]
+    assert visitor.restarts == 1
+    ids = {
+        section["rank"]: sorted(row["compile_id"] for row in section["compiles"])
+        for section in done.summary["processes"]
+    }
+    assert ids == {0: ["0/0", "1/0"], 1: ["0/0", "1/0"], 2: ["0/0"]}
 
 
 def _otlp_resource(attributes: dict) -> dict:
@@ -308,7 +356,7 @@ def test_a_worker_that_dies_makes_the_report_read_everything_again_here(tmp_path
 
 def test_worker_processes_still_find_a_process_split_across_files(tmp_path, monkeypatch):
     """Read by two workers, a process found in two groups (hand-merged files) still makes
-    the report read everything at once: one process per rank, as in one process."""
+    the report read those groups again as one: one process per rank, as in one process."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     rank0 = resource_attributes(rank=0, world_size=2, pid=1000)
     rank1 = resource_attributes(rank=1, world_size=2, pid=1001)

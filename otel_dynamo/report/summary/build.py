@@ -123,8 +123,15 @@ class SummaryBuilder:
         """Add sections ``sections`` built; none of their processes added before."""
         self._sections += sections
 
+    def process_keys(self) -> list[tuple[str, ...]]:
+        """The processes added, in the order of the summary's ``processes``."""
+        return [built.process.key for built in self._ordered()]
+
+    def _ordered(self) -> list[BuiltSection]:
+        return sorted(self._sections, key=lambda built: built.process.sort_key)
+
     def finish(self, files: list[FileStats], problems: list[Problem]) -> Summary:
-        ordered = sorted(self._sections, key=lambda built: built.process.sort_key)
+        ordered = self._ordered()
         labels = process_labels([built.process for built in ordered])
         for built in ordered:
             built.section["process"] = labels[built.process.key]
