@@ -7,7 +7,6 @@ every other file is still read.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -181,28 +180,29 @@ class FileReader:
         with self._path.open("rb", buffering=READ_BUFFER_BYTES) as stream:
             for raw in stream:
                 self._meter.advance(len(raw))
-                if one_text_line(raw):
+                for line in text_lines(raw):
                     number += 1
-                    if raw.isspace() or not raw:  # no copy of a large line
-                        continue
-                    if self._add_canonical(raw):
-                        continue
-                    request = parse_json_line(raw)
-                    if request is not UNPARSED:
-                        self._check_printable(raw)
-                        self._stats.lines += 1
-                        self._add_parsed(number, request)
-                        continue
-                    number -= 1  # counted again below, as text
-                # errors="replace": a binary file becomes unreadable lines, not a crash.
-                for line in io.StringIO(raw.decode("utf-8", "replace"), newline=None):
-                    number += 1
-                    if line.strip():
-                        self._check_printable(line.encode())
-                        self._stats.lines += 1
-                        self._read_line(number, line)
+                    self._read_raw_line(number, line)
         if self._stats.records == 0 and self._first_line_was_bad():
             self._read_whole_document()
+
+    def _read_raw_line(self, number: int, raw: bytes) -> None:
+        """One line, by the fastest reading that takes it: ``canonical``'s, the fast
+        decoder's, else ``parse_json`` on its text (UTF-8 with replacement)."""
+        if raw.isspace() or not raw or self._add_canonical(raw):  # no copy of a large line
+            return
+        request = parse_json_line(raw)
+        if request is not UNPARSED:
+            self._check_printable(raw)
+            self._stats.lines += 1
+            self._add_parsed(number, request)
+            return
+        # errors="replace": a binary file becomes unreadable lines, not a crash.
+        line = raw.decode("utf-8", "replace")
+        if line.strip():
+            self._check_printable(line.encode())
+            self._stats.lines += 1
+            self._read_line(number, line)
 
     def _add_canonical(self, raw: bytes) -> bool:
         """Read a line of spans by the fast path (``canonical``), if it takes it; a file
@@ -343,6 +343,18 @@ def parse_json_line(raw: bytes) -> Any:
         return _FAST_DECODER.decode(raw)
     except _FAST_DECODER_ERRORS:
         return UNPARSED
+
+
+def text_lines(raw: bytes) -> list[bytes]:
+    """A line split at LF, split again as a text file read with universal newlines splits
+    it (at CR and CRLF too), each of those pieces ending in LF as such a file gives them."""
+    if one_text_line(raw):
+        return [raw]
+    pieces = []
+    for piece in raw.splitlines(keepends=True):
+        body = piece.rstrip(b"\r\n")
+        pieces.append(body + b"\n" if len(body) < len(piece) else body)
+    return pieces
 
 
 def one_text_line(raw: bytes) -> bool:
