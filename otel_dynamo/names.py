@@ -754,6 +754,10 @@ CUDAGRAPH_GRAPHED = "graphed"
 CUDAGRAPH_SKIPPED = "skipped"
 """torch.compile.cudagraph.decision: inductor ran the graph without CUDA graphs."""
 
+CUDAGRAPH_CATEGORY_CPU_DEVICE = "cpu_device"
+"""torch.compile.cudagraph.skip_category: the graph has no CUDA device at all (CUDA graphs
+need CUDA), whatever torch's text says of it."""
+
 CUDAGRAPH_AT_COMPILE = "compile"
 """torch.compile.cudagraph.at: decided while compiling the graph."""
 

@@ -46,8 +46,8 @@ STATED_PREFIX = "skipping cudagraphs due to "
 """How torch states a compiled graph's own reason (``disabled_cudagraphs_reason``) on CUDA."""
 MAX_UNWRAP = 4
 CATEGORIES = (
-    ("cpu device", "cpu_device"),
-    ("non-cuda device", "cpu_device"),
+    ("cpu device", names.CUDAGRAPH_CATEGORY_CPU_DEVICE),
+    ("non-cuda device", names.CUDAGRAPH_CATEGORY_CPU_DEVICE),
     ("mutated input", "mutated_inputs"),
     ("mutation", "mutated_inputs"),
     ("dynamic shape", "dynamic_shapes"),
@@ -61,7 +61,7 @@ CATEGORIES = (
 """Reason text -> a bounded category for metric labels (first match wins)."""
 OTHER_CATEGORY = "other"
 MULTIPLE_DEVICES = "multiple devices"
-NOT_ON_CUDA_CATEGORY = "cpu_device"
+NOT_ON_CUDA_CATEGORY = names.CUDAGRAPH_CATEGORY_CPU_DEVICE
 """A graph with no CUDA device at all: whatever torch's text says of it (with graph
 partitions on, a CPU-only graph reads "multiple devices: " with none listed), it was
 skipped because CUDA graphs need CUDA."""

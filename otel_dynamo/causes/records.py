@@ -138,3 +138,14 @@ class Fix(TypedDict):
     source: FixSource
     differs_from_torch: str | None
     verdict: Verdict | None
+
+
+class FixesTogether(TypedDict):
+    """Every verified fix applied at once (``DIR-try-fixes/all-fixes.json``): what was
+    applied and what that re-run found at all their causes' code locations."""
+
+    fixes: list[str]
+    """The summaries of the fixes applied together."""
+    actions: list[Action]
+    verdict: Verdict | None
+    """None when the re-run ran past its time limit."""

@@ -41,7 +41,9 @@ from otel_dynamo.causes.records import (
     VERIFIED,
     Action,
     Counts,
+    Expect,
     Fix,
+    FixesTogether,
     Verdict,
     VerdictStatus,
 )
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
 TRIALS_SUFFIX = "-try-fixes"
 """Re-runs write under ``DIR-try-fixes/`` beside the telemetry directory DIR (the report
 reads a directory with its subfolders: the re-runs stay out of the job's own report)."""
+TOGETHER_FILE = "all-fixes.json"
+"""In the trials' folder: the re-run with every verified fix together (``FixesTogether``)."""
 DEFAULT_MIN_TIMEOUT_S = 120.0
 TIMEOUT_FACTOR = 4.0
 """A re-run's default time limit: four times the first run's wall time, at least
@@ -433,7 +437,8 @@ def _status_line(verdict: Verdict | None) -> str:
 
 
 def _together(job: _Job, trials: list[Trial]) -> None:
-    """Every verified fix at once (where two or more are): said, with its counts."""
+    """Every verified fix at once (where two or more are): said, with its counts, and
+    written to ``TOGETHER_FILE``."""
     verified = [
         trial
         for trial in trials
@@ -443,18 +448,47 @@ def _together(job: _Job, trials: list[Trial]) -> None:
         return
     actions = [action for trial in verified for action in trial.fix["actions"]]
     tried = job.rerun("all fixes", actions)
-    if tried.status is None:
-        _say("all verified fixes together: ran past its time limit, no verdict")
+    record: FixesTogether = {
+        "fixes": [trial.fix["summary"] for trial in verified],
+        "actions": actions,
+        "verdict": _together_verdict(job, verified, tried),
+    }
+    path = job.trials_dir / TOGETHER_FILE
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    verdict = record["verdict"]
+    if verdict is None:
+        _say(f"all verified fixes together: ran past its time limit, no verdict ({path})")
         return
+    before, after = verdict["before"], verdict["after"]
+    _say(
+        f"all {len(verified)} verified fixes together: {verdict['status']}: recompiles "
+        f"{before['recompiles']} → {after['recompiles']}, graph breaks "
+        f"{before['graph_breaks']} → {after['graph_breaks']}, output "
+        f"{'the same' if verdict['output_same'] else 'changed'} ({path})"
+    )
+
+
+def _together_verdict(job: _Job, verified: list[Trial], tried: RunResult) -> Verdict | None:
+    """The re-run's verdict at every location, against what the fixes expect together."""
+    if tried.status is None:
+        return None
     locations = [where for trial in verified for where in trial.locations]
     before = _counts_at(job.summary, locations, None)
-    after, _ = _counts_after(job, locations, tried)
+    after, wrote = _counts_after(job, locations, tried)
     compared = _compare(job.first, tried, job.unstable)
-    _say(
-        f"all {len(verified)} verified fixes together: recompiles {before['recompiles']} → "
-        f"{after['recompiles']}, graph breaks {before['graph_breaks']} → "
-        f"{after['graph_breaks']}, output {'the same' if compared.same else 'changed'}"
-    )
+    notes = [*compared.notes, *([] if wrote else ["the re-run wrote no telemetry"])]
+    expect: Expect = {
+        "recompiles": sum(trial.fix["expect"]["recompiles"] or 0 for trial in verified),
+        "graph_breaks": sum(trial.fix["expect"]["graph_breaks"] or 0 for trial in verified),
+    }
+    together: Fix = {**verified[0].fix, "expect": expect}
+    return {
+        "status": _status(together, before, after, output_same=compared.same and wrote),
+        "before": before,
+        "after": after,
+        "output_same": compared.same,
+        "note": "; ".join(notes),
+    }
 
 
 def _print_report(summary: Summary, trials_dir: Path) -> None:

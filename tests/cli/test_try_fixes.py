@@ -95,9 +95,28 @@ def test_the_job_runs_as_said_and_can_tell_each_rerun(tried: tuple[Path, Any]) -
     assert runs == ["first", "plain 2", "fix 1 of 2", "fix 2 of 2", "all fixes"]
     assert "2 fixes to try: 4 re-runs at most" in done.stderr
     assert (
-        "all 2 verified fixes together: recompiles 1 → 0, graph breaks 2 → 0, output the same"
-        in done.stderr
+        "all 2 verified fixes together: verified: recompiles 1 → 0, graph breaks 2 → 0, "
+        "output the same" in done.stderr
     )
+
+
+def test_the_fixes_together_are_written_with_their_verdict(tried: tuple[Path, Any]) -> None:
+    """``all-fixes.json`` holds both verified fixes' summaries, their actions, and the
+    verdict of the re-run with both: verified, no recompile or break left, output the same."""
+    tmp_path, _ = tried
+    together = json.loads((tmp_path / "out-try-fixes" / "all-fixes.json").read_text())
+    assert sorted(together) == ["actions", "fixes", "verdict"]
+    assert len(together["fixes"]) == 2
+    assert all(isinstance(summary, str) for summary in together["fixes"])
+    assert sorted(action["kind"] for action in together["actions"]) == [
+        "config_add",
+        "mark_dynamic",
+    ]
+    verdict = together["verdict"]
+    assert (verdict["status"], verdict["output_same"]) == ("verified", True)
+    assert verdict["before"]["recompiles"] == 1
+    assert verdict["before"]["graph_breaks"] == 2
+    assert (verdict["after"]["recompiles"], verdict["after"]["graph_breaks"]) == (0, 0)
 
 
 def test_the_report_opens_with_what_to_do_and_the_fixes_to_paste(tried: tuple[Path, Any]) -> None:

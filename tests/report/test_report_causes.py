@@ -89,18 +89,19 @@ def _seven_breaks_in_a_deep_file(tmp_path: Path) -> Path:
     return write_traces(tmp_path / "t.jsonl", [compile_])
 
 
-def test_the_reasons_get_the_width_before_function_and_location(tmp_path: Path) -> None:
-    """At 100 columns a 52-character reason stays on one line (the reason column had 40
-    before): the function and the location give up width first (the location cut at its
-    start, its line kept)."""
+def test_function_and_location_get_their_width_and_the_reason_wraps(tmp_path: Path) -> None:
+    """At 100 columns the location keeps its whole width and the function its name cut to
+    the report's one name width; the 52-character reason wraps at its spaces instead."""
+    from otel_dynamo.report.render.table import shown_name
+
     lines = _cli("report", str(_seven_breaks_in_a_deep_file(tmp_path))).splitlines()
     start = lines.index("Why graphs broke (7)")
-    rows = lines[start + 2 : start + 7]
+    first, second = lines[start + 2], lines[start + 3]
+    function = shown_name("attention_with_rotary_embeddings", 100)
     assert all(len(line) <= 100 for line in lines)
-    assert [row[9:].split("  ")[0] for row in rows] == [
-        f"Data-dependent branching on the value of tensor n{index}" for index in range(5)
-    ], rows
-    assert [row.rstrip()[-3:] for row in rows] == [f":{40 + index}" for index in range(5)]
+    assert first.endswith(f"{function}  models/transformer_blocks.py:40"), first
+    reason = " ".join([first[9:].split("  ")[0], second.strip()])
+    assert reason == "Data-dependent branching on the value of tensor n0"
 
 
 def test_limit_0_lists_every_reason_in_the_opening_tables(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ def test_limit_0_lists_every_reason_in_the_opening_tables(tmp_path: Path) -> Non
     every = _cli("report", path, "--limit", "0").splitlines()
     start = every.index("Why graphs broke (7)")
     table = every[start : every.index("", start)]
-    assert sum("on the value of tensor" in line for line in table) == 7
+    assert sum("Data-dependent branching" in line for line in table) == 7
     assert "more reasons in the tables below" not in "\n".join(every)
 
 

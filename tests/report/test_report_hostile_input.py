@@ -87,7 +87,8 @@ HOSTILE_TEXT = "fwd\x1b]0;pwned\x07\r\x1b[2K\u202eevil"
 def test_control_characters_never_reach_the_terminal_raw(tmp_path):
     """ESC, BEL, CR and bidi overrides in a function name are shown escaped, colour off."""
     write_traces(tmp_path / "traces.jsonl", [FakeCompile(compile_id="3/0", function=HOSTILE_TEXT)])
-    done = run_report_cli([str(tmp_path), "--color", "never"])
+    # 200 columns: function names are shown whole up to 40 characters
+    done = run_report_cli([str(tmp_path), "--color", "never", "--width", "200"])
     assert done.returncode == 0, done.stderr
     assert not any(char in done.stdout for char in "\x1b\x07\r\u202e")
     assert "fwd\\x1b]0;pwned\\x07\\r\\x1b[2K" in done.stdout  # shown, escaped

@@ -60,19 +60,31 @@ def test_a_wrapped_split_line_never_starts_with_its_separator() -> None:
         assert all(len(line) <= width for line in lines)
 
 
-def test_a_word_longer_than_a_wrapped_columns_floor_stays_whole_at_80_columns() -> None:
-    """At 80 columns a wrapping reason column holding a 59-character word (a parameter's
-    source) keeps it whole: the function column is cut below its usual 16 first."""
-    from otel_dynamo.report.render.table import Column, format_table
+def test_a_word_longer_than_its_wrapped_column_breaks_only_at_its_separators() -> None:
+    """At 80 columns a wrapping reason column narrower than a 59-character word (a
+    parameter's source) breaks it only where ``pieces`` may: after a ``.``, before a
+    ``[``; the lines rejoin to the word, and the function column keeps its width."""
+    from otel_dynamo.report.render.table import Column, format_table, pieces
 
     word = "L['self']._modules['token_embedding']._parameters['weight']"
-    assert len(word) == 59
+    function = "Model." + "f" * 40
     columns = [
         Column("count", right=True),
-        Column("reason", wrap=True, primary=True),
-        Column("function", flexible=True),
+        Column("reason", wrap=True),
+        Column("function", whole=True),
     ]
-    rows = [["3", f"guard: tensor {word} dtype mismatch. expected Float", "Model." + "f" * 40]]
+    rows = [["3", f"guard: tensor {word} dtype mismatch. expected Float", function]]
     lines = format_table(columns, rows, width=80, color=False)
+    start, end = lines[0].index("reason"), lines[0].index("function")
+    cells = [line[start:end].strip() for line in lines[1:]]
     assert max(map(len, lines)) <= 80
-    assert any(word in line for line in lines)
+    assert lines[1].endswith(function)
+    reason = rows[0][1]
+    assert "".join(cells).replace(" ", "") == reason.replace(" ", ""), cells
+    at, breaks = 0, set()
+    for cell in cells[:-1]:  # where in the word each line ended
+        at = reason.index(cell, at) + len(cell)
+        breaks.add(at - reason.index(word))
+    pieces_end = {len("".join(pieces(word)[:count])) for count in range(len(pieces(word)) + 1)}
+    inside = {offset for offset in breaks if 0 < offset < len(word)}
+    assert inside and inside <= pieces_end, cells

@@ -30,7 +30,7 @@ from otel_dynamo.report.diff.schema import (
 )
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.format import TOTAL_TITLES
-from otel_dynamo.report.render.table import Cell, Column, format_table, paint, wrapped
+from otel_dynamo.report.render.table import Cell, Column, format_table, paint, shown_name, wrapped
 from otel_dynamo.report.summary import COUNT_TOTALS, TIME_TOTALS
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES as PHASES
 from otel_dynamo.report.summary.phases import PHASE_TITLES
@@ -119,7 +119,8 @@ def _item_lines(item: ItemView, width: int, color: bool, style: str) -> list[str
         guard = wrapped(f"guard: {item.guard}", width - 16)
         lines += [paint(" " * 16 + line, "dim", color=color) for line in guard]
     if item.where:
-        lines.append(paint(" " * 16 + item.where, "dim", color=color))
+        where = wrapped(item.where, width - 16)
+        lines += [paint(" " * 16 + line, "dim", color=color) for line in where]
     return lines
 
 
@@ -127,7 +128,7 @@ def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]
     if not rows:
         return []
     columns = [
-        Column("function", flexible=True),
+        Column("function", whole=True),
         Column("file", flexible=True, cut_left=True),
         Column("compiles", right=True),
         Column("graphs", right=True),
@@ -136,7 +137,7 @@ def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]
     ]
     table = [
         [
-            row["function"],
+            shown_name(row["function"], width),
             row["file"],
             _arrow(row["frame_compiles"]),
             _arrow(row["graphs"]),
@@ -177,7 +178,7 @@ def _variants(changes: VariantChanges, width: int, color: bool) -> list[str]:
         if not items:
             continue
         columns = [
-            Column("function", flexible=True),
+            Column("function", whole=True),
             Column("file", flexible=True, cut_left=True),
             Column("calls", right=True),
             Column("share", right=True),
@@ -185,7 +186,7 @@ def _variants(changes: VariantChanges, width: int, color: bool) -> list[str]:
         ]
         table = [
             [
-                item["function"],
+                shown_name(item["function"], width),
                 item["file"],
                 f"{item['base_calls']:,} → {item['new_calls']:,}",
                 f"{item['base_share']:.0%} → {item['new_share']:.0%}",

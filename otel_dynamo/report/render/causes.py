@@ -12,7 +12,15 @@ from collections import Counter
 from otel_dynamo.causes.fixes import paste_lines, verdict_words
 from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render.table import CellLike, Column, format_table, paint, truncate, wrapped
+from otel_dynamo.report.render.table import (
+    CellLike,
+    Column,
+    format_table,
+    paint,
+    shown_name,
+    truncate,
+    wrapped,
+)
 from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.function_names import function_label, names_for
 from otel_dynamo.report.summary.schema import CauseRow, ProcessSection, StackCount, Summary
@@ -110,15 +118,15 @@ def terminal_lines(
         lines += [*([""] if lines else []), heading]
         columns = [
             Column("count", right=True),
-            Column("reason", wrap=True, primary=True),
-            Column("function", flexible=True),
+            Column("reason", wrap=True),
+            Column("function", whole=True),
             Column("location", flexible=True, cut_left=True),
         ]
         rows: list[list[CellLike]] = [
             [
                 f"{cause.count}x",
                 _format.printable(cause.what),
-                _format.printable(cause.function),
+                shown_name(_format.printable(cause.function), width),
                 _format.printable(cause.location),
             ]
             for cause in (causes if limit <= 0 else causes[: min(limit, SHOWN_CAUSES)])

@@ -224,6 +224,20 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
 
 
+def cudagraph_skip_reason(reason: str | None, category: str | None) -> str:
+    """torch's reason for a CUDA-graph skip, never cut to nothing: where its text names
+    nothing after its colon (a graph on the CPU reads "multiple devices: " with no device
+    listed), what the skip's category says is added."""
+    text = (reason or "").strip()
+    if text and not text.endswith(":"):
+        return text
+    if category == names.CUDAGRAPH_CATEGORY_CPU_DEVICE:
+        said = "the graph has no CUDA device (CUDA graphs need one)"
+    else:
+        said = f"torch named nothing more (category {category or 'not recorded'})"
+    return f"{text} {said}" if text else said
+
+
 def error(error_type: str | None, message: str | None) -> str:
     """ "Type: message" on one line, either part may be missing (``first_lines``)."""
     shown = first_lines(message) if message else None

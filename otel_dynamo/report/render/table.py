@@ -1,16 +1,21 @@
 """Plain-text tables that fit a given width, with optional ANSI colour per cell.
 
-Fixed columns keep their natural width; flexible ones (names, paths, reasons) share
-what is left and are cut with an ellipsis, except wrapping ones (reasons, errors), whose
-cells continue on the next lines instead. Colour is applied after padding, so escape codes
-never count towards the width.
+Columns get the width their content needs before anything is cut. Where a table is
+wider than the terminal, wrapping columns (reasons, errors) give up width first, down to
+their longest unbreakable piece (their cells only take more lines); then flexible ones
+(paths) are cut with an ellipsis, down to MIN_SECONDARY_WIDTH; then optional columns are
+left out; then flexible ones are cut further, and wrapping ones below their longest
+piece (a piece that no longer fits is cut, never split). Whole columns (function names,
+cut beforehand to one width everywhere) give up width last. Text wraps at spaces, and a
+word longer than its line at the separators of a path or a name (after ``.`` and
+``/``, before ``[`` and ``(``), never inside an identifier. Colour is applied after
+padding, so escape codes never count towards the width.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import textwrap
 from collections.abc import Sequence
 from typing import TypedDict
 
@@ -20,16 +25,26 @@ NO_BREAK_SPACE = "\u00a0"
 COLUMN_GAP = "  "
 MIN_FLEXIBLE_WIDTH = 8
 MAX_FIXED_WIDTH = 24
-MIN_WRAP_WIDTH = 40
 MIN_SECONDARY_WIDTH = 16
-"""How narrow a flexible column gets for a table's primary column (a function name, a
-path cut at its start still reads at this width)."""
-"""A wrapping column gives up width to the others only down to this."""
-_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
+"""How narrow a flexible column gets before optional columns are left out (a path cut
+at its start still reads at this width)."""
+MIN_WRAP_WIDTH = 20
+"""A wrapping column gives up width to the others only down to this, or its longest
+unbreakable piece where that is longer."""
+LAST_WRAP_WIDTH = 12
+"""How narrow a wrapping column gets when nothing else is left to give."""
 MAX_WRAPPED_LINES = 8
-WORD_SCAN_PER_LINE = 200
-"""Characters of a wrapping cell read per shown line for its longest word."""
 """A wrapped cell longer than this many lines ends in an ellipsis."""
+WORD_SCAN_PER_LINE = 200
+"""Characters of a wrapping cell read per shown line for its longest piece."""
+_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")
+_SEPARATOR = re.compile(
+    r"(?<=/)(?=[^/])|(?<=\.)(?=[^\d./])(?!(?:py|pyi|pyc|cpp|cu|h|so|json|jsonl|txt|yaml)\b)"
+    r"|(?<=[^\s\[(])(?=[\[(])"
+)
+"""Where a word longer than its line may break: after a ``/``; after a ``.`` (not inside
+a number, not before a file's extension: ``yourjob.py`` is one name); before a ``[`` or
+``(``."""
 
 _ANSI = {
     "bold": "1",
@@ -53,9 +68,12 @@ class Column:
     """Cut long cells at the start (paths: the file name and line matter most)."""
     wrap: bool = False
     """Flexible, and long cells continue on the next lines instead of being cut."""
-    primary: bool = False
-    """What the table is for (a reason): the other flexible columns give up width, down
-    to MIN_SECONDARY_WIDTH, before it does."""
+    whole: bool = False
+    """Cells shown as they are (function names, cut beforehand to the report's one
+    width): the column gives up width only when nothing else is left."""
+    leave_out: int = 0
+    """0: always shown; else left out where the table cannot otherwise fit its width,
+    the highest first."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +104,29 @@ def truncate(text: str, width: int, *, left: bool = False) -> str:
     return ELLIPSIS + text[len(text) - kept :] if left else text[:kept] + ELLIPSIS
 
 
+MIN_NAME_WIDTH = 16
+MAX_NAME_WIDTH = 40
+"""A terminal report shows a function's name whole up to this many characters."""
+
+
+def name_width(width: int) -> int:
+    """The one width a terminal report ``width`` columns wide cuts function names to, in
+    every table (``shown_name``): 16 at 60 columns, 20 at 80, 25 at 100, 40 from 160 (the
+    frame-compile table then keeps its counts beside the name and the location)."""
+    return max(MIN_NAME_WIDTH, min(MAX_NAME_WIDTH, width // 4))
+
+
+def shown_name(name: str, width: int) -> str:
+    """A function's name as a terminal report ``width`` columns wide shows it in a table:
+    whole, or cut in the middle to ``name_width(width)``, so that both its start and its
+    end show (``torch_dynamo…forward_at_33``: which function, resumed where)."""
+    most = name_width(width)
+    if len(name) <= most:
+        return name
+    head = (most - 1) // 2
+    return name[:head] + ELLIPSIS + name[len(name) - (most - 1 - head) :]
+
+
 def format_table(
     columns: Sequence[Column],
     rows: Sequence[Sequence[CellLike]],
@@ -95,20 +136,43 @@ def format_table(
     indent: int = 2,
 ) -> list[str]:
     """The header line and one line per row (more where a wrapping cell is long), each at
-    most ``width`` characters."""
+    most ``width`` characters where the fixed columns leave room for the others."""
+    return fitted_table(columns, rows, width=width, color=color, indent=indent)[0]
+
+
+def fitted_table(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[CellLike]],
+    *,
+    width: int,
+    color: bool,
+    indent: int = 2,
+) -> tuple[list[str], list[Column]]:
+    """``format_table``'s lines, and the columns shown (``Column.leave_out``)."""
     cells = [[_cell(value) for value in row] for row in rows]
-    widths = _column_widths(columns, cells, width - indent)
-    header = [Cell(column.header, "bold") for column in columns]
-    return [
+    kept = list(range(len(columns)))
+    while True:
+        shown = [columns[index] for index in kept]
+        shown_cells = [[row[index] for index in kept] for row in cells]
+        optional = sorted((column.leave_out, at) for at, column in enumerate(shown))
+        left = optional[-1][0] > 0 if optional else False
+        widths, fits = _column_widths(shown, shown_cells, width - indent, final=not left)
+        if fits or not left:
+            break
+        del kept[optional[-1][1]]
+    header = [Cell(column.header, "bold") for column in shown]
+    lines = [
         " " * indent + line
-        for row in [header, *cells]
-        for line in _lines(columns, widths, row, color=color)
+        for row in [header, *shown_cells]
+        for line in _lines(shown, widths, row, color=color)
     ]
+    return lines, shown
 
 
 def wrapped(text: str, width: int) -> list[str]:
-    """``text`` on lines of at most ``width`` characters (words kept whole where they fit),
-    at most MAX_WRAPPED_LINES of them, the last ending in an ellipsis if text was left."""
+    """``text`` on lines of at most ``width`` characters, broken between words, and a word
+    longer than a line at its separators (``_SEPARATOR``), at most MAX_WRAPPED_LINES of
+    them, the last ending in an ellipsis if text was left."""
     lines = _first_lines(text, max(width, 1)) or [""]
     if len(lines) > MAX_WRAPPED_LINES:
         lines = lines[:MAX_WRAPPED_LINES]
@@ -119,10 +183,7 @@ def wrapped(text: str, width: int) -> list[str]:
 def _first_lines(text: str, width: int) -> list[str]:
     """``text`` on one line wrapped; where that makes more than MAX_WRAPPED_LINES + 1
     lines, at least that many, the first MAX_WRAPPED_LINES of them the same: only the start
-    of a long text is read (a 50 MB cell costs what a short one does).
-
-    Lines break between words only; a single word longer than the column (a long guard
-    source, a path) is the one thing split, as it could not be shown whole anyway."""
+    of a long text is read (a 50 MB cell costs what a short one does)."""
     # A line holds at most width characters and the space after it (more where runs of
     # white space, or no-break spaces at its ends, are dropped): this much text usually
     # makes enough lines, and twice as much is tried until it does.
@@ -131,11 +192,35 @@ def _first_lines(text: str, width: int) -> list[str]:
         whole = size >= len(text)
         # no-break spaces stay: they bind words
         flat = _WHITESPACE.sub(" ", text if whole else text[:size]).strip()
-        lines = textwrap.wrap(flat, width, break_on_hyphens=False)
+        lines = _filled(flat, width)
         # Two lines past those shown: the word cut at ``size`` cannot change them.
         if whole or len(lines) > MAX_WRAPPED_LINES + 1:
             return lines
         size *= 2
+
+
+def _filled(flat: str, width: int) -> list[str]:
+    """``flat`` (words between single spaces) on lines of at most ``width``: each word
+    where it fits, a word longer than a line in pieces (``pieces``) the same way, and a
+    piece longer than a line cut (an identifier is never split across lines)."""
+    lines: list[str] = []
+    line = ""
+    for word in flat.split(" "):
+        for at, piece in enumerate(pieces(word) if len(word) > width else [word]):
+            joined = f"{line} {piece}" if line and at == 0 else line + piece
+            if len(joined) <= width:
+                line = joined
+                continue
+            if line:
+                lines.append(line)
+            line = truncate(piece, width)
+    return [*lines, line] if line else lines
+
+
+def pieces(word: str) -> list[str]:
+    """``word`` split where a long one may break (``_SEPARATOR``): ``self._modules`` and
+    ``['blocks']``, ``torch.`` and ``_dynamo.``, never inside an identifier."""
+    return [piece for piece in _SEPARATOR.split(word) if piece]
 
 
 def _ending(line: str, width: int) -> str:
@@ -149,43 +234,51 @@ def _cell(value: CellLike) -> Cell:
     return value if isinstance(value, Cell) else Cell(value)
 
 
-def _column_widths(columns: Sequence[Column], rows: list[list[Cell]], width: int) -> list[int]:
+def _column_widths(
+    columns: Sequence[Column], rows: list[list[Cell]], width: int, *, final: bool
+) -> tuple[list[int], bool]:
+    """Each column's width, and whether they fit ``width``; ``final``: no optional column
+    is left to leave out, so every column gives up what it must (see the module's note)."""
     natural = [
         max([len(column.header)] + [len(row[index].text) for row in rows])
         for index, column in enumerate(columns)
     ]
     widths = [
-        natural[index] if _flexible(column) else min(natural[index], MAX_FIXED_WIDTH)
+        natural[index]
+        if _flexible(column) or column.whole
+        else min(natural[index], MAX_FIXED_WIDTH)
         for index, column in enumerate(columns)
     ]
     spare = width - len(COLUMN_GAP) * (len(columns) - 1) - sum(widths)
     wrapping = [index for index, column in enumerate(columns) if column.wrap]
-    flexible = [index for index, column in enumerate(columns) if _flexible(column)]
-    if spare < 0 and any(column.primary for column in columns):
-        secondary = [index for index in flexible if not columns[index].primary]
-        spare += _shrink(widths, secondary, -spare, floor=MIN_SECONDARY_WIDTH)
-    if spare < 0 and wrapping:  # a wrapping cell loses nothing by being narrower...
-        floors = {index: _word_floor(rows, index, widths[index]) for index in wrapping}
+    cut = [index for index, column in enumerate(columns) if column.flexible and not column.wrap]
+    if spare < 0 and wrapping:  # a wrapping cell loses nothing by being narrower
+        floors = {index: _piece_floor(rows, index, widths[index]) for index in wrapping}
         for floor in sorted(set(floors.values()), reverse=True):
             same = [index for index in wrapping if floors[index] == floor]
             spare += _shrink(widths, same, -spare, floor=floor) if spare < 0 else 0
-    cut = [index for index in flexible if not columns[index].wrap]
-    if spare < 0 and cut:  # ...down to its longest word: the cut cells give up width first
-        spare += _shrink(widths, cut, -spare, floor=MIN_FLEXIBLE_WIDTH)
-    if spare < 0 and wrapping:  # then words split, as nothing else is left
-        spare += _shrink(widths, wrapping, -spare, floor=MIN_WRAP_WIDTH)
-    if spare < 0 and flexible:
-        _shrink(widths, flexible, -spare, floor=MIN_FLEXIBLE_WIDTH)
-    return widths
+    if spare < 0 and cut:
+        spare += _shrink(widths, cut, -spare, floor=MIN_SECONDARY_WIDTH)
+    if spare >= 0 or not final:
+        return widths, spare >= 0
+    steps = (
+        (cut, MIN_FLEXIBLE_WIDTH),
+        (wrapping, LAST_WRAP_WIDTH),
+        ([index for index, column in enumerate(columns) if column.whole], MIN_FLEXIBLE_WIDTH),
+    )
+    for indexes, floor in steps:
+        if spare < 0 and indexes:
+            spare += _shrink(widths, indexes, -spare, floor=floor)
+    return widths, spare >= 0
 
 
-def _word_floor(rows: list[list[Cell]], index: int, width: int) -> int:
-    """How narrow a wrapping column can be with no word of its shown lines split: its
-    longest word (never under MIN_WRAP_WIDTH, never over its current ``width``). Only the
-    start of each cell is read, as only that is shown."""
+def _piece_floor(rows: list[list[Cell]], index: int, width: int) -> int:
+    """How narrow a wrapping column can be with no piece of its shown lines cut: its
+    longest word, or a long word's longest piece (never under MIN_WRAP_WIDTH, never over
+    its current ``width``). Only the start of each cell is read, as only that is shown."""
     longest = max(
         (
-            len(word)
+            max(map(len, pieces(word)), default=0) if len(word) > MIN_WRAP_WIDTH else 0
             for row in rows
             for word in row[index].text[: MAX_WRAPPED_LINES * WORD_SCAN_PER_LINE].split()
         ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO, TypeVar
 
@@ -16,8 +17,10 @@ from otel_dynamo.report.render.table import (
     Cell,
     CellLike,
     Column,
+    fitted_table,
     format_table,
     paint,
+    shown_name,
     truncate,
     wrapped,
 )
@@ -45,9 +48,8 @@ DEFAULT_ROW_LIMIT = 20
 MAX_STACK_FRAMES = 3
 """Innermost user-stack frames shown under a graph break."""
 
-MIN_WIDTH_FOR_OPS_AND_CALLS = 80
-"""Narrower than this, the frame-compile table leaves out ops to make room for calls."""
 
+_COUNT_NOUN = re.compile(r"(\d) ")
 _SEVERITY_STYLE = {"ok": "green", "bad": "red", "warn": "yellow"}
 
 
@@ -156,6 +158,22 @@ class _View:
     def paint(self, text: str, style: str | None) -> str:
         return paint(text, style, color=self.color)
 
+    def name(self, function: str) -> str:
+        """A function's name in a table: cut alike in every section (``shown_name``)."""
+        return shown_name(function, self.width)
+
+    def wrapped(self, text: str, indent: str, style: str | None = None) -> list[str]:
+        """``text`` wrapped below ``indent``, continued lines indented two more."""
+        lines = wrapped(text, self.width - len(indent) - 2)
+        if len(lines) > 1:  # the first line may take the two columns the others indent by
+            first = wrapped(text, self.width - len(indent))[0]
+            rest = " ".join(text.split())[len(first) :].strip()
+            lines = [first, *(wrapped(rest, self.width - len(indent) - 2) if rest else [])]
+        return [
+            self.paint(f"{indent}{'' if at == 0 else '  '}{line}", style)
+            for at, line in enumerate(lines)
+        ]
+
     def title(self, text: str, count: int | None = None) -> str:
         shown = f"{text} ({count})" if count is not None else text
         return self.paint(truncate(shown, self.width), "bold")
@@ -169,13 +187,23 @@ class _View:
     ) -> list[str]:
         """``rows`` up to the limit; ``total``: how many rows there are when only the
         first were made cells (``_shown``), else ``len(rows)``."""
+        return self.fitted(columns, rows, total=total)[0]
+
+    def fitted(
+        self,
+        columns: list[Column],
+        rows: Sequence[Sequence[CellLike]],
+        *,
+        total: int | None = None,
+    ) -> tuple[list[str], list[Column]]:
+        """``table``'s lines, and the columns it shows (``Column.leave_out``)."""
         shown = rows if self.limit <= 0 else rows[: self.limit]
-        lines = format_table(columns, shown, width=self.width, color=self.color)
+        lines, kept = fitted_table(columns, shown, width=self.width, color=self.color)
         count = len(rows) if total is None else total
         if len(shown) < count:
             more = f"  … {count - len(shown)} more (all of them: --limit 0, --json or --html)"
             lines.append(self.paint(truncate(more, self.width), "dim"))
-        return lines
+        return lines, kept
 
 
 def _overview(summary: Summary, view: _View) -> list[str]:
@@ -283,37 +311,38 @@ def _compiles(section: ProcessSection, view: _View) -> list[str]:
     if not rows:
         return [view.title("Frame compiles: none")]
     with_calls = _any_calls(rows)
-    with_ops = not with_calls or view.width >= MIN_WIDTH_FOR_OPS_AND_CALLS
     with_how = _format.settings_vary(rows)
     columns = [
         Column("id"),
-        Column("function", flexible=True),
+        Column("function", whole=True),
         Column("location", flexible=True, cut_left=True),
         Column("outcome"),
         Column("duration", right=True),
-        Column("graphs", right=True),
-        *([Column("ops", right=True)] if with_ops else []),
-        Column("guards", right=True),
+        Column("graphs", right=True, leave_out=2),
+        Column("ops", right=True, leave_out=3),
+        Column("guards", right=True, leave_out=1),
         *([Column("calls", right=True)] if with_calls else []),
     ]
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            function_label(row["function"], row["module"]),
+            view.name(function_label(row["function"], row["module"])),
             _format.location(row["file"], row["line"]),
             Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
             _format.duration(row["duration_s"]),
             str(row["graphs"]),
-            *([str(row["ops"])] if with_ops else []),
+            str(row["ops"]),
             _format.optional(row["guards"]),
             *([_calls(row)] if with_calls else []),
         ]
         for row in _shown(rows, view)
     ]
+    lines, shown = view.fitted(columns, table, total=len(rows))
+    with_ops = any(column.header == "ops" for column in shown)
     note = [view.paint(line, "dim") for line in wrapped(_format.OPS_NOTE, view.width)]
     return [
         view.title("Frame compiles", len(rows)),
-        *view.table(columns, table, total=len(rows)),
+        *lines,
         *(note if with_ops else []),
         *(_compiled_with(rows, view) if with_how else []),
     ]
@@ -377,10 +406,10 @@ def _stack_lines(shown: list[tuple[str, int]], count: int, view: _View) -> list[
     if not shown:
         return [view.paint(f"{indent}{count}x (no user stack recorded)", "dim")]
     (innermost, _), *callers = shown
-    lines = [truncate(f"{indent}{count}x at {innermost}", view.width)]
+    lines = view.wrapped(f"{count}x at {innermost}", indent)
     for text, _frames in callers[: MAX_STACK_FRAMES - 1]:
         prefix = "" if text.startswith("…") else "from "
-        lines.append(view.paint(truncate(f"{indent}   {prefix}{text}", view.width), "dim"))
+        lines += view.wrapped(f"{prefix}{text}", f"{indent}   ", "dim")
     hidden = sum(frames for _text, frames in callers[MAX_STACK_FRAMES - 1 :])
     if hidden > 0:
         lines.append(view.paint(f"{indent}   … {_format.plural(hidden, 'outer frame')}", "dim"))
@@ -394,10 +423,10 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
     with_calls = _any_calls(rows)
     columns = [
         Column("id"),
-        Column("function", flexible=True),
-        Column("location", cut_left=True),
-        Column("cache", right=True),
-        *([Column("calls", right=True)] if with_calls else []),
+        Column("function", whole=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("cache", right=True, leave_out=1),
+        *([Column("calls", right=True, leave_out=1)] if with_calls else []),
         Column("reason", wrap=True),
     ]
     table: list[list[CellLike]] = []
@@ -406,7 +435,7 @@ def _recompiles(section: ProcessSection, view: _View) -> list[str]:
         table.append(
             [
                 row["compile_id"] or "?",
-                function_label(row["function"], row["module"]),
+                view.name(function_label(row["function"], row["module"])),
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
                 *([_calls(row)] if with_calls else []),
@@ -433,18 +462,19 @@ def _near_limit(section: ProcessSection, view: _View) -> list[str]:
         return []
     columns = [
         Column("status"),
-        Column("function", flexible=True),
+        Column("function", whole=True),
         Column("location", flexible=True, cut_left=True),
-        Column("compiles", right=True),
+        Column("compiles", right=True, leave_out=1),
         Column("cache entries", right=True),
         Column("limit", right=True),
     ]
+    function_names = names_for(section["compiles"])
     table: list[list[CellLike]] = [
         [
             Cell("AT LIMIT", "red_bold")
             if row["status"] == LIMIT_REACHED
             else Cell("near limit", "yellow"),
-            row["function"] or "?",
+            view.name(function_names.of_location(row)),
             _format.location(row["file"], row["line"]),
             str(row["compiles"]),
             str(row["cache_entries"]),
@@ -462,7 +492,7 @@ def _slowest(section: ProcessSection, view: _View) -> list[str]:
         return []
     columns = [
         Column("id"),
-        Column("function", flexible=True),
+        Column("function", whole=True),
         Column("compile", right=True),
         Column("lazy bwd", right=True),
         Column("largest parts", wrap=True),
@@ -470,7 +500,7 @@ def _slowest(section: ProcessSection, view: _View) -> list[str]:
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            function_label(row["function"], row["module"]),
+            view.name(function_label(row["function"], row["module"])),
             _format.duration(row["compile_s"]),
             _format.duration(row["lazy_backward_s"] or None),
             _largest_parts(row["phases"]),
@@ -497,7 +527,7 @@ def _failures(section: ProcessSection, view: _View) -> list[str]:
     columns = [
         Column("stage"),
         Column("id"),
-        Column("function"),
+        Column("function", whole=True),
         Column("error", wrap=True),
     ]
     function_names = names_for(section["compiles"])
@@ -505,7 +535,7 @@ def _failures(section: ProcessSection, view: _View) -> list[str]:
         [
             Cell(row["stage"], "red"),
             row["compile_id"] or "?",
-            function_names.of_compile(row["compile_id"], row["function"]),
+            view.name(function_names.of_compile(row["compile_id"], row["function"])),
             _format.error(row["error_type"], row["error_message"]),
         ]
         for row in rows
@@ -519,14 +549,15 @@ def _unfinished(section: ProcessSection, view: _View) -> list[str]:
         return []
     columns = [
         Column("id"),
-        Column("function", flexible=True),
+        Column("function", whole=True),
         Column("location", flexible=True, cut_left=True),
         Column("running for", right=True),
     ]
+    function_names = names_for(section["compiles"])
     table: list[list[CellLike]] = [
         [
             row["compile_id"],
-            row["function"] or "?",
+            view.name(function_names.of_location(row)),
             _format.location(row["file"], row["line"]),
             "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
         ]
@@ -613,12 +644,15 @@ def _cudagraphs(section: ProcessSection, view: _View) -> list[str]:
         style,
     )
     lines = [heading]
+    function_names = names_for(section["compiles"])
     for skip in _shown(graphs["skips"], view):
         where = f"{skip['compile_id']} {skip['run_kind']}, at {skip['at']}"
         if skip["function"]:
             place = _format.location(skip["file"], skip["line"])
-            where = f"{skip['function']} at {place}, {where}"
-        lines.append(truncate(f"  {skip['category']} ({where}): {skip['reason']}", view.width))
+            named = function_names.of_compile(skip["compile_id"], skip["function"])
+            where = f"{named} at {place}, {where}"
+        reason = _format.cudagraph_skip_reason(skip["reason"], skip["category"])
+        lines += view.wrapped(f"{skip['category']} ({where}): {reason}", "  ")
     return lines
 
 
@@ -632,10 +666,14 @@ def _caches(section: ProcessSection, view: _View) -> list[str]:
     ]
     if not parts:
         return []
-    lines = [f"{view.paint('Compile caches:', 'bold')} " + "; ".join(parts)]
+    label = "Compile caches:"
+    # a count stays with its noun ("0 bypasses") where the line wraps
+    bound = [_COUNT_NOUN.sub(f"\\1{NO_BREAK_SPACE}", part) for part in parts]
+    lines = view.wrapped(f"{label} " + "; ".join(bound), "")
+    lines[0] = view.paint(label, "bold") + lines[0][len(label) :]
     for row in _shown(caches["bypass_reasons"], view):
-        text = f"  bypass ({row['cache']}, {row['count']}x): {row['reason'] or 'no reason given'}"
-        lines.append(truncate(text, view.width))
+        text = f"bypass ({row['cache']}, {row['count']}x): {row['reason'] or 'no reason given'}"
+        lines += view.wrapped(text, "  ")
     return lines
 
 

@@ -11,6 +11,7 @@ from otel_dynamo.report.render.table import (
     Column,
     format_table,
     paint,
+    shown_name,
     truncate,
     wrapped,
 )
@@ -102,14 +103,17 @@ def terminal_lines(split: CompileTime, *, width: int, color: bool) -> list[str]:
     functions = split["slowest_functions"][:TERMINAL_FUNCTIONS]
     if functions:
         columns = [
-            Column("function", flexible=True),
+            Column("function", whole=True),
             Column("location", flexible=True, cut_left=True),
-            Column("compiles", right=True),
-            Column("recompiles", right=True),
+            Column("compiles", right=True, leave_out=1),
+            Column("recompiles", right=True, leave_out=1),
             Column("compile time", right=True),
-            Column("share", right=True),
+            Column("share", right=True, leave_out=1),
         ]
-        rows = [_function_cells(row) for row in functions]
+        rows = [
+            [shown_name(name, width), *cells]
+            for name, *cells in (_function_cells(row) for row in functions)
+        ]
         lines += ["  slowest functions", *format_table(columns, rows, width=width, color=color)]
     return lines
 

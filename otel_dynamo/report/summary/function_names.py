@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterable
 
 from otel_dynamo.causes.fixes import USER_FRAME
-from otel_dynamo.report.summary.schema import CompileRow
+from otel_dynamo.report.summary.schema import CompileRow, Location
 
 _INSTALLED_UNDER = ("/site-packages/", "/dist-packages/")
 """Where installed packages live: a file below is shown from its top-level package."""
@@ -81,6 +81,13 @@ class FunctionNames:
         """``function`` (of ``file``, at ``line``) as the frame tables name it."""
         named = self._enclosing(file, function, line)
         return function if named is None else named[0]
+
+    def of_location(self, row: Location) -> str:
+        """The function of a row that names its code by location alone (the recompile
+        limit's, an unfinished compile's), as the frame tables name it; "?" when unknown."""
+        if row["function"] is None:
+            return "?"
+        return self.label(row["file"] or "", row["function"], row["line"])
 
     def module(self, file: str, function: str, line: int | None) -> str | None:
         """The module class ``function`` (of ``file``, at ``line``) ran on, where its frame

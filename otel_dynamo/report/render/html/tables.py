@@ -194,10 +194,11 @@ def _recompiles(section: ProcessSection) -> Table:
 
 def _near_limit(section: ProcessSection) -> Table:
     columns = ["status", "function", "location", "compiles", "cache entries", "limit"]
+    function_names = names_for(section["compiles"])
     rows = [
         [
             ["AT LIMIT", "bad"] if row["status"] == LIMIT_REACHED else ["near limit", "warn"],
-            row["function"] or "?",
+            function_names.of_location(row),
             _location(row),
             str(row["compiles"]),
             str(row["cache_entries"]),
@@ -250,10 +251,11 @@ def _failures(section: ProcessSection) -> Table:
 
 def _unfinished(section: ProcessSection) -> Table:
     columns = ["id", "function", "location", "running for"]
+    function_names = names_for(section["compiles"])
     rows = [
         [
             [row["compile_id"], "bad"],
-            row["function"] or "?",
+            function_names.of_location(row),
             _format.location(row["file"], row["line"]),
             "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
         ]
@@ -295,9 +297,17 @@ def _device_time(section: ProcessSection) -> Table:
 def _cudagraph_skips(section: ProcessSection) -> Table:
     graphs = section["cudagraphs"]
     title = f"CUDA graphs: {graphs['graphed']} of {graphs['graphs']} graphs graphed; skips"
-    columns = ["id", "kind", "at", "category", "reason"]
+    columns = ["id", "function", "kind", "at", "category", "reason"]
+    function_names = names_for(section["compiles"])
     rows = [
-        [row["compile_id"], row["run_kind"], row["at"], row["category"], row["reason"]]
+        [
+            row["compile_id"],
+            function_names.of_compile(row["compile_id"], row["function"]),
+            row["run_kind"],
+            row["at"],
+            row["category"],
+            _format.cudagraph_skip_reason(row["reason"], row["category"]),
+        ]
         for row in graphs["skips"]
     ]
     return _table(title, columns, rows)

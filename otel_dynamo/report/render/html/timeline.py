@@ -19,7 +19,8 @@ from otel_dynamo import names
 from otel_dynamo.report.read.model import Process, Span, Telemetry
 from otel_dynamo.report.read.values import text
 from otel_dynamo.report.summary.build import process_labels
-from otel_dynamo.report.summary.compiles import RUN_SPANS, outcome, run_kind
+from otel_dynamo.report.summary.compiles import RUN_SPANS, module_of, outcome, run_kind
+from otel_dynamo.report.summary.function_names import function_label
 from otel_dynamo.report.summary.phases import phase_name
 from otel_dynamo.report.summary.tree import SpanTree
 
@@ -371,6 +372,9 @@ def _kind_and_detail(span: Span) -> tuple[int, str]:
 
 
 def _compile_label(span: Span) -> str:
+    """ "0/0 TinyLM.forward": the compile id and the function as every table names it."""
     compile_id = text(span.attributes.get(names.ATTR_COMPILE_ID)) or ""
     function = text(span.attributes.get(names.ATTR_CODE_FUNCTION))
-    return f"{compile_id} {function}" if function else compile_id
+    if not function:
+        return compile_id
+    return f"{compile_id} {function_label(function, module_of(span))}"
