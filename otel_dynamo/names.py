@@ -197,6 +197,7 @@ __all__ = [  # noqa: RUF022 - grouped by kind, not sorted
     "RUN_KIND_EXPORT",
     "EXPORT_OPERATION_EXPORT",
     "EXPORT_OPERATION_DECOMPOSITIONS",
+    "CUDAGRAPH_CATEGORY_CPU_DEVICE",
     # metrics
     "METRIC_COMPILES",
     "METRIC_COMPILE_DURATION",
