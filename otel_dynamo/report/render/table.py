@@ -154,12 +154,11 @@ def fitted_table(
     while True:
         shown = [columns[index] for index in kept]
         shown_cells = [[row[index] for index in kept] for row in cells]
-        optional = sorted((column.leave_out, at) for at, column in enumerate(shown))
-        left = optional[-1][0] > 0 if optional else False
-        widths, fits = _column_widths(shown, shown_cells, width - indent, final=not left)
-        if fits or not left:
+        spare = [(column.leave_out, at) for at, column in enumerate(shown) if column.leave_out]
+        widths, fits = _column_widths(shown, shown_cells, width - indent, final=not spare)
+        if fits or not spare:
             break
-        del kept[optional[-1][1]]
+        del kept[max(spare)[1]]
     header = [Cell(column.header, "bold") for column in shown]
     lines = [
         " " * indent + line

@@ -165,10 +165,6 @@ class _View:
     def wrapped(self, text: str, indent: str, style: str | None = None) -> list[str]:
         """``text`` wrapped below ``indent``, continued lines indented two more."""
         lines = wrapped(text, self.width - len(indent) - 2)
-        if len(lines) > 1:  # the first line may take the two columns the others indent by
-            first = wrapped(text, self.width - len(indent))[0]
-            rest = " ".join(text.split())[len(first) :].strip()
-            lines = [first, *(wrapped(rest, self.width - len(indent) - 2) if rest else [])]
         return [
             self.paint(f"{indent}{'' if at == 0 else '  '}{line}", style)
             for at, line in enumerate(lines)
