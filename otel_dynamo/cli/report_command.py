@@ -24,7 +24,7 @@ from otel_dynamo.cli.arguments import (
 )
 
 if TYPE_CHECKING:
-    from otel_dynamo.report import CauseCounts, Report, Summary, TerminalLayout
+    from otel_dynamo.report import Report, Summary, TerminalLayout
 
 COLOR_CHOICES = ("auto", "always", "never")
 MIN_TERMINAL_WIDTH = 60
@@ -163,22 +163,14 @@ def run_report(args: argparse.Namespace) -> int:
     with report.collection_paused():  # the summary is large and holds no cycles
         if args.html is not None and done.timeline is not None:
             progress.step(f"writing {args.html}")
-            page = report.render_page(
-                summary, done.timeline, graphs, tables=done.page_tables, counts=done.causes
-            )
+            page = done.page_text(graphs)
             if not write_page(args.html, page):
                 progress.clear()
                 return EXIT_FAILED
         progress.clear()
-        print_report(
-            summary,
-            args,
-            sys.stdout,
-            printable_text=done.printable_text,
-            layout=layout,
-            bodies=done.terminal_bodies,
-            counts=done.causes,
-        )
+        # --json in pieces: a large run's summary is never one string in memory
+        pieces = report.json_chunks(summary) if args.json else [done.terminal_text()]
+        write_report(pieces, sys.stdout)
     return EXIT_OK
 
 
@@ -221,40 +213,32 @@ def _layout(args: argparse.Namespace, stream: TextIO) -> TerminalLayout:
 
 
 def print_report(
-    summary: Summary,
-    args: argparse.Namespace,
-    stream: TextIO,
-    *,
-    printable_text: bool,
-    layout: TerminalLayout | None = None,
-    bodies: list[list[str]] | None = None,
-    counts: CauseCounts | None = None,
+    summary: Summary, args: argparse.Namespace, stream: TextIO, *, printable_text: bool
 ) -> None:
-    """``summary`` as ``args`` ask, on ``stream``; ``printable_text``, ``bodies`` and
-    ``counts``: as ``render_terminal`` takes them, ``bodies`` made for ``layout`` (by
-    default, the one ``args`` and ``stream`` give)."""
+    """``summary`` as ``args`` ask, on ``stream``; ``printable_text``: as
+    ``render_terminal`` takes it."""
     from otel_dynamo import report
 
     if args.json:  # in pieces: a large run's summary is never one string in memory
-        pieces: Iterable[str] = report.json_chunks(summary)
-    else:
-        layout = _layout(args, stream) if layout is None else layout
-        pieces = [
-            report.render_terminal(
-                summary,
-                width=layout.width,
-                color=layout.color,
-                limit=layout.limit,
-                printable_text=printable_text,
-                bodies=bodies,
-                counts=counts,
-            )
-        ]
+        write_report(report.json_chunks(summary), stream)
+        return
+    layout = _layout(args, stream)
+    text = report.render_terminal(
+        summary,
+        width=layout.width,
+        color=layout.color,
+        limit=layout.limit,
+        printable_text=printable_text,
+    )
+    write_report([text], stream)
+
+
+def write_report(pieces: Iterable[str], stream: TextIO) -> None:
+    """``pieces`` written on ``stream``; a reader that left (``| head``) is no error."""
     try:
         stream.writelines(pieces)
         stream.flush()
     except BrokenPipeError:
-        # `otel-dynamo report ... | head`: the reader left; that is not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 

@@ -45,9 +45,10 @@ from otel_dynamo.report.read.jaeger import (
 )
 from otel_dynamo.report.read.model import Problem, Telemetry
 from otel_dynamo.report.render.causes import CauseCounts, process_causes
-from otel_dynamo.report.render.html.page import page_tables
+from otel_dynamo.report.render.graph_texts import GraphTextCollector
+from otel_dynamo.report.render.html.page import page_tables, page_text
 from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
-from otel_dynamo.report.render.terminal import TerminalLayout, process_body
+from otel_dynamo.report.render.terminal import TerminalLayout, process_body, terminal_text
 from otel_dynamo.report.summary.build import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,
@@ -93,29 +94,60 @@ class Visitors:
             visitor.restart()
 
 
+@dataclasses.dataclass(frozen=True)
+class ProcessRead:
+    """One process summarized, with its share of the renderings asked for, made by the
+    process that summarized it."""
+
+    built: BuiltSection
+    body: list[str]
+    """Its terminal lines (``process_body``), with a terminal layout; else none."""
+    page_tables: str
+    """Its page tables (``page_tables``), with a timeline; else empty."""
+    causes: CauseCounts
+    """The causes of its recompiles and graph breaks (``process_causes``)."""
+
+
 @dataclasses.dataclass
 class Report:
-    """A run's summary, its timeline (when asked for) and what could not be read."""
+    """A run's summary, its timeline (when asked for), each process's share of the
+    renderings asked for, and what could not be read."""
 
     summary: Summary
-    """Its processes' frame-compile rows left out where read with ``compile_rows=False``."""
     timeline: dict[str, Any] | None
     problems: list[Problem]
     records: int
-    printable_text: bool = False
+    printable_text: bool
     """No string of the summary holds a control or bidirectional character
     (``Telemetry.printable_text`` of every file read): ``render_terminal`` may skip its
     printable copy."""
-    page_tables: list[str] | None = None
-    """With a timeline, each process's ``page_tables`` in the summary's order, made by the
-    processes that read the files (``render_page``'s ``tables``); else None."""
-    terminal_bodies: list[list[str]] | None = None
-    """With a terminal layout, each process's ``process_body`` in the summary's order, made
-    by the processes that read the files (``render_terminal``'s ``bodies``); else None."""
-    causes: CauseCounts | None = None
-    """The causes of every process's recompiles and graph breaks, counted by the processes
-    that read the files (``render_terminal``'s and ``render_page``'s ``counts``); None
-    where the report was read at once."""
+    layout: TerminalLayout | None
+    """The terminal report's, where one was asked for (``terminal_text``)."""
+    processes: list[ProcessRead]
+    """In the summary's order."""
+
+    def terminal_text(self) -> str:
+        """The terminal report, as ``render_terminal`` makes it with ``layout``."""
+        if self.layout is None:
+            raise ValueError("read without a terminal layout: read_report(..., layout=...)")
+        bodies = [process.body for process in self.processes]
+        return terminal_text(
+            self.summary, self.layout, bodies, self.causes(), printable_text=self.printable_text
+        )
+
+    def page_text(self, graphs: GraphTextCollector | None = None) -> str:
+        """The report page, as ``render_page`` makes it."""
+        if self.timeline is None:
+            raise ValueError("read without a timeline: read_report(..., timeline=True)")
+        tables = [process.page_tables for process in self.processes]
+        return page_text(self.summary, self.timeline, graphs, tables, self.causes())
+
+    def causes(self) -> CauseCounts:
+        """Every process's causes, added up."""
+        counts = CauseCounts()
+        for process in self.processes:
+            counts.add(process.causes)
+        return counts
 
 
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
@@ -154,7 +186,7 @@ class _GroupRead:
     are gone."""
 
     keys: set[Key]
-    sections: list[BuiltSection]
+    processes: list[ProcessRead]
     bars: TimelinePart | None
     files: dict[Path, Telemetry]
     """Per file, its stats and problems only."""
@@ -163,12 +195,6 @@ class _GroupRead:
     unreported_bytes: int
     """Bytes read that no progress meter was told of (a worker's whole group)."""
     printable_text: bool
-    page_tables: list[str] | None
-    """With a timeline, each section's ``page_tables``, in the sections' order."""
-    terminal_bodies: list[list[str]] | None
-    """With a terminal layout, each section's ``process_body``, in the sections' order."""
-    causes: CauseCounts | None
-    """With a terminal layout or a timeline, the sections' causes."""
 
 
 def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupRead:
@@ -179,33 +205,33 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
     for path in task.paths:
         FileReader(path, telemetry, reading).read(explicit=path in task.explicit)
     builder = SummaryBuilder(recompile_limit=task.recompile_limit, slowest=task.slowest)
-    sections = builder.sections(telemetry)
-    layout, printable_text = task.layout, telemetry.printable_text
-    causes = None
-    if layout is not None or task.timeline:  # the terminal report or the page ranks them
-        causes = CauseCounts()
-        for built in sections:
-            causes.add(process_causes(built.section))
-    done = _GroupRead(
-        keys={built.process.key for built in sections},
-        sections=sections,
+    printable_text = telemetry.printable_text
+    processes = [
+        _process_read(built, task, printable_text=printable_text)
+        for built in builder.sections(telemetry)
+    ]
+    if not task.compile_rows:  # their renderings are made: only --json would need them
+        for process in processes:
+            process.built.section["compiles"] = []
+    return _GroupRead(
+        keys={process.built.process.key for process in processes},
+        processes=processes,
         bars=TimelineBuilder.part(telemetry) if task.timeline else None,
         files=_files_only(task.paths, telemetry),
         parts=[part(telemetry) for part in task.parts],
         unreported_bytes=0 if meter else sum(file_size(path) for path in task.paths),
-        printable_text=telemetry.printable_text,
-        page_tables=[page_tables(built.section) for built in sections] if task.timeline else None,
-        terminal_bodies=None
-        if layout is None
-        else [
-            process_body(built.section, layout, printable_text=printable_text) for built in sections
-        ],
-        causes=causes,
+        printable_text=printable_text,
     )
-    if not task.compile_rows:  # their tables are made: only --json would need them
-        for built in sections:
-            built.section["compiles"] = []
-    return done
+
+
+def _process_read(built: BuiltSection, task: _GroupTask, *, printable_text: bool) -> ProcessRead:
+    section, layout = built.section, task.layout
+    return ProcessRead(
+        built=built,
+        body=[] if layout is None else process_body(section, layout, printable_text=printable_text),
+        page_tables=page_tables(section) if task.timeline else "",
+        causes=process_causes(section),
+    )
 
 
 def read_report(
@@ -226,13 +252,15 @@ def read_report(
     groups are read by ``workers`` processes at once (default: ``default_workers()``);
     the result is the same, byte for byte. Should a worker die (the machine's memory),
     everything is read again in this process. ``layout``: the terminal report's, when it
-    is to be printed (its processes' tables are then made as they are read).
+    is to be printed, and ``timeline``: the page's; each process's share of them is made
+    by the process that summarized it (``Report.terminal_text``, ``Report.page_text``).
 
     ``compile_rows=False``: each process's frame-compile rows stay with the process that
-    read it, once its tables are made (``layout``, ``timeline``): the summary's
-    ``compiles`` lists are then empty, which the terminal report and the page made from
-    this ``Report`` never read (only ``--json`` writes the rows). On a large run they are
-    most of the summary, and handing them over most of the reporting process's work."""
+    summarized it once its renderings are made (``layout``, ``timeline``): the summary's
+    ``compiles`` lists are then empty, which ``terminal_text`` and ``page_text`` never
+    read (only ``--json`` writes the rows). On a large run they are most of the summary:
+    handed over, they would double the reporting process's memory (1 GB of input: the
+    page's peak 0.68 → 1.08 GB)."""
     if not compile_rows and layout is None and not timeline:
         raise ValueError("compile_rows=False needs a layout or a timeline to make the tables")
     read = functools.partial(
@@ -361,7 +389,7 @@ def _read(
         for done in results:
             gathered.add(done, tasks)
     meter.finish()
-    return gathered.report(files, problems, timeline=timeline, layout=layout)
+    return gathered.report(files, problems, layout=layout)
 
 
 class _Gathered:
@@ -381,9 +409,7 @@ class _Gathered:
         self.read: dict[Path, Telemetry] = {}
         self.keys_read: list[set[Key]] = []
         self.printable_text = True
-        self.tables: dict[Key, str] = {}
-        self.bodies: dict[Key, list[str]] = {}
-        self.causes = CauseCounts()
+        self.processes: dict[Key, ProcessRead] = {}
 
     def add(self, done: _GroupRead, tasks: list[_GroupTask]) -> None:
         """Add one group's result; raises ``_Regroup`` where it holds a process already
@@ -391,13 +417,8 @@ class _Gathered:
         if any(done.keys & keys for keys in self.keys_read):
             raise _Regroup([task.paths for task in tasks], self.keys_read, done.keys)
         self.keys_read.append(done.keys)
-        self.summary.extend(done.sections)
-        for built, table_text in zip(done.sections, done.page_tables or (), strict=False):
-            self.tables[built.process.key] = table_text
-        for built, body in zip(done.sections, done.terminal_bodies or (), strict=False):
-            self.bodies[built.process.key] = body
-        if done.causes is not None:
-            self.causes.add(done.causes)
+        self.summary.extend([process.built for process in done.processes])
+        self.processes.update((process.built.process.key, process) for process in done.processes)
         if self.bars is not None and done.bars is not None:
             self.bars.extend(done.bars)
         for member, part in zip(self.members, done.parts, strict=True):
@@ -407,26 +428,18 @@ class _Gathered:
         self.printable_text = self.printable_text and done.printable_text
 
     def report(
-        self,
-        files: list[Path],
-        problems: list[Problem],
-        *,
-        timeline: bool,
-        layout: TerminalLayout | None,
+        self, files: list[Path], problems: list[Problem], *, layout: TerminalLayout | None
     ) -> Report:
         stats = [stats for path in files for stats in self.read[path].files]
         problems += [problem for path in files for problem in self.read[path].problems]
-        finished = self.summary.finish(stats, problems)
-        keys = self.summary.process_keys()
         return Report(
-            summary=finished,
+            summary=self.summary.finish(stats, problems),
             timeline=None if self.bars is None else self.bars.finish(),
             problems=problems,
             records=sum(each.records for each in stats),
             printable_text=self.printable_text,
-            page_tables=[self.tables[key] for key in keys] if timeline else None,
-            terminal_bodies=[self.bodies[key] for key in keys] if layout is not None else None,
-            causes=self.causes if layout is not None or timeline else None,
+            layout=layout,
+            processes=[self.processes[key] for key in self.summary.process_keys()],
         )
 
 

@@ -453,27 +453,24 @@ def test_a_large_summary_is_written_a_process_at_a_time(tmp_path):
 
 def test_the_page_from_the_readers_tables_is_the_page_made_here(tmp_path, monkeypatch):
     """Read by two worker processes with a timeline, the report carries each process's
-    page tables, in the summary's order, and the causes counted; the page made from them
-    is byte for byte the page that makes them itself."""
+    page tables, in the summary's order; the page made from them is byte for byte the
+    page that makes them itself from the summary."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1)
     done = read_report([tmp_path], timeline=True, workers=2)
-    without = read_report([tmp_path]).page_tables
-    made_here = render_page(done.summary, done.timeline)
+    assert done.timeline is not None
     assert (
-        len(done.page_tables or []),
-        without,
-        render_page(done.summary, done.timeline, tables=done.page_tables, counts=done.causes)
-        == made_here,
-    ) == (3, None, True)
+        [bool(process.page_tables) for process in done.processes],
+        done.page_text() == render_page(done.summary, done.timeline),
+    ) == ([True] * 3, True)
 
 
 def test_the_terminal_report_from_the_readers_tables_is_the_report_made_here(tmp_path, monkeypatch):
     """Read by two worker processes with a terminal layout, the report carries each
-    process's tables as text, in the summary's order, and the causes counted; the terminal
-    report made from them is byte for byte the one that makes them itself, for processes
-    labelled only once all are read (rank 0 of three runs, told apart by run id) and for one whose
-    files hold a control character (made printable)."""
+    process's tables as text, in the summary's order; the terminal report made from them
+    is byte for byte the one that makes them itself from the summary, for processes
+    labelled only once all are read (rank 0 of three runs, told apart by run id) and for
+    one whose files hold a control character (made printable)."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     write_job(tmp_path, ranks=3, compiles_per_rank=10, diverging_rank=1)
     hostile = FakeCompile("0/0", function="f\x1bx", recompile_reason="size\x07")
@@ -486,31 +483,37 @@ def test_the_terminal_report_from_the_readers_tables_is_the_report_made_here(tmp
     for layout in (TerminalLayout(), TerminalLayout(width=80, color=True, limit=0)):
         done = read_report([tmp_path], workers=2, layout=layout)
         options = {"width": layout.width, "color": layout.color, "limit": layout.limit}
-        made_here = render_terminal(done.summary, **options)
-        made = render_terminal(
-            done.summary,
-            **options,
-            printable_text=done.printable_text,
-            bodies=done.terminal_bodies,
-            counts=done.causes,
-        )
-        assert (len(done.terminal_bodies or []), made == made_here) == (5, True)
+        made = done.terminal_text()
+        assert (len(done.processes), made == render_terminal(done.summary, **options)) == (5, True)
         assert "f\\x1bx" in made and "rank 0 (run job-8)" in made and "f\x1bx" not in made
-    assert read_report([tmp_path]).terminal_bodies is None
 
 
-def test_a_report_read_without_compile_rows_shows_the_same(tmp_path, monkeypatch):
+def test_a_report_read_without_a_layout_or_timeline_refuses_to_render_them(tmp_path):
+    """A report read without a terminal layout has no terminal lines to render, and one
+    read without a timeline no page: each says which option of read_report it needed;
+    the frame-compile rows are in the summary either way."""
+    write_job(tmp_path, ranks=2, compiles_per_rank=3, diverging_rank=1)
+    done = read_report([tmp_path])
+    with pytest.raises(ValueError, match=r"read_report\(\.\.\., layout=\.\.\.\)"):
+        done.terminal_text()
+    with pytest.raises(ValueError, match=r"read_report\(\.\.\., timeline=True\)"):
+        done.page_text()
+    assert [len(section["compiles"]) for section in done.summary["processes"]] == [3, 3]
+
+
+def test_a_report_read_without_compile_rows_renders_the_same(tmp_path, monkeypatch):
     """Read with compile_rows=False (what the terminal report and the page ask for), the
     summary's frame-compile rows stay with the worker processes: every ``compiles`` list
     is empty, the rest of the summary (the diverging rank's first difference included) is
-    the full summary's, and the terminal report and the page made from the report are
-    byte for byte those of the full summary; without a layout or a timeline the tables
-    could not be made, and it is refused."""
+    the full summary's, and the terminal report and the page rendered from the report are
+    byte for byte those of the full summary; without a layout or a timeline nothing could
+    be rendered, and it is refused."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     write_job(tmp_path, ranks=4, compiles_per_rank=20, diverging_rank=2)
     layout = TerminalLayout(width=90, limit=0)
     full = read_report([tmp_path], workers=2, timeline=True)
     lean = read_report([tmp_path], workers=2, timeline=True, layout=layout, compile_rows=False)
+    assert full.timeline is not None
     assert [section["compiles"] for section in lean.summary["processes"]] == [[]] * 4
     assert full.summary["ranks"]["diverged"] and lean.summary["ranks"] == full.summary["ranks"]
     emptied = {
@@ -518,10 +521,7 @@ def test_a_report_read_without_compile_rows_shows_the_same(tmp_path, monkeypatch
         "processes": [{**s, "compiles": []} for s in full.summary["processes"]],
     }
     assert lean.summary == emptied
-    options = {"width": 90, "color": False, "limit": 0}
-    text = render_terminal(lean.summary, **options, bodies=lean.terminal_bodies, counts=lean.causes)
-    page = render_page(lean.summary, lean.timeline, tables=lean.page_tables, counts=lean.causes)
-    assert text == render_terminal(full.summary, **options)
-    assert page == render_page(full.summary, full.timeline)
+    assert lean.terminal_text() == render_terminal(full.summary, width=90, color=False, limit=0)
+    assert lean.page_text() == render_page(full.summary, full.timeline)
     with pytest.raises(ValueError, match="compile_rows=False"):
         read_report([tmp_path], compile_rows=False)

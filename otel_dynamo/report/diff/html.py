@@ -36,62 +36,8 @@ PAGE_TITLE = "otel-dynamo diff"
 
 def render_diff_html(diff: Diff, verdicts: list[Verdict]) -> str:
     """The page; every text from the files is escaped."""
-    sections = [_table("Totals", ["", "base", "new", "change"], _total_rows(diff["totals"]))]
-    for part in keyed_parts(diff):
-        sections.append(
-            _table(
-                part.title,
-                ["base", "new", "what", "where"],
-                [_item_row(item) for item in part.items],
-                count=part.occurrences,
-            )
-        )
-    sections.append(
-        _table(
-            "Functions that changed",
-            ["function", "file", "compiles", "graphs", "compile time", "change"],
-            [_function_row(row) for row in diff["functions"]],
-        )
-    )
-    for title, variants in variant_parts(diff["variants"]):
-        sections.append(
-            _table(
-                title,
-                ["function", "file", "calls", "share", "compiled for"],
-                [_variant_row(item) for item in variants],
-            )
-        )
-    sections.append(
-        _table(
-            "Compile time by phase",
-            ["phase", "base", "new", "change"],
-            [_phase_row(phase, diff["phases"][phase]) for phase in PHASES],
-        )
-    )
-    sections.append(
-        _table(
-            "Per process",
-            ["process", "in", "compiles", "graph breaks", "recompiles", "failures", "compile time"],
-            [_process_row(row) for row in diff["processes"]],
-        )
-    )
-    if verdicts:  # first: the verdict is what a CI run's reader came for
-        sections.insert(
-            0,
-            _table(
-                "Fail-on conditions",
-                ["condition", "compared", "value", "verdict"],
-                [
-                    [
-                        v["condition"],
-                        v["compared"],
-                        _value(v["value"]),
-                        "FAILED" if v["failed"] else "ok",
-                    ]
-                    for v in verdicts
-                ],
-            ),
-        )
+    # the verdict first: it is what a CI run's reader came for
+    sections = [*([_verdicts_table(verdicts)] if verdicts else []), *_diff_tables(diff)]
     base, new = diff["inputs"]["base"], diff["inputs"]["new"]
     stats = (
         f"<div>base <b>{_format.plural(base['processes'], 'process', 'processes')}, "
@@ -103,6 +49,35 @@ def render_diff_html(diff: Diff, verdicts: list[Verdict]) -> str:
     return DIFF_PAGE.substitute(
         title=html.escape(PAGE_TITLE), style=STYLE, stats=stats, sections="".join(sections)
     )
+
+
+def _verdicts_table(verdicts: list[Verdict]) -> str:
+    rows = [
+        [v["condition"], v["compared"], _value(v["value"]), "FAILED" if v["failed"] else "ok"]
+        for v in verdicts
+    ]
+    return _table("Fail-on conditions", ["condition", "compared", "value", "verdict"], rows)
+
+
+def _diff_tables(diff: Diff) -> list[str]:
+    """The diff's tables, in the page's order."""
+    tables = [_table("Totals", ["", "base", "new", "change"], _total_rows(diff["totals"]))]
+    for part in keyed_parts(diff):
+        rows = [_item_row(item) for item in part.items]
+        columns = ["base", "new", "what", "where"]
+        tables.append(_table(part.title, columns, rows, count=part.occurrences))
+    functions = [_function_row(row) for row in diff["functions"]]
+    columns = ["function", "file", "compiles", "graphs", "compile time", "change"]
+    tables.append(_table("Functions that changed", columns, functions))
+    for title, variants in variant_parts(diff["variants"]):
+        columns = ["function", "file", "calls", "share", "compiled for"]
+        tables.append(_table(title, columns, [_variant_row(item) for item in variants]))
+    phases = [_phase_row(phase, diff["phases"][phase]) for phase in PHASES]
+    tables.append(_table("Compile time by phase", ["phase", "base", "new", "change"], phases))
+    processes = [_process_row(row) for row in diff["processes"]]
+    columns = ["process", "in", "compiles", "graph breaks", "recompiles", "failures"]
+    tables.append(_table("Per process", [*columns, "compile time"], processes))
+    return tables
 
 
 def _value(value: float | None) -> str:

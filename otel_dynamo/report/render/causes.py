@@ -101,12 +101,11 @@ def ranked(counts: Counter[_CauseKey]) -> list[Cause]:
 
 
 def terminal_lines(
-    summary: Summary, *, width: int, color: bool, limit: int, counts: CauseCounts | None = None
+    summary: Summary, counts: CauseCounts, *, width: int, color: bool, limit: int
 ) -> list[str]:
     """The two lists for the terminal (text from the files made printable), each its first
     SHOWN_CAUSES rows (fewer with a smaller ``limit``, all with 0); nothing when nothing
-    recompiled or broke. ``counts``: ``summary_causes(summary)``, where counted already."""
-    counts = summary_causes(summary) if counts is None else counts
+    recompiled or broke. ``counts``: the summary's causes (``summary_causes``)."""
     lines: list[str] = []
     for title, causes, total in (
         ("Why it recompiled", ranked(counts.recompiles), summary["totals"]["recompiles"]),
@@ -138,10 +137,9 @@ def terminal_lines(
     return lines
 
 
-def html_block(summary: Summary, *, counts: CauseCounts | None = None) -> str:
-    """The two lists for the page (every reason); empty when nothing recompiled or broke.
-    ``counts``: ``summary_causes(summary)``, where counted already."""
-    counts = summary_causes(summary) if counts is None else counts
+def html_block(counts: CauseCounts) -> str:
+    """The two lists for the page (every reason) from a summary's causes
+    (``summary_causes``); empty when nothing recompiled or broke."""
     parts = []
     for title, causes in (
         ("Why it recompiled", ranked(counts.recompiles)),

@@ -78,17 +78,37 @@ def render_terminal(
     color: bool,
     limit: int = DEFAULT_ROW_LIMIT,
     printable_text: bool = False,
-    bodies: Sequence[list[str]] | None = None,
-    counts: causes.CauseCounts | None = None,
 ) -> str:
     """The summary as text for a terminal; ``limit`` rows per table, 0 for all. Text from
     the files is made printable first: only our own colour codes reach the terminal.
     ``printable_text``: the reader found no control or bidirectional character in the
     files (``Report.printable_text``), so the processes' sections are shown as they are.
-    ``bodies`` (each process's ``process_body``, in the summary's order) and ``counts``
-    (``causes.summary_causes``): where made already, by the processes that read the files
-    (``Report``), with this layout."""
-    view = _View(width=width, color=color, limit=limit)
+    Each process's lines are made here, as ``stream.read_report`` makes them where it
+    reads the files (``Report.terminal_text``)."""
+    layout = TerminalLayout(width=width, color=color, limit=limit)
+    sections = summary["processes"]
+    return terminal_text(
+        summary,
+        layout,
+        [process_body(section, layout, printable_text=printable_text) for section in sections],
+        causes.summary_causes(summary),
+        printable_text=printable_text,
+    )
+
+
+def terminal_text(
+    summary: Summary,
+    layout: TerminalLayout,
+    bodies: Sequence[list[str]],
+    counts: causes.CauseCounts,
+    *,
+    printable_text: bool,
+) -> str:
+    """The terminal report of ``summary`` from its processes' ``bodies`` (``process_body``
+    of each, in the summary's order, made for ``layout``) and the ``counts`` of its causes
+    (``causes.process_causes`` of each, added up)."""
+    view = _View(width=layout.width, color=layout.color, limit=layout.limit)
+    width, color, limit = layout.width, layout.color, layout.limit
     # One process at a time: a printable copy of a large run's whole summary would double it.
     top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
     lines = _overview(top, view)
@@ -98,17 +118,14 @@ def render_terminal(
     lines += ["", *todo] if todo else []
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
     lines += ["", *where] if where else []
-    why = causes.terminal_lines(summary, width=width, color=color, limit=limit, counts=counts)
+    why = causes.terminal_lines(summary, counts, width=width, color=color, limit=limit)
     lines += ["", *why] if why else []
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, view)]
-    for index, section in enumerate(summary["processes"]):
+    for section, body in zip(summary["processes"], bodies, strict=True):
         description = _description(section)
         shown = description if printable_text else _format.printable_values(description)
-        lines += ["", _process_heading(shown, view)]
-        lines += (
-            _body(section, view, printable_text=printable_text) if bodies is None else bodies[index]
-        )
+        lines += ["", _process_heading(shown, view), *body]
     return "\n".join(lines) + "\n"
 
 
@@ -119,10 +136,6 @@ def process_body(
     whatever the process's label, so that the process that summarized it may make them.
     ``printable_text``: as ``render_terminal`` takes it, of this process's files."""
     view = _View(width=layout.width, color=layout.color, limit=layout.limit)
-    return _body(section, view, printable_text=printable_text)
-
-
-def _body(section: ProcessSection, view: _View, *, printable_text: bool) -> list[str]:
     shown = section if printable_text else _format.printable_values(section)
     lines: list[str] = []
     for render in _SECTIONS:

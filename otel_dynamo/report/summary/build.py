@@ -44,6 +44,7 @@ from otel_dynamo.report.summary.schema import (
     Location,
     ProcessDescription,
     ProcessSection,
+    ProcessTables,
     ProcessTotals,
     RecompileRow,
     SlowCompile,
@@ -158,7 +159,7 @@ class BuiltSection:
     compile_time: time_split.Tally
     compile_facts: _ranks.FactsByCompile
     """What ranks are compared on (``ranks.compile_facts``), kept apart from the section:
-    its frame-compile rows may stay with the worker that made its tables
+    its frame-compile rows may stay with the worker that summarized it
     (``stream.read_report``'s ``compile_rows``)."""
 
 
@@ -241,66 +242,68 @@ def _process_section(
         limits=near_limit,
         torch_version=process.torch_version,
     )
-    failures = _failures(notable, tree)
-    faults = _faults(notable, logs, tree)
-    accuracy = _accuracy(notable, logs, tree)
-    runs = _runs(notable)
-    device_time = _runtime.device_time(notable)
-    cudagraphs = _runtime.cudagraphs(notable)
     caches = _runtime.caches(notable)
-    unfinished = _unfinished(logs, {row["compile_id"] for row in compiles})
-    torch_export = exports.section(notable)
-    export_totals = exports.totals(torch_export)
-    lazy_ns = sum(round(row["lazy_backward_s"] * 1e9) for row in compiles)
-    orphan_lazy_ns = _lazy_backwards_outside_frames(notable, tree)
-    # from each row's own compile_s, so that a process's total is the sum of its rows
-    compile_ns = sum(round(row["compile_s"] * 1e9) for row in compiles) + orphan_lazy_ns
-    totals: ProcessTotals = {
-        "frame_compiles": len(compiles),
-        "graphs": sum(row["graphs"] for row in compiles),
-        "ops": sum(row["ops"] for row in compiles),
-        "guards": sum(row["guards"] or 0 for row in compiles),
-        "graph_breaks": sum(row["graph_breaks"] for row in compiles),
-        "recompiles": len(recompiles),
-        "failures": len(failures),
-        "faults": len(faults),
-        "accuracy_failures": sum(1 for row in accuracy if not row["passed"]),
-        "runs": sum(runs.values()),
-        "unfinished_compiles": len(unfinished),
-        "cudagraph_skips": cudagraphs["skipped"],
-        "cache_hits": _cache_total(caches, names.CACHE_HIT),
-        "cache_misses": _cache_total(caches, names.CACHE_MISS),
-        "cache_bypasses": _cache_total(caches, names.CACHE_BYPASS),
-        "compile_seconds": seconds(compile_ns),
-        "lazy_backward_seconds": seconds(lazy_ns + orphan_lazy_ns),
-        "device_seconds": round(float(sum(row["device_s"] for row in device_time)), 6),
-        "warm_compile_seconds": caches["warm_compile_s"],
-        "exports": export_totals["exports"],
-        "export_failures": export_totals["export_failures"],
-        "decompositions": export_totals["decompositions"],
-        "export_seconds": export_totals["export_seconds"],
-    }
-    tally = time_split.tally({"compiles": compiles, "caches": caches, "totals": totals})
-    return {
-        **_describe(process, label),
+    tables: ProcessTables = {
         "compiles": compiles,
         "graph_breaks": graph_breaks,
         "recompiles": recompiles,
         "near_recompile_limit": near_limit,
         "what_to_do": causes,
         "slowest": _slowest(compiles, slowest),
-        "failures": failures,
-        "faults": faults,
-        "accuracy": accuracy,
-        "runs": runs,
-        "device_time": device_time,
-        "cudagraphs": cudagraphs,
+        "failures": _failures(notable, tree),
+        "faults": _faults(notable, logs, tree),
+        "accuracy": _accuracy(notable, logs, tree),
+        "runs": _runs(notable),
+        "device_time": _runtime.device_time(notable),
+        "cudagraphs": _runtime.cudagraphs(notable),
         "caches": caches,
-        "unfinished": unfinished,
-        "torch_export": torch_export,
+        "unfinished": _unfinished(logs, {row["compile_id"] for row in compiles}),
+        "torch_export": exports.section(notable),
+    }
+    totals = _totals(tables, _lazy_backwards_outside_frames(notable, tree))
+    tally = time_split.tally({"compiles": compiles, "caches": caches, "totals": totals})
+    section: ProcessSection = {
+        **_describe(process, label),
+        **tables,
         "totals": totals,
         "compile_time": time_split.split(tally),
-    }, tally
+    }
+    return section, tally
+
+
+def _totals(tables: ProcessTables, orphan_lazy_ns: int) -> ProcessTotals:
+    """A process's totals, from its tables and the seconds of lazy backwards compiled
+    outside any frame compile."""
+    compiles, caches = tables["compiles"], tables["caches"]
+    export_totals = exports.totals(tables["torch_export"])
+    lazy_ns = sum(round(row["lazy_backward_s"] * 1e9) for row in compiles)
+    # from each row's own compile_s, so that a process's total is the sum of its rows
+    compile_ns = sum(round(row["compile_s"] * 1e9) for row in compiles) + orphan_lazy_ns
+    return {
+        "frame_compiles": len(compiles),
+        "graphs": sum(row["graphs"] for row in compiles),
+        "ops": sum(row["ops"] for row in compiles),
+        "guards": sum(row["guards"] or 0 for row in compiles),
+        "graph_breaks": sum(row["graph_breaks"] for row in compiles),
+        "recompiles": len(tables["recompiles"]),
+        "failures": len(tables["failures"]),
+        "faults": len(tables["faults"]),
+        "accuracy_failures": sum(1 for row in tables["accuracy"] if not row["passed"]),
+        "runs": sum(tables["runs"].values()),
+        "unfinished_compiles": len(tables["unfinished"]),
+        "cudagraph_skips": tables["cudagraphs"]["skipped"],
+        "cache_hits": _cache_total(caches, names.CACHE_HIT),
+        "cache_misses": _cache_total(caches, names.CACHE_MISS),
+        "cache_bypasses": _cache_total(caches, names.CACHE_BYPASS),
+        "compile_seconds": seconds(compile_ns),
+        "lazy_backward_seconds": seconds(lazy_ns + orphan_lazy_ns),
+        "device_seconds": round(float(sum(row["device_s"] for row in tables["device_time"])), 6),
+        "warm_compile_seconds": caches["warm_compile_s"],
+        "exports": export_totals["exports"],
+        "export_failures": export_totals["export_failures"],
+        "decompositions": export_totals["decompositions"],
+        "export_seconds": export_totals["export_seconds"],
+    }
 
 
 _NOTABLE_NAMES = frozenset(

@@ -434,8 +434,8 @@ class ProcessDescription(TypedDict):
     """The torch that compiled (the resource's ``torch.version``)."""
 
 
-class ProcessSection(ProcessDescription):
-    """Everything the report knows about one process (rank)."""
+class ProcessTables(TypedDict):
+    """What one process's tables hold: its totals are added up from them."""
 
     compiles: list[CompileRow]
     graph_breaks: list[GraphBreakGroup]
@@ -452,6 +452,11 @@ class ProcessSection(ProcessDescription):
     caches: Caches
     unfinished: list[Unfinished]
     torch_export: ExportSection
+
+
+class ProcessSection(ProcessDescription, ProcessTables):
+    """Everything the report knows about one process (rank)."""
+
     totals: ProcessTotals
     compile_time: CompileTime
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from otel_dynamo.report.read.model import Telemetry
@@ -31,25 +31,32 @@ def render_page(
     summary: Summary,
     timeline: Mapping[str, Any],
     graphs: GraphTextCollector | None = None,
-    *,
-    tables: Sequence[str] | None = None,
-    counts: causes.CauseCounts | None = None,
 ) -> str:
     """The report page from a summary, its timeline (``TimelineBuilder``) and the graph
-    texts the run captured, if collected. ``tables``: each process's ``page_tables``, in
-    the summary's order, where they were made already (``Report.page_tables``: by the
-    processes that read the files); else they are made here. ``counts``: the summary's
-    ``causes.summary_causes``, where counted already (``Report.causes``)."""
+    texts the run captured, if collected. Each process's tables are made here, as
+    ``stream.read_report`` makes them where it reads the files (``Report.page_text``)."""
     # Each process's tables become JSON text at once: a large run's tables never all
     # exist as objects beside its summary.
-    sections = summary["processes"]
-    made = tables if tables is not None else (page_tables(section) for section in sections)
+    tables = (page_tables(section) for section in summary["processes"])
+    return page_text(summary, timeline, graphs, tables, causes.summary_causes(summary))
+
+
+def page_text(
+    summary: Summary,
+    timeline: Mapping[str, Any],
+    graphs: GraphTextCollector | None,
+    tables: Iterable[str],
+    counts: causes.CauseCounts,
+) -> str:
+    """The report page of ``summary`` from its processes' ``tables`` (``page_tables`` of
+    each, in the summary's order) and the ``counts`` of its causes
+    (``causes.process_causes`` of each, added up)."""
     processes = ",".join(
         # what _script_json writes of {"heading": ..., "tables": ..., "graphs": ...}
         f'{{"heading":{_script_json(_html_tables.process_heading(section))},'
         f'"tables":{table_text},'
         f'"graphs":{_script_json(graphs.page_data(section["process"]) if graphs else [])}}}'
-        for section, table_text in zip(sections, made, strict=True)
+        for section, table_text in zip(summary["processes"], tables, strict=True)
     )
     data = (
         f'{{"ranks":{_script_json(_html_tables.ranks_table(summary))},'
@@ -62,7 +69,7 @@ def render_page(
         problems=_source(summary) + _problems(summary),
         compile_time=causes.what_to_do_html(summary)
         + time_split.html_block(summary["compile_time"])
-        + causes.html_block(summary, counts=counts),
+        + causes.html_block(counts),
         timeline_hint=html.escape(_timeline_hint(timeline)),
         data=data,
         script=SCRIPT,
