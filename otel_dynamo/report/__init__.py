@@ -8,6 +8,11 @@ Typical use::
     summary = report.summarize(telemetry)
     print(report.render_terminal(summary, color=False))
     html = report.render_html(telemetry, summary)
+
+    # many ranks' files, a few processes at a time (forked readers from 64 MiB), each
+    # process's terminal lines made where it was read:
+    done = report.read_report(["./otel-dynamo"], layout=report.TerminalLayout(width=100))
+    print(done.terminal_text())
     print(report.explain(["./otel-dynamo"]))  # torch._dynamo.explain's summary, no reset
 
     # a run read back from Jaeger (headers, TLS, timeout from OTEL_DYNAMO_JAEGER_*):
@@ -62,6 +67,7 @@ from otel_dynamo.report.render import (
 from otel_dynamo.report.stream import (
     PARALLEL_MIN_BYTES,
     GroupVisitor,
+    ProcessRead,
     Report,
     Visitors,
     collection_paused,
@@ -106,6 +112,7 @@ __all__ = [
     "PerfettoWriter",
     "Problem",
     "Process",
+    "ProcessRead",
     "ProgressCallback",
     "Report",
     "Span",
