@@ -144,10 +144,7 @@ class Report:
 
     def causes(self) -> CauseCounts:
         """Every process's causes, added up."""
-        counts = CauseCounts()
-        for process in self.processes:
-            counts.add(process.causes)
-        return counts
+        return CauseCounts.of(process.causes for process in self.processes)
 
 
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from collections import Counter
+from collections.abc import Iterable
 
 from otel_dynamo.causes.fixes import paste_lines, verdict_words
 from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
@@ -56,6 +57,14 @@ class CauseCounts:
         self.recompiles.update(other.recompiles)
         self.breaks.update(other.breaks)
 
+    @classmethod
+    def of(cls, parts: Iterable[CauseCounts]) -> CauseCounts:
+        """``parts`` added up (several processes' causes)."""
+        counts = cls()
+        for part in parts:
+            counts.add(part)
+        return counts
+
 
 def process_causes(section: ProcessSection) -> CauseCounts:
     """The causes of one process's recompiles (grouped by plain reason and function) and
@@ -88,10 +97,7 @@ def _count_breaks(section: ProcessSection, counts: Counter[_CauseKey]) -> None:
 
 def summary_causes(summary: Summary) -> CauseCounts:
     """The causes of every process of ``summary``."""
-    counts = CauseCounts()
-    for section in summary["processes"]:
-        counts.add(process_causes(section))
-    return counts
+    return CauseCounts.of(process_causes(section) for section in summary["processes"])
 
 
 def ranked(counts: Counter[_CauseKey]) -> list[Cause]:
