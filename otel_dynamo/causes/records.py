@@ -117,6 +117,16 @@ PARTIAL: Final = "partial"
 NOT_WORKING: Final = "not_working"
 
 
+class RunTime(TypedDict):
+    """Seconds the job's compiled graphs ran (all of them: a fix changes which graphs
+    run), in the first run, the second plain run and the re-run with the fix; None where
+    a run recorded no compiled run. The two plain runs show how much it varies."""
+
+    before_s: float | None
+    before_again_s: float | None
+    after_s: float | None
+
+
 class Verdict(TypedDict):
     """What ``otel-dynamo run --try-fixes`` found when it applied the fix to the job."""
 
@@ -124,6 +134,7 @@ class Verdict(TypedDict):
     before: Counts
     after: Counts
     output_same: bool
+    run_time: RunTime
     note: str
 
 

@@ -8,7 +8,8 @@ changed), then once with every verified fix together. Each re-run has a time lim
 writes its telemetry to its own folder and sees ``OTEL_DYNAMO_FIX_TRIAL`` (a re-run
 repeats the job's side effects). A fix's verdict compares, at its cause's code location,
 the recompiles, graph breaks and compile seconds, and the exit status, the standard
-output and the job's own lines on standard error (not torch's warnings, not ours).
+output and the job's own lines on standard error (not torch's warnings, not ours), and
+how long the job's compiled graphs ran (said where outside the two plain runs' times).
 
 Only fixes derived from the telemetry this command's own first run wrote are applied.
 """
@@ -44,9 +45,11 @@ from otel_dynamo.causes.records import (
     Expect,
     Fix,
     FixesTogether,
+    RunTime,
     Verdict,
     VerdictStatus,
 )
+from otel_dynamo.cli.report_command import terminal_width
 from otel_dynamo.cli.run_command import exit_status
 from otel_dynamo.cli.run_command import forwarding_signals as _forwarding_signals
 
@@ -64,6 +67,9 @@ TIMEOUT_FACTOR = 4.0
 DEFAULT_MIN_TIMEOUT_S."""
 STOPPED_STATUSES = frozenset({128 + signal.SIGINT, 128 + signal.SIGTERM})
 """A re-run ended by Ctrl-C or SIGTERM (sent here, and on to it) ends the trying."""
+RUN_TIME_MARGIN = 0.25
+"""A re-run's compiled run time is said to differ when it is this much (relative) above
+the longer or below the shorter of the two plain runs' (tiny jobs' times vary a lot)."""
 FLOAT_TOLERANCE = 1e-4
 """Printed numbers this close (relative) are the same result computed by other kernels."""
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -115,6 +121,8 @@ class _Job:
     first: RunResult
     summary: Summary
     unstable: _Unstable
+    plain_run_s: tuple[float | None, float | None]
+    """The compiled graphs' run seconds in the first and the second plain run."""
 
     def rerun(self, label: str, actions: list[Action]) -> RunResult:
         return _rerun(self, label, actions)
@@ -125,8 +133,6 @@ def try_fixes(
 ) -> int:
     """Run the job, try its fixes, print the report with verdicts; the first run's exit
     status."""
-    from otel_dynamo import report
-
     trials_dir = Path(f"{out}{TRIALS_SUFFIX}")
     _say(
         "--try-fixes: the job runs twice as it is, then once per fix with actions found "
@@ -138,7 +144,8 @@ def try_fixes(
     if first.status is None or not first.telemetry:
         _say("the job wrote no telemetry: nothing to try")
         return first.status or 0
-    summary = report.summarize(report.load_telemetry(first.telemetry))
+    recorded = _Recorded.of(first.telemetry)
+    summary = recorded.summary
     trials = _trials(summary)
     if not trials:
         _say("no fix with actions to try")
@@ -153,7 +160,17 @@ def try_fixes(
     second = _run(
         command, {**env, ENV_FIX_TRIAL: "plain 2"}, _fresh(trials_dir / "plain-2"), timeout_s=limit
     )
-    job = _Job(command, env, trials_dir, limit, first, summary, _unstable(first, second))
+    again = _Recorded.of(second.telemetry).run_s if second.telemetry else None
+    job = _Job(
+        command,
+        env,
+        trials_dir,
+        limit,
+        first,
+        summary,
+        _unstable(first, second),
+        (recorded.run_s, again),
+    )
     for number, trial in enumerate(trials, start=1):
         label = f"fix {number} of {len(trials)}"
         _say(f"{label}: {trial.fix['summary']}")
@@ -389,32 +406,75 @@ def _close_numbers(old: str, new: str) -> bool:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class _Recorded:
+    """What a run's telemetry says: its summary and how long its compiled graphs ran."""
+
+    summary: Summary
+    run_s: float | None
+
+    @classmethod
+    def of(cls, paths: list[Path]) -> _Recorded:
+        from otel_dynamo import report
+
+        telemetry = report.load_telemetry(paths)
+        run_s = report.compiled_run_seconds(telemetry.spans, telemetry.logs)
+        return cls(report.summarize(telemetry), run_s)
+
+
 def _verdict(job: _Job, trial: Trial, tried: RunResult) -> Verdict | None:
     """The verdict of one re-run with ``trial``'s fix; None when it ran past its limit."""
+    return _judge(job, trial.fix["expect"], trial.locations, tried)
+
+
+def _judge(
+    job: _Job, expected: Expect, locations: list[CauseKey], tried: RunResult
+) -> Verdict | None:
+    """A re-run's verdict at ``locations`` against what the fixes tried expect there;
+    None when it ran past its limit."""
     if tried.status is None:
         return None
-    before = _counts_at(job.summary, trial.locations, None)
-    after, wrote = _counts_after(job, trial.locations, tried)
+    before = _counts_at(job.summary, locations, None)
+    after: Counts = {"recompiles": 0, "graph_breaks": 0, "compile_seconds": 0.0}
+    run_time: RunTime = {
+        "before_s": job.plain_run_s[0],
+        "before_again_s": job.plain_run_s[1],
+        "after_s": None,
+    }
     compared = _compare(job.first, tried, job.unstable)
-    notes = [*compared.notes, *([] if wrote else ["the re-run wrote no telemetry"])]
+    notes = list(compared.notes)
+    if tried.telemetry:
+        recorded = _Recorded.of(tried.telemetry)
+        after = _counts_at(recorded.summary, locations, job.summary)
+        run_time["after_s"] = recorded.run_s
+        notes.extend(_run_time_notes(run_time))
+    else:
+        notes.append("the re-run wrote no telemetry")
     return {
-        "status": _status(trial.fix["expect"], before, after, output_same=compared.same and wrote),
+        "status": _status(
+            expected, before, after, output_same=compared.same and bool(tried.telemetry)
+        ),
         "before": before,
         "after": after,
         "output_same": compared.same,
+        "run_time": run_time,
         "note": "; ".join(notes),
     }
 
 
-def _counts_after(job: _Job, locations: list[CauseKey], tried: RunResult) -> tuple[Counts, bool]:
-    """The re-run's counts at ``locations`` (and of causes new there), and whether it
-    wrote telemetry at all."""
-    from otel_dynamo import report
-
-    if not tried.telemetry:
-        return {"recompiles": 0, "graph_breaks": 0, "compile_seconds": 0.0}, False
-    after = report.summarize(report.load_telemetry(tried.telemetry))
-    return _counts_at(after, locations, job.summary), True
+def _run_time_notes(run_time: RunTime) -> list[str]:
+    """A note where the compiled graphs ran longer or shorter with the fix than in either
+    plain run, by more than RUN_TIME_MARGIN."""
+    after = run_time["after_s"]
+    plain = [s for s in (run_time["before_s"], run_time["before_again_s"]) if s is not None]
+    if after is None or not plain or min(plain) <= 0:
+        return []
+    ratio = after / min(plain) if after < min(plain) else after / max(plain)
+    if 1 - RUN_TIME_MARGIN <= ratio <= 1 + RUN_TIME_MARGIN:
+        return []
+    shown = ", ".join(f"{seconds:.3g} s" for seconds in plain)
+    how = "longer" if ratio > 1 else "shorter"
+    return [f"the compiled graphs ran {how}: {after:.3g} s (plain runs: {shown})"]
 
 
 def _status(expected: Expect, before: Counts, after: Counts, *, output_same: bool) -> VerdictStatus:
@@ -469,32 +529,22 @@ def _together(job: _Job, trials: list[Trial]) -> None:
 
 def _together_verdict(job: _Job, verified: list[Trial], tried: RunResult) -> Verdict | None:
     """The re-run's verdict at every location, against what the fixes expect together."""
-    if tried.status is None:
-        return None
-    locations = [where for trial in verified for where in trial.locations]
-    before = _counts_at(job.summary, locations, None)
-    after, wrote = _counts_after(job, locations, tried)
-    compared = _compare(job.first, tried, job.unstable)
-    notes = [*compared.notes, *([] if wrote else ["the re-run wrote no telemetry"])]
     expect: Expect = {
         "recompiles": sum(trial.fix["expect"]["recompiles"] or 0 for trial in verified),
         "graph_breaks": sum(trial.fix["expect"]["graph_breaks"] or 0 for trial in verified),
     }
-    return {
-        "status": _status(expect, before, after, output_same=compared.same and wrote),
-        "before": before,
-        "after": after,
-        "output_same": compared.same,
-        "note": "; ".join(notes),
-    }
+    return _judge(job, expect, [where for trial in verified for where in trial.locations], tried)
 
 
 def _print_report(summary: Summary, trials_dir: Path) -> None:
     """The report of the first run, each fix with its verdict (the verified ones to
-    paste at its end), and its ``--json`` in the trials' folder."""
+    paste at its end), as wide as ``otel-dynamo report``'s, and its ``--json`` in the
+    trials' folder."""
     from otel_dynamo import report
 
-    sys.stdout.write(report.render_terminal(summary, color=report.color_enabled(sys.stdout)))
+    width = terminal_width(sys.stdout)
+    color = report.color_enabled(sys.stdout)
+    sys.stdout.write(report.render_terminal(summary, width=width, color=color))
     trials_dir.mkdir(parents=True, exist_ok=True)
     path = trials_dir / "report.json"
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

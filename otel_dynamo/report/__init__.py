@@ -83,6 +83,7 @@ from otel_dynamo.report.summary import (
     ExplainSource,
     ExplainSummary,
     Summary,
+    compiled_run_seconds,
     explain,
     summarize,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "Visitors",
     "collection_paused",
     "color_enabled",
+    "compiled_run_seconds",
     "default_workers",
     "explain",
     "fetch_run",

@@ -19,7 +19,7 @@ TIMEOUT_S = 600
 
 
 def _try_fixes(
-    tmp_path: Path, *job_args: str, options: tuple[str, ...] = ()
+    tmp_path: Path, *job_args: str, options: tuple[str, ...] = (), columns: int = 100
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
@@ -41,7 +41,7 @@ def _try_fixes(
         text=True,
         timeout=TIMEOUT_S,
         check=False,
-        env={**os.environ, "COLUMNS": "100"},
+        env={**os.environ, "COLUMNS": str(columns)},
         cwd=tmp_path,
     )
 
@@ -153,6 +153,47 @@ def test_the_diff_of_before_and_after_a_fix_shows_its_cause_gone(tried: tuple[Pa
     )
     gone = done.stdout[done.stdout.index("Gone recompiles (1)") :].splitlines()
     assert "input x: dimension 0 changed from 4 to 8" in gone[1]
+
+
+def test_a_verdict_holds_the_compiled_run_time_of_each_run(tried: tuple[Path, Any]) -> None:
+    """Each verdict has the seconds the compiled graphs ran in the two plain runs and in
+    its re-run, all recorded (the job's graphs run on the CPU)."""
+    tmp_path, _ = tried
+    for fix in _fixes(tmp_path):
+        run_time = fix["verdict"]["run_time"]
+        assert sorted(run_time) == ["after_s", "before_again_s", "before_s"]
+        assert all(isinstance(seconds, float) and seconds > 0 for seconds in run_time.values())
+
+
+@pytest.fixture(scope="module")
+def heavier(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """Re-runs whose compiled function works on 200,000 times the rows (the same printed
+    numbers), its output piped with COLUMNS=60."""
+    tmp_path = tmp_path_factory.mktemp("heavier")
+    return tmp_path, _try_fixes(tmp_path, "--heavier-fixes", "200000", columns=60)
+
+
+def test_a_fix_whose_compiled_graphs_run_longer_is_said_so(heavier: tuple[Path, Any]) -> None:
+    """With re-runs whose compiled graphs work on far more rows, each verdict says they
+    ran longer than in both plain runs, and the fixes still work."""
+    tmp_path, done = heavier
+    assert done.returncode == 0, done.stderr
+    for fix in _fixes(tmp_path):
+        verdict = fix["verdict"]
+        run_time = verdict["run_time"]
+        assert run_time["after_s"] > max(run_time["before_s"], run_time["before_again_s"])
+        assert "the compiled graphs ran longer: " in verdict["note"]
+        assert verdict["status"] == "verified"
+
+
+def test_the_report_after_the_runs_is_as_wide_as_columns(heavier: tuple[Path, Any]) -> None:
+    """Piped with COLUMNS=60, the report printed after the runs keeps to 60 columns."""
+    _, done = heavier
+    report = done.stdout[done.stdout.index("otel-dynamo report:") :].splitlines()
+    assert "What to do (2 causes, costliest first)" in report
+    assert max(len(line) for line in report) <= 60
 
 
 def test_a_fix_that_does_not_work_stays_in_the_json_and_is_not_shown(tmp_path: Path) -> None:

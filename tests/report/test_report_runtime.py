@@ -1,20 +1,25 @@
 """The report's device time, CUDA graph and compile cache sections, from spans written by
-the SDK's own file exporter (what a traced job on a GPU writes)."""
+the SDK's own file exporter (what a traced job on a GPU writes), and the compiled graphs'
+run time ``--try-fixes`` compares."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from _report_support import resource_attributes
+from _report_support import resource_attributes, write_logs
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_dynamo import names
 from otel_dynamo._providers.json_lines import JsonLinesSpanExporter
-from otel_dynamo.report import load_telemetry, summarize
+from otel_dynamo.report import compiled_run_seconds, load_telemetry, summarize
 from otel_dynamo.report.diff.compare import DEFAULT_MIN_CHANGE, MinChange, diff_summaries
 from otel_dynamo.report.diff.terminal import render_diff
 from otel_dynamo.report.render.terminal import render_terminal
@@ -203,3 +208,70 @@ def test_diff_compares_device_time_skips_and_cache_totals(tmp_path: Path) -> Non
     assert totals["device_seconds"]["new"] == 0.5
     text = render_diff(compared, [], width=100, color=False)
     assert "CUDA graph skips" in text and "cache misses" in text
+
+
+def _indexed_run(compile_id: str, index: int, duration_ns: int) -> SpanSpec:
+    attributes = {
+        names.ATTR_COMPILE_ID: compile_id,
+        names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD,
+        names.ATTR_RUN_INDEX: index,
+    }
+    return names.SPAN_RUN_FORWARD, attributes, duration_ns
+
+
+def _calls(compile_id: str, calls: int) -> dict[str, Any]:
+    return {
+        "event.name": names.LOG_VARIANT_CALLS,
+        names.ATTR_COMPILE_ID: compile_id,
+        names.ATTR_RUN_KIND: names.RUN_KIND_FORWARD,
+        names.ATTR_VARIANT_CALLS: calls,
+    }
+
+
+def test_unrecorded_runs_count_at_the_median_of_the_later_recorded_runs(tmp_path: Path) -> None:
+    """Runs 1-4 of 0/0 recorded (10, 1, 3, 2 ms) of 10 calls: 16 ms recorded, and the 6
+    unrecorded at the median of runs 2-4 (2 ms), not of run 1's warm-up: 28 ms."""
+    ms = 1_000_000
+    runs = [_indexed_run("0/0", index, n * ms) for index, n in ((1, 10), (2, 1), (3, 3), (4, 2))]
+    traces = _write(tmp_path / "traces.jsonl", runs)
+    logs = write_logs(tmp_path / "logs.jsonl", [_calls("0/0", 4), _calls("0/0", 10)])
+    telemetry = load_telemetry([traces, logs])
+    assert compiled_run_seconds(telemetry.spans, telemetry.logs) == 0.028
+
+
+def test_a_timed_run_counts_its_device_time(tmp_path: Path) -> None:
+    """A run timed on the device counts its device seconds, not its span's 20 µs."""
+    traces = _write(tmp_path / "traces.jsonl", [_run("0/0", names.RUN_KIND_FORWARD, 0.5)])
+    telemetry = load_telemetry([traces])
+    assert compiled_run_seconds(telemetry.spans, telemetry.logs) == 0.5
+
+
+def test_no_recorded_run_gives_no_run_time(tmp_path: Path) -> None:
+    """Calls counted but no run span (OTEL_DYNAMO_RUN_SPANS=off): None, not 0."""
+    logs = write_logs(tmp_path / "logs.jsonl", [_calls("0/0", 10)])
+    telemetry = load_telemetry([logs])
+    assert compiled_run_seconds(telemetry.spans, telemetry.logs) is None
+
+
+def test_with_every_run_recorded_the_run_time_is_the_runs_own(tmp_path: Path) -> None:
+    """A real job traced with OTEL_DYNAMO_RUN_SPANS=all: each graph's counted calls equal
+    its run spans, so the run time is exactly the sum of their durations."""
+    job = Path(__file__).resolve().parents[1] / "programs" / "fixable_job.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "otel_dynamo", "run", "--out", str(tmp_path / "out"), "--",
+         sys.executable, str(job), str(tmp_path / "trials.txt")],
+        env={**os.environ, "OTEL_DYNAMO_RUN_SPANS": "all"},
+        capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    telemetry = load_telemetry(sorted((tmp_path / "out").rglob("*.jsonl")))
+    runs = [span for span in telemetry.spans if span.name == names.SPAN_RUN_INFERENCE]
+    calls = {
+        record.attributes[names.ATTR_COMPILE_ID]: record.attributes[names.ATTR_VARIANT_CALLS]
+        for record in telemetry.logs
+        if record.event_name == names.LOG_VARIANT_CALLS
+    }
+    per_graph = Counter(span.attributes[names.ATTR_COMPILE_ID] for span in runs)
+    assert per_graph == Counter(calls) and sum(per_graph.values()) == 6
+    expected = round(sum(span.duration_ns for span in runs) / 1e9, 9)
+    assert compiled_run_seconds(telemetry.spans, telemetry.logs) == expected

@@ -148,6 +148,7 @@ def test_a_fix_found_not_working_is_not_shown(tmp_path: Path) -> None:
         "before": counts,
         "after": counts,
         "output_same": True,
+        "run_time": {"before_s": 0.5, "before_again_s": 0.5, "after_s": 0.5},
         "note": "",
     }
     text = render_terminal(summary, color=False)

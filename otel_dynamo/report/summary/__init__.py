@@ -16,6 +16,7 @@ from otel_dynamo.report.summary.build import (
     summarize,
 )
 from otel_dynamo.report.summary.explain import BreakReason, ExplainSource, ExplainSummary, explain
+from otel_dynamo.report.summary.runtime import compiled_run_seconds
 from otel_dynamo.report.summary.schema import (
     COUNT_TOTALS,
     TIME_TOTALS,
@@ -44,6 +45,7 @@ __all__ = [
     "Summary",
     "SummaryBuilder",
     "Totals",
+    "compiled_run_seconds",
     "explain",
     "summarize",
 ]

@@ -2,15 +2,17 @@
 
 Read from spans only: run spans' ``torch.compile.run.device.duration`` (device time
 per graph, which the span's duration is not on CUDA), the CUDA-graph decisions on
-graph, AOT backward and run spans, and the cache states and counts on compile spans.
+graph, AOT backward and run spans, and the cache states and counts on compile spans;
+``compiled_run_seconds`` adds the variants' call counts (log events) to the run spans.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 
 from otel_dynamo import names
-from otel_dynamo.report.read.model import Span
+from otel_dynamo.report.read.model import LogRecord, Span
 from otel_dynamo.report.read.values import integer, number, text
 from otel_dynamo.report.summary import compiles as _compiles
 from otel_dynamo.report.summary.schema import (
@@ -57,6 +59,46 @@ def device_time(spans: list[Span]) -> list[DeviceTime]:
             }
         )
     return rows
+
+
+_Graph = tuple[tuple[str, ...], str | None, str | None]
+"""A compiled graph's runs: (process key, compile id, run kind)."""
+
+
+def compiled_run_seconds(spans: list[Span], logs: list[LogRecord]) -> float | None:
+    """Seconds the job's compiled graphs ran, all processes: each recorded run's device
+    time where it was timed, else its span's duration, and for the runs the run-span
+    policy left unrecorded (``torch.compile.variant_calls`` counts every call) the median
+    of the graph's recorded runs after its first (the first also pays warm-up: lazy
+    backward compile, CUDA-graph recording, autotuning). None when no run was recorded."""
+    recorded: dict[_Graph, list[tuple[int, float]]] = defaultdict(list)
+    for span in spans:
+        kind = _compiles.run_kind(span)
+        if kind is None:
+            continue
+        device_s = number(span.attributes.get(names.ATTR_RUN_DEVICE_DURATION))
+        key = (span.process.key, text(span.attributes.get(names.ATTR_COMPILE_ID)), kind)
+        index = integer(span.attributes.get(names.ATTR_RUN_INDEX)) or 0
+        recorded[key].append((index, span.duration_ns / 1e9 if device_s is None else device_s))
+    if not recorded:
+        return None
+    calls: dict[_Graph, int] = {}
+    for record in logs:
+        if record.event_name == names.LOG_VARIANT_CALLS:
+            attributes = record.attributes
+            graph = (
+                record.process.key,
+                text(attributes.get(names.ATTR_COMPILE_ID)),
+                text(attributes.get(names.ATTR_RUN_KIND)),
+            )
+            served = integer(attributes.get(names.ATTR_VARIANT_CALLS)) or 0
+            calls[graph] = max(calls.get(graph, 0), served)
+    total = 0.0
+    for graph, runs in recorded.items():
+        later = [seconds for index, seconds in runs if index > 1] or [s for _, s in runs]
+        unrecorded = max(0, calls.get(graph, 0) - len(runs))
+        total += sum(seconds for _, seconds in runs) + unrecorded * statistics.median(later)
+    return round(total, 9)
 
 
 def cudagraphs(spans: list[Span]) -> Cudagraphs:
