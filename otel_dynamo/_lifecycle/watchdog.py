@@ -16,9 +16,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from opentelemetry import trace
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import DEFAULT_SLOW_COMPILE_SECONDS, Settings
@@ -32,11 +33,13 @@ IDLE_WAIT_S = 30.0
 """Longest sleep of the thread, so an abandoned watchdog can be garbage collected."""
 
 _log = logging.getLogger(__name__)
-Describe = Callable[[], Mapping[str, Any]]
+Describe = Callable[[], Mapping[str, AttributeValue]]
 
 
 class Emitter(Protocol):
-    def emit(self, event: str, *, level: str = ..., **fields: Any) -> None: ...
+    def emit(
+        self, event: str, fields: Mapping[str, AttributeValue] | None = ..., /, *, level: str = ...
+    ) -> None: ...
 
 
 @dataclasses.dataclass
@@ -123,10 +126,10 @@ class Watchdog:
             fields = dict(entry.describe())
             fields[names.ATTR_COMPILE_ELAPSED] = round(elapsed, ELAPSED_DECIMALS)
             if entry.span is None:
-                self._events.emit(names.LOG_STILL_COMPILING, level="warning", **fields)
+                self._events.emit(names.LOG_STILL_COMPILING, fields, level="warning")
                 return
             with trace.use_span(entry.span, end_on_exit=False):
-                self._events.emit(names.LOG_STILL_COMPILING, level="warning", **fields)
+                self._events.emit(names.LOG_STILL_COMPILING, fields, level="warning")
         except Exception as error:  # the watchdog must never die or raise
             _log.debug("otel_dynamo: still-compiling event failed: %s", error)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
 
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._recording.stream_events import (
@@ -105,7 +105,7 @@ class FrameState(CompileState):
     code: CodeLocation | None = None
     settings: CompileSettings | None = None
 
-    def settings_attributes(self) -> dict[str, Any]:
+    def settings_attributes(self) -> dict[str, AttributeValue]:
         """How the frame was asked to be compiled: ``torch.compile.mode``, ``options``,
         ``dynamic``, ``fullgraph``, those torch kept."""
         settings = self.settings
@@ -119,12 +119,12 @@ class FrameState(CompileState):
         }
         return {key: value for key, value in found.items() if value is not None}
 
-    def code_attributes(self) -> dict[str, Any]:
+    def code_attributes(self) -> dict[str, AttributeValue]:
         """``code.*`` of the function, and the module it was called on, as known when
         the compile started."""
         if self.code is None:
             return {}
-        attributes: dict[str, Any] = {
+        attributes: dict[str, AttributeValue] = {
             names.ATTR_CODE_FUNCTION: self.code.function,
             names.ATTR_CODE_FILE: self.code.file,
             names.ATTR_CODE_LINE: self.code.line,

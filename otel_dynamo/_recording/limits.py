@@ -7,6 +7,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from opentelemetry.util.types import AttributeValue
+
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.capture import captured, graph_without_source
@@ -62,8 +64,10 @@ class Limits:
         kept = items[: self.list_length - 1]
         return [*kept, f"{ELLIPSIS} {len(items) - len(kept)} more"]
 
-    def break_attributes(self, event: GraphBreakReported) -> dict[str, Any]:
-        attributes: dict[str, Any] = {names.ATTR_GRAPH_BREAK_REASON: self.text(event.reason)}
+    def break_attributes(self, event: GraphBreakReported) -> dict[str, AttributeValue]:
+        attributes: dict[str, AttributeValue] = {
+            names.ATTR_GRAPH_BREAK_REASON: self.text(event.reason)
+        }
         if event.kind:  # a graph's own break reason (gm.compile_subgraph_reason) has no kind
             attributes[names.ATTR_GRAPH_BREAK_KIND] = self.text(event.kind)
         if self.capture_stacks:
@@ -82,7 +86,7 @@ class Limits:
         attributes[names.ATTR_FIX_SUMMARY] = self.text(summary)
         return attributes
 
-    def graph_text_attributes(self, event: GraphTextReported) -> dict[str, Any]:
+    def graph_text_attributes(self, event: GraphTextReported) -> dict[str, AttributeValue]:
         """The graph text as the capture setting allows, capped, with its full length.
 
         Guard text is a Dynamo reason like the others (source lines and values as
@@ -96,7 +100,7 @@ class Limits:
         else:
             text = event.text
         truncated = len(text) > self.graph_text_length
-        attributes: dict[str, Any] = {
+        attributes: dict[str, AttributeValue] = {
             names.ATTR_GRAPH_TEXT_KIND: event.kind,
             names.ATTR_GRAPH_TEXT_LENGTH: len(text),
             names.ATTR_GRAPH_TEXT_TRUNCATED: truncated,
@@ -120,11 +124,10 @@ def loaded_torch_version() -> str | None:
 
 def recompile_code(record: FrameCompiled) -> fixes.Code:
     """The compiled function of a recompile, as a fix needs it."""
-    code = record.state.code
     return fixes.Code(
         record.ended.function,
         record.ended.file,
         record.ended.line,
-        code.arguments if code is not None else (),
+        record.arguments,
         loaded_torch_version(),
     )

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._lifecycle.watchdog import Watchdog
@@ -62,13 +62,13 @@ class CompileLogEvents:
 
     def frame_ended(self, record: FrameCompiled) -> None:
         self._watchdog.unwatch(record.compile_id)
-        fields: dict[str, Any] = {
+        fields: dict[str, AttributeValue] = {
             names.ATTR_COMPILE_ID: record.compile_id,
             **record.code_fields(),
             names.ATTR_OUTCOME: record.outcome,
-            names.ATTR_FRAME_GRAPH_COUNT: record.state.graph_count,
+            names.ATTR_FRAME_GRAPH_COUNT: record.graph_count,
             names.ATTR_GUARD_COUNT: record.ended.guard_count,
-            names.ATTR_GRAPH_BREAK_COUNT: len(record.state.breaks),
+            names.ATTR_GRAPH_BREAK_COUNT: len(record.breaks),
         }
         if record.backend:
             fields[names.ATTR_BACKEND] = record.backend
@@ -76,12 +76,12 @@ class CompileLogEvents:
         fields.update(time_attributes(record.time_split))
         level = "error" if record.outcome == names.OUTCOME_FAILURE else "info"
         with in_span(record.span):
-            self._events.emit(names.LOG_FRAME_COMPILED, level=level, **fields)
+            self._events.emit(names.LOG_FRAME_COMPILED, fields, level=level)
             if record.recompile_reason:
                 self._recompiled(record, record.recompile_reason)
 
     def _recompiled(self, record: FrameCompiled, reason: str) -> None:
-        fields: dict[str, Any] = {
+        fields: dict[str, AttributeValue] = {
             names.ATTR_COMPILE_ID: record.compile_id,
             names.ATTR_RECOMPILE_REASON: reason,
         }
@@ -94,11 +94,11 @@ class CompileLogEvents:
         summary = fixes.recompile_summary(reason, recompile_code(record))
         if summary:
             fields[names.ATTR_FIX_SUMMARY] = self._limits.text(summary)
-        self._events.emit(names.LOG_RECOMPILE, level="warning", **fields)
+        self._events.emit(names.LOG_RECOMPILE, fields, level="warning")
 
     def graph_compiled(self, graph: GraphIdentity, span: Span) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_GRAPH_COMPILED, **graph.fields())
+            self._events.emit(names.LOG_GRAPH_COMPILED, graph.fields())
 
     def graph_break(
         self, event: GraphBreakReported, span: Span | None, backend: str | None
@@ -107,10 +107,10 @@ class CompileLogEvents:
         if backend:
             fields[names.ATTR_BACKEND] = backend
         with in_span(span):
-            self._events.emit(names.LOG_GRAPH_BREAK, level="warning", **fields)
+            self._events.emit(names.LOG_GRAPH_BREAK, fields, level="warning")
 
     def failure(self, failure: Failure, span: Span) -> None:
-        fields: dict[str, Any] = {names.ATTR_STAGE: failure.stage}
+        fields: dict[str, AttributeValue] = {names.ATTR_STAGE: failure.stage}
         if failure.graph is not None:
             fields.update(failure.graph.fields())
         if failure.run_kind is not None:
@@ -118,34 +118,38 @@ class CompileLogEvents:
         fields[names.ATTR_ERROR_TYPE] = failure.error_type
         with in_span(span):
             event = FAILURE_EVENTS.get(failure.stage, names.LOG_COMPILE_FAILED)
-            self._events.emit(event, level="error", exc=failure.exception, **fields)
+            self._events.emit(event, fields, level="error", exc=failure.exception)
 
-    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
-        fields.update({names.ATTR_FAULT_KIND: kind, names.ATTR_FAULT_TARGET: target})
+    def fault_injected(
+        self, kind: str, target: str, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None:
+        fields = {**fields, names.ATTR_FAULT_KIND: kind, names.ATTR_FAULT_TARGET: target}
         with in_span(span):
-            self._events.emit(names.LOG_FAULT_INJECTED, level="warning", **fields)
+            self._events.emit(names.LOG_FAULT_INJECTED, fields, level="warning")
 
-    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None:
+    def accuracy_checked(
+        self, passed: bool, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None:
         with in_span(span):
             level = "info" if passed else "error"
-            self._events.emit(names.LOG_ACCURACY_CHECKED, level=level, **fields)
+            self._events.emit(names.LOG_ACCURACY_CHECKED, fields, level=level)
 
-    def repro_written(self, span: Span | None, **fields: Any) -> None:
+    def repro_written(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_REPRO_WRITTEN, level="warning", **fields)
+            self._events.emit(names.LOG_REPRO_WRITTEN, fields, level="warning")
 
-    def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def graph_text(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_GRAPH_TEXT, **fields)
+            self._events.emit(names.LOG_GRAPH_TEXT, fields)
 
-    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_CUDAGRAPH_SKIPPED, level="warning", **fields)
+            self._events.emit(names.LOG_CUDAGRAPH_SKIPPED, fields, level="warning")
 
-    def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def cache_bypassed(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_CACHE_BYPASSED, level="warning", **fields)
+            self._events.emit(names.LOG_CACHE_BYPASSED, fields, level="warning")
 
-    def variant_calls(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def variant_calls(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         with in_span(span):
-            self._events.emit(names.LOG_VARIANT_CALLS, **fields)
+            self._events.emit(names.LOG_VARIANT_CALLS, fields)

@@ -17,6 +17,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
@@ -118,7 +119,7 @@ class Recorder:
         """A log record in the span of the compile step that made the text (the frame
         span for Dynamo's graph and guards, made before the backend is called)."""
         state = self._open_compile(event.compile_id)
-        fields: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
+        fields: dict[str, AttributeValue] = {names.ATTR_COMPILE_ID: event.compile_id}
         fields.update(self.limits.graph_text_attributes(event))
         run_kind = event.run_kind
         if state is not None:
@@ -208,7 +209,7 @@ class Recorder:
     def cudagraph_decided(
         self,
         span: Span | None,
-        fields: Mapping[str, Any],
+        fields: Mapping[str, AttributeValue],
         *,
         decision: str,
         reason: str | None,
@@ -218,7 +219,7 @@ class Recorder:
         """What inductor decided on CUDA graphs for one graph (``fields``: its compile
         id and kind, and when it was decided): on its span, as a metric, and a skip as a
         log event."""
-        attributes: dict[str, Any] = {names.ATTR_CUDAGRAPH_DECISION: decision}
+        attributes: dict[str, AttributeValue] = {names.ATTR_CUDAGRAPH_DECISION: decision}
         if names.ATTR_RUN_KIND in fields:
             attributes[names.ATTR_RUN_KIND] = fields[names.ATTR_RUN_KIND]
         if partitions:
@@ -300,9 +301,9 @@ class Recorder:
         mark_skipping_break(frame, event)
         duration_ns = max(event.time_ns - frame.started_ns, 0)
         reason = recompile_reason(frame, event)
-        record = FrameCompiled(
-            state=frame,
-            ended=event,
+        record = FrameCompiled.of(
+            frame,
+            event,
             outcome=frame_outcome(frame, event),
             backend=",".join(sorted(frame.backends)) or self.backend,
             duration_s=duration_ns / 1e9,
@@ -354,7 +355,7 @@ class Recorder:
         if event.compile_id in self._lazy_backwards:
             return
         frame_context = self._ended.get(event.compile_id, (None, None))[0]
-        attributes: dict[str, Any] = {names.ATTR_COMPILE_ID: event.compile_id}
+        attributes: dict[str, AttributeValue] = {names.ATTR_COMPILE_ID: event.compile_id}
         attributes.update(thread_attributes())
         backend = self._backend_of(event.compile_id)
         if backend:
@@ -440,7 +441,7 @@ class Recorder:
     def compile_span(
         self,
         name: str,
-        attributes: dict[str, Any],
+        attributes: dict[str, AttributeValue],
         *,
         graph: GraphIdentity,
         context: otel_context.Context | None = None,
@@ -535,7 +536,9 @@ class Recorder:
         return self._run_spans.start(parts, run.count)
 
     def _prepare_run_spans(self, run: RunState) -> RunSpanParts:
-        run.span_args = self._run_spans.parts(run_span_name(run.kind), run.attributes, run.link)
+        run.span_args = self._run_spans.parts(
+            run_span_name(run.kind), run.identity.attributes(), run.link
+        )
         return run.span_args
 
 
@@ -551,7 +554,7 @@ def run_span_name(kind: str) -> str:
     return _RUN_SPAN_NAMES[kind]
 
 
-def thread_attributes() -> dict[str, Any]:
+def thread_attributes() -> dict[str, AttributeValue]:
     """``thread.id`` and ``thread.name`` of the calling thread (the one compiling)."""
     current = threading.current_thread()
     return {names.ATTR_THREAD_ID: threading.get_native_id(), names.ATTR_THREAD_NAME: current.name}
@@ -571,7 +574,7 @@ class CompileStep:
         self,
         recorder: Recorder,
         name: str,
-        attributes: dict[str, Any],
+        attributes: dict[str, AttributeValue],
         *,
         graph: GraphIdentity,
         context: otel_context.Context | None,

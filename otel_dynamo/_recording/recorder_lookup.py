@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config.otel_variables import SIGNAL_METRICS
@@ -162,7 +163,7 @@ def _build_sinks(settings: Settings, providers: Providers) -> Sinks:
     return Sinks(log_events=log_events, metrics=metrics, variants=variants)
 
 
-def event_context(environ: Mapping[str, str]) -> dict[str, Any]:
+def event_context(environ: Mapping[str, str]) -> dict[str, AttributeValue]:
     """Fields bound to every event: the torchrun rank, when there is one."""
     detected = detected_attributes(environ)
     rank = detected.get(names.RESOURCE_RANK)

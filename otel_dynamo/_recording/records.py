@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._recording.frame_state import FrameState
-from otel_dynamo._recording.stream_events import FrameEnded
+from otel_dynamo._recording.stream_events import FrameEnded, GraphBreakReported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,7 +30,7 @@ class GraphIdentity:
     op_count: int | None = None
     node_count: int | None = None
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, AttributeValue]:
         """As log event fields (and span attributes): the ones known, in this order."""
         found = {
             names.ATTR_COMPILE_ID: self.compile_id,
@@ -62,9 +62,9 @@ class RunIdentity:
     def backend(self) -> str | None:
         return None if self.graph is None else self.graph.backend
 
-    def attributes(self) -> dict[str, Any]:
+    def attributes(self) -> dict[str, AttributeValue]:
         """A run span's attributes (before its index)."""
-        found: dict[str, Any] = {}
+        found: dict[str, AttributeValue] = {}
         if self.graph is not None:
             found[names.ATTR_COMPILE_ID] = self.graph.compile_id
             found[names.ATTR_BACKEND] = self.graph.backend
@@ -79,28 +79,64 @@ class RunIdentity:
 @dataclasses.dataclass(frozen=True)
 class FrameCompiled:
     """A frame compile that ended: Dynamo's report of it (``ended``), what was seen
-    while it ran (``state``), and what the recorder made of them."""
+    while it ran (taken from its ``FrameState`` when it ended), and what the recorder made
+    of them."""
 
-    state: FrameState
+    compile_id: str
+    span: Span | None
     ended: FrameEnded
     outcome: str
     backend: str | None
     """The backends that compiled its graphs (comma-separated), else the recorder's."""
+    graphs_backend: bool
+    """Whether ``backend`` names the backends that compiled its graphs (not the
+    recorder's own)."""
     duration_s: float
     time_split: Mapping[str, float]
     """Seconds per compile-time category (``phase_split``)."""
     recompile_reason: str | None
     """The failed guard that made this a recompile, within the text limit."""
+    graph_count: int = 0
+    discarded_graph_count: int = 0
+    breaks: tuple[GraphBreakReported, ...] = ()
+    guards: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()
+    """The compiled function's arguments, where torch named them."""
+    cache_counts: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """Cache lookups seen while it compiled, as span attributes (``FrameState.cache_counts``)."""
 
-    @property
-    def compile_id(self) -> str:
-        return self.state.compile_id
+    @classmethod
+    def of(
+        cls,
+        frame: FrameState,
+        ended: FrameEnded,
+        *,
+        outcome: str,
+        backend: str | None,
+        duration_s: float,
+        time_split: Mapping[str, float],
+        recompile_reason: str | None,
+    ) -> FrameCompiled:
+        """The record of ``frame`` as it ended (copied: the state is not kept)."""
+        return cls(
+            compile_id=frame.compile_id,
+            span=frame.span,
+            ended=ended,
+            outcome=outcome,
+            backend=backend,
+            graphs_backend=bool(frame.backends),
+            duration_s=duration_s,
+            time_split=time_split,
+            recompile_reason=recompile_reason,
+            graph_count=frame.graph_count,
+            discarded_graph_count=frame.discarded_graph_count,
+            breaks=tuple(frame.breaks),
+            guards=frame.guards,
+            arguments=frame.code.arguments if frame.code is not None else (),
+            cache_counts=frame.cache_counts(),
+        )
 
-    @property
-    def span(self) -> Span | None:
-        return self.state.span
-
-    def code_fields(self) -> dict[str, Any]:
+    def code_fields(self) -> dict[str, AttributeValue]:
         """``code.function``, ``code.file``, ``code.line``: those torch gave."""
         found = {
             names.ATTR_CODE_FUNCTION: self.ended.function,
@@ -141,7 +177,7 @@ class ExportEnded:
     """``names.EXPORT_OPERATION_*``."""
     outcome: str
     duration_s: float
-    description: Mapping[str, Any]
+    description: Mapping[str, AttributeValue]
     """Its span's attributes: what the call was asked (module, strictness, dynamic
     shapes, decomposition table) and what it made (the program's ops) or why it failed. A
     program's description is a varying set of op counts, hence a mapping."""

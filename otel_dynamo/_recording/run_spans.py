@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanContext
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 
@@ -24,7 +24,7 @@ class RunSpanParts:
     """What every run span of one graph shares."""
 
     name: str
-    attributes: Mapping[str, Any]
+    attributes: Mapping[str, AttributeValue]
     links: tuple[Link, ...]
 
 
@@ -36,7 +36,7 @@ class RunSpans:
         self._tracer = tracer
 
     def parts(
-        self, name: str, attributes: Mapping[str, Any], link: SpanContext | None
+        self, name: str, attributes: Mapping[str, AttributeValue], link: SpanContext | None
     ) -> RunSpanParts:
         links = (Link(link),) if link is not None and link.is_valid else ()
         return RunSpanParts(name, dict(attributes), links)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from opentelemetry.trace import Span, SpanContext
 
 from otel_dynamo._config.run_span_policy import RunSpanPolicy
@@ -16,7 +14,6 @@ class RunState:
     """Per compiled graph: how often it ran and what a run span carries."""
 
     __slots__ = (
-        "attributes",
         "count",
         "current_span",
         "device_clock",
@@ -39,7 +36,6 @@ class RunState:
         self.kind = identity.kind
         self.policy = policy
         self.identity = identity
-        self.attributes: dict[str, Any] = identity.attributes()  # its run spans'
         self.link = link  # the graph span's context: each run span links to it
         self.count = 0
         self.next_recorded = policy.first_recorded()

@@ -8,9 +8,10 @@ implement them, and the null objects here keep the recorder usable without eithe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo._recording.frame_state import FrameState
 from otel_dynamo._recording.records import (
@@ -60,13 +61,19 @@ class LogEventSink(Protocol):
         self, event: GraphBreakReported, span: Span | None, backend: str | None
     ) -> None: ...
     def failure(self, failure: Failure, span: Span) -> None: ...
-    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None: ...
-    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None: ...
-    def repro_written(self, span: Span | None, **fields: Any) -> None: ...
-    def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
-    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
-    def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
-    def variant_calls(self, span: Span | None, fields: Mapping[str, Any]) -> None: ...
+    def fault_injected(
+        self, kind: str, target: str, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None: ...
+    def accuracy_checked(
+        self, passed: bool, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None: ...
+    def repro_written(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None: ...
+    def graph_text(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None: ...
+    def cudagraph_skipped(
+        self, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None: ...
+    def cache_bypassed(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None: ...
+    def variant_calls(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None: ...
 
 
 class MetricsSink(Protocol):
@@ -102,25 +109,29 @@ class _NullLogEvents:
     def failure(self, failure: Failure, span: Span) -> None:
         pass
 
-    def fault_injected(self, kind: str, target: str, span: Span | None, **fields: Any) -> None:
+    def fault_injected(
+        self, kind: str, target: str, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None:
         pass
 
-    def accuracy_checked(self, passed: bool, span: Span | None, **fields: Any) -> None:
+    def accuracy_checked(
+        self, passed: bool, span: Span | None, fields: Mapping[str, AttributeValue]
+    ) -> None:
         pass
 
-    def repro_written(self, span: Span | None, **fields: Any) -> None:
+    def repro_written(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         pass
 
-    def graph_text(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def graph_text(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         pass
 
-    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def cudagraph_skipped(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         pass
 
-    def cache_bypassed(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def cache_bypassed(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         pass
 
-    def variant_calls(self, span: Span | None, fields: Mapping[str, Any]) -> None:
+    def variant_calls(self, span: Span | None, fields: Mapping[str, AttributeValue]) -> None:
         pass
 
 

@@ -23,12 +23,13 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from opentelemetry import trace
 from opentelemetry._logs import Logger, LoggerProvider, NoOpLoggerProvider, SeverityNumber
 from opentelemetry.semconv.attributes import exception_attributes
 from opentelemetry.trace import format_span_id, format_trace_id
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config.problems import warn_problems
@@ -76,7 +77,7 @@ _log = logging.getLogger(__name__)
 # --- what an event carries -------------------------------------------------------------
 
 
-def add_trace_context(fields: dict[str, Any]) -> None:
+def add_trace_context(fields: dict[str, object]) -> None:
     """trace_id / span_id of the current span, as 32 / 16 lowercase hex characters."""
     context = trace.get_current_span().get_span_context()
     if context.is_valid:
@@ -100,7 +101,7 @@ class CapLengths:
         self.max_length = max_length
         self._max_items = max_items
 
-    def apply(self, fields: dict[str, Any]) -> None:
+    def apply(self, fields: dict[str, object]) -> None:
         for key, value in fields.items():
             if key == exception_attributes.EXCEPTION_STACKTRACE and isinstance(value, str):
                 fields[key] = _head_and_tail(value, MAX_STACKTRACE_LENGTH)
@@ -140,7 +141,7 @@ _NOT_ATTRIBUTES = frozenset({KEY_EVENT, KEY_LEVEL, KEY_TIMESTAMP, KEY_TRACE_ID, 
 one of these names is never also an attribute."""
 
 
-def log_attributes(fields: Mapping[str, Any]) -> dict[str, Any]:
+def log_attributes(fields: Mapping[str, object]) -> dict[str, AttributeValue]:
     """The event's fields as OpenTelemetry attribute values (others become strings)."""
     attributes = {}
     for key, value in fields.items():
@@ -149,7 +150,7 @@ def log_attributes(fields: Mapping[str, Any]) -> dict[str, Any]:
     return attributes
 
 
-def _attribute_value(value: Any) -> Any:
+def _attribute_value(value: object) -> AttributeValue:
     if isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, (list, tuple)) and value:
@@ -204,7 +205,7 @@ class JsonLines:
         self._inherited: list[TextIO] = []
         self._logger = self._wrap(self._file)
 
-    def write(self, level: str, event: str, time_ns: int, fields: dict[str, Any]) -> None:
+    def write(self, level: str, event: str, time_ns: int, fields: dict[str, object]) -> None:
         """One line: ``fields`` gain the timestamp (the dict is the caller's to give)."""
         if self._pid != os.getpid():
             self._reopen_in_child()
@@ -291,7 +292,7 @@ class EventLogger:
         logger_provider: LoggerProvider | None = None,
         log: str = DEFAULT_LOG,
         level: str = DEFAULT_LOG_LEVEL,
-        context: Mapping[str, Any] | None = None,
+        context: Mapping[str, object] | None = None,
         max_length: int = DEFAULT_MAX_ATTRIBUTE_LENGTH,
         max_items: int = DEFAULT_MAX_LIST_LENGTH,
         redact: Redact = REDACT_SHAPES,
@@ -313,7 +314,7 @@ class EventLogger:
         *,
         logger_provider: LoggerProvider | None = None,
         redact: Redact = REDACT_SHAPES,
-        **context: Any,
+        **context: object,
     ) -> EventLogger:
         return cls(
             logger_provider=logger_provider,
@@ -325,7 +326,7 @@ class EventLogger:
             max_items=settings.max_list_length,
         )
 
-    def bind(self, **fields: Any) -> EventLogger:
+    def bind(self, **fields: object) -> EventLogger:
         """A logger that adds ``fields`` (e.g. rank, compile id) to every event."""
         child = object.__new__(EventLogger)
         child.__dict__.update(self.__dict__)
@@ -335,12 +336,17 @@ class EventLogger:
     def emit(
         self,
         event: str,
+        fields: Mapping[str, AttributeValue] | None = None,
+        /,
         *,
         level: str = DEFAULT_EVENT_LEVEL,
         exc: BaseException | None = None,
-        **fields: Any,
+        **more: object,
     ) -> None:
-        """Record one event; never raises (trouble is logged once on ``otel_dynamo``)."""
+        """Record one event with ``fields`` (attribute values, as otel_dynamo's own events
+        hand them over) and ``more`` (a caller's keywords: a value that is no attribute
+        value is written as its text); never raises (trouble is logged once on
+        ``otel_dynamo``)."""
         if not self.enabled:
             return
         if level not in _SEVERITY:
@@ -348,12 +354,12 @@ class EventLogger:
         if _LEVEL_NUMBERS[level] < self._min_level:
             return
         try:
-            self._record(event, level, exc, {**self._context, **fields})
+            self._record(event, level, exc, {**self._context, **(fields or {}), **more})
         except Exception as error:
             self._errors.report(event, error)
 
     def _record(
-        self, event: str, level: str, exc: BaseException | None, fields: dict[str, Any]
+        self, event: str, level: str, exc: BaseException | None, fields: dict[str, object]
     ) -> None:
         time_ns = time.time_ns()
         add_trace_context(fields)

@@ -10,6 +10,7 @@ compile id therefore holds its count, which the report reads.
 from __future__ import annotations
 
 from opentelemetry import trace
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._lifecycle import exit_steps, forks
@@ -37,7 +38,7 @@ class VariantReport:
                 continue
             self._written[key] = calls
             span = None if variant.link is None else trace.NonRecordingSpan(variant.link)
-            fields = {
+            fields: dict[str, AttributeValue] = {
                 names.ATTR_COMPILE_ID: variant.compile_id,
                 names.ATTR_RUN_KIND: variant.kind,
                 names.ATTR_VARIANT_CALLS: calls,

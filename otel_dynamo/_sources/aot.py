@@ -19,6 +19,8 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.util.types import AttributeValue
+
 from otel_dynamo import names
 from otel_dynamo._recording.boundary import guarded
 from otel_dynamo._recording.pass_through import passes_through
@@ -127,7 +129,7 @@ class TracedPartition:
 
     def _step(self) -> CompileStep:
         graph = self.graph
-        attributes = {
+        attributes: dict[str, AttributeValue] = {
             names.ATTR_COMPILE_ID: graph.compile_id,
             names.ATTR_AOT_PARTITIONER: self.partitioner,
         }
@@ -149,8 +151,8 @@ class TracedPartition:
 
 def _compiler_attributes(
     graph: GraphCompile, gm: Any, compiler: str, graph_name: str | None
-) -> dict[str, Any]:
-    attributes = {
+) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {
         names.ATTR_COMPILE_ID: graph.compile_id,
         names.ATTR_AOT_COMPILER: compiler,
         names.ATTR_AOT_NODE_COUNT: graph_facts.node_count(gm),
@@ -186,7 +188,7 @@ class TracedCompiler:
     def _step(self, gm: Any) -> tuple[CompileStep, str | None]:
         graph, kind = self.graph, self.kind
         graph_name = aot_graph_name()
-        attributes: dict[str, Any] = {}
+        attributes: dict[str, AttributeValue] = {}
         with guarded():
             attributes = _compiler_attributes(graph, gm, self.compiler, graph_name)
         # The backward usually compiles lazily at the first .backward(): parent it to the
@@ -291,7 +293,7 @@ def check_post_compile_form(post_compile: Callable[..., Any]) -> None:
 
 def with_loaded_backward(
     args: tuple[Any, ...], kwargs: dict[str, Any], graph: GraphCompile
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+) -> tuple[tuple[Any, ...], dict[str, AttributeValue]]:
     """``post_compile``'s arguments with the compiled backward counted, on either form."""
     if len(args) == 1 and not kwargs:
         return (wrap_loaded_backward(args[0], graph),), kwargs

@@ -107,7 +107,8 @@ def _inductor_mode(config: dict[str, Any], dynamic: bool | None) -> tuple[str, d
     the options beyond it."""
     from torch._inductor import list_mode_options
 
-    best, best_options = names.COMPILE_MODE_DEFAULT, dict[str, Any]()
+    best = names.COMPILE_MODE_DEFAULT
+    best_options: dict[str, Any] = {}
     for mode, options in list_mode_options(None, dynamic).items():
         held = all(key in config and config[key] == value for key, value in options.items())
         if held and len(options) > len(best_options):

@@ -350,7 +350,7 @@ class SkipAwareRecorder:
 
     def _skipped(self, run: RunState, message: str) -> None:
         fields = {
-            names.ATTR_COMPILE_ID: run.attributes.get(names.ATTR_COMPILE_ID, ""),
+            names.ATTR_COMPILE_ID: run.identity.compile_id,
             names.ATTR_RUN_KIND: run.kind,
             names.ATTR_CUDAGRAPH_AT: names.CUDAGRAPH_AT_RUN,
         }

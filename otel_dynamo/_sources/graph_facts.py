@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from opentelemetry.util.types import AttributeValue
+
 from otel_dynamo import names
 from otel_dynamo._recording.limits import ELLIPSIS
 from otel_dynamo._recording.stream_events import GraphBreakReported
@@ -74,7 +76,7 @@ def input_devices(example_inputs: Iterable[Any]) -> frozenset[str]:
     return frozenset(kind for kind in found if isinstance(kind, str))
 
 
-def input_attributes(example_inputs: Sequence[Any], *, max_items: int) -> dict[str, Any]:
+def input_attributes(example_inputs: Sequence[Any], *, max_items: int) -> dict[str, AttributeValue]:
     """Input count, shapes (capped), distinct dtypes and devices."""
     described = [d for d in map(describe_input, example_inputs) if d is not None]
     return {
@@ -105,7 +107,7 @@ def graph_shape(gm: Any) -> GraphShape:
     return GraphShape(len(nodes), ops, calls)
 
 
-def shape_attributes(shape: GraphShape, *, top: int, max_items: int) -> dict[str, Any]:
+def shape_attributes(shape: GraphShape, *, top: int, max_items: int) -> dict[str, AttributeValue]:
     """Op counts (Dynamo's and explain's definitions), node count and the ops themselves."""
     return {
         names.ATTR_GRAPH_OP_COUNT: shape.op_count,

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanContext, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config.settings import Settings
@@ -98,9 +99,9 @@ class TorchExportRecorder:
     def call(
         self,
         operation: str,
-        attributes: dict[str, Any],
+        attributes: dict[str, AttributeValue],
         call: Callable[[], T],
-        describe: Callable[[Any], dict[str, Any]],
+        describe: Callable[[Any], dict[str, AttributeValue]],
     ) -> T:
         """``call()`` inside a span of ``operation``; ``describe(result)`` adds attributes."""
         name = _SPAN_NAMES[operation]
@@ -142,17 +143,18 @@ class TorchExportRecorder:
         self,
         operation: str,
         span: Span,
-        attributes: dict[str, Any],
+        attributes: dict[str, AttributeValue],
         *,
         result: Any,
-        describe: Callable[[Any], dict[str, Any]],
+        describe: Callable[[Any], dict[str, AttributeValue]],
         duration_s: float,
     ) -> None:
         try:
             found = self._capped(describe(result))
             span.set_attributes(found)
             module_class = attributes.get(names.ATTR_EXPORT_MODULE_CLASS)
-            setattr(result, ORIGIN_ATTRIBUTE, Origin(span.get_span_context(), module_class))
+            shown_class = module_class if isinstance(module_class, str) else None
+            setattr(result, ORIGIN_ATTRIBUTE, Origin(span.get_span_context(), shown_class))
         finally:
             span.end()
         record = ExportEnded(
@@ -165,14 +167,15 @@ class TorchExportRecorder:
         self,
         operation: str,
         span: Span,
-        attributes: dict[str, Any],
+        attributes: dict[str, AttributeValue],
         exc: BaseException,
         duration_s: float,
     ) -> None:
         try:
             found = error_attributes(exc, limit=self.limits.text_length)
             found[names.ATTR_ERROR_TYPE] = class_name(exc)
-            span.set_status(Status(StatusCode.ERROR, found[names.ATTR_EXPORT_ERROR_MESSAGE]))
+            message = found[names.ATTR_EXPORT_ERROR_MESSAGE]
+            span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
             span.set_attributes(found)
         finally:
             span.end()
@@ -182,13 +185,13 @@ class TorchExportRecorder:
         self.events.ended(record)
         self.metrics.ended(record)
 
-    def _capped(self, attributes: dict[str, Any]) -> dict[str, Any]:
+    def _capped(self, attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
         return {
             key: self.limits.strings(value) if isinstance(value, list) else value
             for key, value in attributes.items()
         }
 
-    def describe_export(self, program: Any) -> dict[str, Any]:
+    def describe_export(self, program: Any) -> dict[str, AttributeValue]:
         return program_attributes(program, top=self.limits.top_ops)
 
     def track_module(self, module: Any, origin: Origin) -> None:
@@ -271,7 +274,7 @@ class TorchExportInstrumentation:
         if recorder is None:
             return export(*args, **kwargs)
         mod = args[0] if args else kwargs.get("mod")
-        attributes: dict[str, Any] = {}
+        attributes: dict[str, AttributeValue] = {}
         with guarded(INSTRUMENTATION_ERROR):
             attributes = call_attributes(
                 mod, strict=kwargs.get("strict", False), dynamic_shapes=kwargs.get("dynamic_shapes")
@@ -296,14 +299,14 @@ class TorchExportInstrumentation:
         if recorder is None or before is None:
             return run_decompositions(*args, **kwargs)
         table = args[0] if args else kwargs.get("decomp_table")
-        attributes: dict[str, Any] = {}
+        attributes: dict[str, AttributeValue] = {}
         with guarded(INSTRUMENTATION_ERROR):
             attributes = table_attributes(table)
         module_class = origin_of(program).module_class
         if module_class:
             attributes[names.ATTR_EXPORT_MODULE_CLASS] = module_class
 
-        def describe(decomposed: Any) -> dict[str, Any]:
+        def describe(decomposed: Any) -> dict[str, AttributeValue]:
             after = aten_op_counts(decomposed)
             found = decomposition_attributes(before, after, max_items=recorder.limits.list_length)
             return {**recorder.describe_export(decomposed), **found}

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry.util.types import AttributeValue
+
 from otel_dynamo import names
 from otel_dynamo._recording.boundary import class_name
 from otel_dynamo._sources.graph_facts import target_name, top_ops
@@ -31,7 +33,7 @@ _OUTPUT_KINDS = {
 }
 
 
-def call_attributes(mod: Any, *, strict: bool, dynamic_shapes: Any) -> dict[str, Any]:
+def call_attributes(mod: Any, *, strict: bool, dynamic_shapes: Any) -> dict[str, AttributeValue]:
     """What is known before exporting: the module's class, strict mode, dynamic shapes."""
     return {
         names.ATTR_EXPORT_MODULE_CLASS: class_name(mod),
@@ -61,7 +63,7 @@ def signature_counts(program: Any) -> dict[str, int]:
     return counts
 
 
-def program_attributes(program: Any, *, top: int) -> dict[str, Any]:
+def program_attributes(program: Any, *, top: int) -> dict[str, AttributeValue]:
     """Op count, node count, top ops, the signature summary and range constraints."""
     counts = aten_op_counts(program)
     return {
@@ -82,7 +84,7 @@ def op_changes(before: Counter[str], after: Counter[str]) -> tuple[list[str], li
 
 def decomposition_attributes(
     before: Counter[str], after: Counter[str], *, max_items: int
-) -> dict[str, Any]:
+) -> dict[str, AttributeValue]:
     added, removed = op_changes(before, after)
     return {
         names.ATTR_EXPORT_DECOMP_OP_COUNT_BEFORE: sum(before.values()),
@@ -92,7 +94,7 @@ def decomposition_attributes(
     }
 
 
-def table_attributes(decomp_table: Mapping[Any, Any] | None) -> dict[str, Any]:
+def table_attributes(decomp_table: Mapping[Any, Any] | None) -> dict[str, AttributeValue]:
     """Size of the table run_decompositions uses, and whether it is torch's default."""
     if decomp_table is None:
         from torch.export import default_decompositions
@@ -149,9 +151,9 @@ def error_case(exc: BaseException) -> str | None:
     return get_class_if_classified_error(exc)
 
 
-def error_attributes(exc: BaseException, *, limit: int) -> dict[str, Any]:
+def error_attributes(exc: BaseException, *, limit: int) -> dict[str, AttributeValue]:
     """Message, kind and torch's classification of an export error."""
-    attributes: dict[str, Any] = {
+    attributes: dict[str, AttributeValue] = {
         names.ATTR_EXPORT_ERROR_MESSAGE: str(exc).strip().split("\n", 1)[0][:limit],
     }
     kind = error_kind(exc)

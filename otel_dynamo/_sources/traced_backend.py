@@ -7,6 +7,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from opentelemetry.util.types import AttributeValue
+
 from otel_dynamo import names
 from otel_dynamo._recording.boundary import guarded
 from otel_dynamo._recording.pass_through import passes_through
@@ -190,7 +192,7 @@ class TracedBackend:
         recorder = self._recorder_lookup()
         graph = GraphCompile(recorder, compile_id=current_compile_id(), backend=self.backend)
         identity = GraphIdentity(graph.compile_id, self.backend)
-        attributes: dict[str, Any] = {}
+        attributes: dict[str, AttributeValue] = {}
         with guarded():
             identity, attributes = self._described(recorder, identity, gm, example_inputs)
         self._prepare(graph, example_inputs, kwargs)
@@ -205,7 +207,7 @@ class TracedBackend:
 
     def _described(
         self, recorder: Recorder, identity: GraphIdentity, gm: Any, example_inputs: Any
-    ) -> tuple[GraphIdentity, dict[str, Any]]:
+    ) -> tuple[GraphIdentity, dict[str, AttributeValue]]:
         """The graph counted in its frame, with its index and size, and its span's
         attributes."""
         limits = recorder.limits
@@ -310,7 +312,7 @@ class TracedGraphCompile:
         gm: Any,
         example_inputs: Any,
         identity: GraphIdentity,
-        attributes: dict[str, Any],
+        attributes: dict[str, AttributeValue],
     ) -> None:
         self.backend = backend
         self.graph = graph

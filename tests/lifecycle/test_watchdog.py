@@ -29,9 +29,9 @@ class Recorder:
         self.events: list[tuple[str, str, dict]] = []
         self._lock = threading.Lock()
 
-    def emit(self, event: str, *, level: str = "info", **fields) -> None:
+    def emit(self, event: str, fields=None, /, *, level: str = "info") -> None:
         with self._lock:
-            self.events.append((event, level, fields))
+            self.events.append((event, level, dict(fields or {})))
 
 
 def _describe() -> dict:

@@ -4,11 +4,17 @@ writer's attributes back."""
 from __future__ import annotations
 
 import ast
+import dataclasses
+import re
 from pathlib import Path
+
+import pytest
 
 from otel_dynamo import names
 from otel_dynamo._recording import log_events, metrics
-from otel_dynamo._recording.records import GraphIdentity, RunIdentity
+from otel_dynamo._recording.frame_state import FrameState
+from otel_dynamo._recording.records import FrameCompiled, GraphIdentity, RunIdentity
+from otel_dynamo._recording.stream_events import FrameEnded, GraphBreakReported
 
 WRITERS = (Path(metrics.__file__), Path(log_events.__file__))
 """The metrics and log-event writers: they read records, never attribute dicts."""
@@ -94,3 +100,50 @@ def test_a_run_identity_gives_its_run_spans_attributes():
         names.ATTR_EXPORT_MODULE_CLASS: "pkg.Net",
     }
     assert (exported.compile_id, exported.backend) == ("", None)
+
+
+def test_a_frame_record_is_a_frozen_copy_of_its_frame_state():
+    """FrameCompiled.of copies what the frame's state held when it ended: a later change
+    to the state does not reach the record, and the record cannot be changed."""
+    state = FrameState("0/0", graph_count=1, guards=("a",))
+    state.breaks.append(GraphBreakReported("0/0", "print", "", (), skipped_frame=False))
+    state.backends.add("eager")
+    state.cache_lookups[(names.CACHE_INDUCTOR_FX, names.CACHE_HIT)] += 1
+    record = FrameCompiled.of(
+        state,
+        FrameEnded("0/0", 1),
+        outcome=names.OUTCOME_SUCCESS,
+        backend="eager",
+        duration_s=0.1,
+        time_split={},
+        recompile_reason=None,
+    )
+    state.graph_count += 1
+    state.breaks.append(GraphBreakReported("0/0", "input", "", (), skipped_frame=False))
+    state.cache_lookups[(names.CACHE_INDUCTOR_FX, names.CACHE_HIT)] += 1
+    assert (record.graph_count, len(record.breaks), record.guards) == (1, 1, ("a",))
+    assert record.cache_counts == {names.ATTR_CACHE_FX_HITS: 1}
+    assert record.graphs_backend is True
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.graph_count = 5  # type: ignore[misc]
+
+
+ALLOWED_ANY_BAGS = re.compile(
+    r"(kwargs|\bkw|\bmetrics|\bconfig|options|_inductor_wrappers)\b|Wrapper =|MetadataFn ="
+)
+"""Where torch hands otel_dynamo its own mappings: a call's keyword arguments, its
+compilation metrics, its config and options, a metadata function's result."""
+
+
+def test_attribute_bags_between_our_parts_are_typed():
+    """In _sources and _recording a ``dict[str, Any]`` or ``Mapping[str, Any]`` is only
+    one torch hands over; our own bags are OpenTelemetry ``AttributeValue`` mappings."""
+    root = Path(log_events.__file__).resolve().parents[1]
+    untyped = [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for folder in ("_sources", "_recording")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"(dict|Mapping)\[str, Any\]", line) and not ALLOWED_ANY_BAGS.search(line)
+    ]
+    assert untyped == []

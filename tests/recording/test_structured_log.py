@@ -51,6 +51,22 @@ def test_json_line_has_level_timestamp_event_and_fields_in_order(tmp_path):
     assert line["timestamp"].endswith("Z") and len(line["timestamp"]) == 27
 
 
+def test_fields_are_given_as_a_mapping_and_as_keywords(tmp_path):
+    """otel_dynamo's own events hand their fields over as one mapping (keys that are no
+    Python names, like ``level``, cannot clash with the options); a caller's keywords
+    are added after them."""
+    path = tmp_path / "events.jsonl"
+    fields = {names.ATTR_COMPILE_ID: "0/1", "level_name": "x"}
+    EventLogger(log=str(path)).emit("x.event", fields, level="warning", n=1)
+    (line,) = _lines(path)
+    assert (line["level"], line["torch.compile.id"], line["level_name"], line["n"]) == (
+        "warning",
+        "0/1",
+        "x",
+        1,
+    )
+
+
 def test_stderr_target_writes_to_stderr(capsys):
     """log="stderr" prints the JSON line to standard error, nothing to stdout."""
     EventLogger(log="stderr").emit("x.event", n=1)

@@ -67,9 +67,9 @@ def _recorded_instruments() -> dict[str, tuple[str, str]]:
     reader = InMemoryMetricReader()
     recorder = CompileMetrics(MeterProvider(metric_readers=[reader], shutdown_on_exit=False))
     recorder.frame_compiled(
-        FrameCompiled(
-            state=FrameState("0/1"),
-            ended=FrameEnded("0/1", 1, cache_size=1),
+        FrameCompiled.of(
+            FrameState("0/1"),
+            FrameEnded("0/1", 1, cache_size=1),
             outcome=names.OUTCOME_SUCCESS,
             backend="eager",
             duration_s=0.5,

@@ -190,8 +190,12 @@ def _record(verdict: Verdict, state: RunState, recorder: Recorder) -> None:
     span = state.current_span
     if span is not None:
         span.set_attributes(verdict.attributes)
-    fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count, **verdict.attributes}
-    recorder.log_events.accuracy_checked(verdict.passed, span, **fields)
+    fields = {
+        **state.identity.attributes(),
+        names.ATTR_RUN_INDEX: state.count,
+        **verdict.attributes,
+    }
+    recorder.log_events.accuracy_checked(verdict.passed, span, fields)
 
 
 class AccuracyCheck:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config import fault_spec as spec_module
@@ -146,7 +147,9 @@ EVENT_FIELDS = (
 )
 
 
-def record(recorder: Recorder, fault: FaultSpec, span: Span | None, fields: dict[str, Any]) -> None:
+def record(
+    recorder: Recorder, fault: FaultSpec, span: Span | None, fields: dict[str, AttributeValue]
+) -> None:
     """Fault attributes on the span, a log event and the counter; never raises."""
     fields = {key: fields[key] for key in EVENT_FIELDS if key in fields}
     try:
@@ -154,7 +157,7 @@ def record(recorder: Recorder, fault: FaultSpec, span: Span | None, fields: dict
             span.set_attribute(names.ATTR_FAULT_KIND, fault.kind)
             span.set_attribute(names.ATTR_FAULT_TARGET, fault.target)
         recorder.metrics.fault(fault.kind)
-        recorder.log_events.fault_injected(fault.kind, fault.target, span, **fields)
+        recorder.log_events.fault_injected(fault.kind, fault.target, span, fields)
     except Exception:
         _log.warning("otel_dynamo: could not record an injected fault", exc_info=True)
 
@@ -209,7 +212,7 @@ def runtime_faulty(
 
 def fire_runtime(fault: FaultSpec, state: RunState, recorder: Recorder) -> None:
     """Raise the runtime fault on this run's span; a run the policy skips gets one anyway."""
-    fields = {**state.attributes, names.ATTR_RUN_INDEX: state.count}
+    fields = {**state.identity.attributes(), names.ATTR_RUN_INDEX: state.count}
     if state.current_span is not None:  # the recorder records this run: it marks the failure
         record(recorder, fault, state.current_span, fields)
         raise_runtime_fault()

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo._config.settings import Settings
 from otel_dynamo._recording.recorder import Recorder
@@ -40,7 +41,7 @@ class Compiling:
     """The graph the inner backend compiles (an aid may rewrite it before it does)."""
     example_inputs: Sequence[Any]
     span: Span
-    attributes: Mapping[str, Any]
+    attributes: Mapping[str, AttributeValue]
     """The graph span's attributes (fault events take their fields from them)."""
 
 

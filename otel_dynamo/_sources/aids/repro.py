@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import Span
+from opentelemetry.util.types import AttributeValue
 
 from otel_dynamo import names
 from otel_dynamo._config.fault_spec import (
@@ -270,11 +271,11 @@ class ReproScripts:
         path = write_script(str(graph.recorder.settings.repro_dir), script_stem, text)
         if span is not None:
             span.set_attribute(names.ATTR_REPRO_PATH, path)
-        fields = {
+        fields: dict[str, AttributeValue] = {
             names.ATTR_REPRO_PATH: path,
             names.ATTR_STAGE: stage,
             names.ATTR_COMPILE_ID: graph.compile_id,
             names.ATTR_BACKEND: graph.backend,
             names.ATTR_GRAPH_INDEX: graph.graph_index,
         }
-        graph.recorder.log_events.repro_written(span, **fields)
+        graph.recorder.log_events.repro_written(span, fields)
