@@ -25,6 +25,7 @@ from otel_dynamo.causes.records import (
     FixSource,
     Verdict,
 )
+from otel_dynamo.causes.resumed import Resumed, resumed
 
 ENV_DYNAMIC_SOURCES = "TORCH_COMPILE_DYNAMIC_SOURCES"
 """torch's own variable (``torch.compiler.config.dynamic_sources``): the sources it names
@@ -79,6 +80,9 @@ def recompile_fixes(failure: guards.GuardFailure, code: Code, *, recompiles: int
 
 
 def _recompile_fixes(failure: guards.GuardFailure, code: Code, recompiles: int) -> list[Fix]:
+    after_break = resumed(code.function)
+    if after_break is not None:  # no user can mark or compile a function torch made
+        return [_resumed_fix(code, after_break)]
     subject = _Subject.of(failure.source)
     kind = failure.kind
     if kind in (guards.KIND_SIZE, guards.KIND_STRIDE) and subject is not None:
@@ -94,6 +98,15 @@ def _recompile_fixes(failure: guards.GuardFailure, code: Code, recompiles: int) 
     name = subject.shown if subject is not None else "the value"
     expect = recompiles if remains else None
     return [_words_only(sentence.format(name=name, where=code.where), expect)]
+
+
+def _resumed_fix(code: Code, after_break: Resumed) -> Fix:
+    return _words_only(
+        f"{code.where} is the rest of {after_break.function} that torch resumes after the "
+        f"graph break at line {after_break.line}, and recompiles for what changed there: "
+        f"remove that break (see its fix) and this goes, or moves into {after_break.function}",
+        None,
+    )
 
 
 _GUARD_DEFAULT = "keep what the failed guard checks the same between calls of {where}"
@@ -514,7 +527,8 @@ def env_value(current: str | None, value: str, name: str) -> str:
 
 def paste_lines(found: list[Fix]) -> list[str]:
     """Fixes as something to paste: config lines, the ``mark_dynamic`` calls and
-    ``torch.compile`` arguments, one environment line."""
+    ``torch.compile`` arguments (each after a comment line saying where), one environment
+    line; an entry of two lines holds a newline."""
     lines: list[str] = []
     env: dict[str, str] = {}
     for fix in found:
@@ -530,14 +544,15 @@ def paste_lines(found: list[Fix]) -> list[str]:
             elif action["kind"] == "mark_dynamic":
                 dims = ", ".join(str(dim) for dim in action["dims"])
                 lines.append(
-                    f"torch._dynamo.mark_dynamic({action['argument']}, {dims})  # before each "
-                    f"call of {action['function']} ({action['file']}:{action['line']})"
+                    f"# before each call of {action['function']} "
+                    f"({action['file']}:{action['line']}):\n"
+                    f"torch._dynamo.mark_dynamic({action['argument']}, {dims})"
                 )
             elif action["kind"] == "compile_kwargs":
                 kwargs = ", ".join(f"{key}={value!r}" for key, value in action["kwargs"].items())
                 lines.append(
-                    f"torch.compile(..., {kwargs})  # the compile of {action['function']} "
-                    f"({action['file']}:{action['line']})"
+                    f"# the compile of {action['function']} ({action['file']}:{action['line']}):"
+                    f"\ntorch.compile(..., {kwargs})"
                 )
     if env:
         lines.append(

@@ -49,6 +49,7 @@ from otel_dynamo.causes.records import (
     Verdict,
     VerdictStatus,
 )
+from otel_dynamo.causes.resumed import same_code
 from otel_dynamo.cli.report_command import terminal_width
 from otel_dynamo.cli.run_command import exit_status
 from otel_dynamo.cli.run_command import forwarding_signals as _forwarding_signals
@@ -69,7 +70,8 @@ STOPPED_STATUSES = frozenset({128 + signal.SIGINT, 128 + signal.SIGTERM})
 """A re-run ended by Ctrl-C or SIGTERM (sent here, and on to it) ends the trying."""
 RUN_TIME_MARGIN = 0.25
 """A re-run's compiled run time is said to differ when it is this much (relative) above
-the longer or below the shorter of the two plain runs' (tiny jobs' times vary a lot)."""
+the longer or below the shorter of the two plain runs', or more where the plain runs
+differ by more (tiny jobs' times vary a lot)."""
 FLOAT_TOLERANCE = 1e-4
 """Printed numbers this close (relative) are the same result computed by other kernels."""
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -306,16 +308,25 @@ def _counts_at(
     original: Summary | None,
 ) -> Counts:
     """Recompiles, breaks and compile seconds of ``locations``' causes in ``summary``, and
-    of any cause at their code that ``original`` did not have (a fix that moves a cause
-    has not removed it)."""
+    of any cause in their functions (at any line, or in the functions Dynamo resumes them
+    with after a break) that ``original`` did not have: a fix that moves a cause has not
+    removed it."""
     wanted = set(locations)
-    places = {where[:3] for where in wanted}
+    functions = {(where[0], where[2]) for where in wanted}
     known = _cause_keys(original) if original is not None else set()
     counts: Counts = {"recompiles": 0, "graph_breaks": 0, "compile_seconds": 0.0}
     for section in summary["processes"]:
         for cause in section["what_to_do"]:
             key = (cause["file"], cause["line"], cause["function"], cause["kind"], cause["subject"])
-            if key in wanted or (key[:3] in places and original is not None and key not in known):
+            moved = (
+                original is not None
+                and key not in known
+                and any(
+                    cause["file"] == file and same_code(cause["function"], function)
+                    for file, function in functions
+                )
+            )
+            if key in wanted or moved:
                 counts["recompiles"] += (
                     cause["recompiles"] if cause["kind"] != "recompile_limit" else 0
                 )
@@ -464,17 +475,24 @@ def _judge(
 
 def _run_time_notes(run_time: RunTime) -> list[str]:
     """A note where the compiled graphs ran longer or shorter with the fix than in either
-    plain run, by more than RUN_TIME_MARGIN."""
+    plain run, by more than RUN_TIME_MARGIN and than the plain runs differ by."""
     after = run_time["after_s"]
     plain = [s for s in (run_time["before_s"], run_time["before_again_s"]) if s is not None]
     if after is None or not plain or min(plain) <= 0:
         return []
-    ratio = after / min(plain) if after < min(plain) else after / max(plain)
-    if 1 - RUN_TIME_MARGIN <= ratio <= 1 + RUN_TIME_MARGIN:
+    margin = 1 + max(RUN_TIME_MARGIN, max(plain) / min(plain) - 1)
+    if min(plain) <= after * margin and after <= max(plain) * margin:
         return []
-    shown = ", ".join(f"{seconds:.3g} s" for seconds in plain)
-    how = "longer" if ratio > 1 else "shorter"
-    return [f"the compiled graphs ran {how}: {after:.3g} s (plain runs: {shown})"]
+    shown = ", ".join(_seconds(seconds) for seconds in plain)
+    how = "longer" if after > max(plain) else "shorter"
+    return [f"the compiled graphs ran {how}: {_seconds(after)} (plain runs: {shown})"]
+
+
+def _seconds(seconds: float) -> str:
+    """As the report writes a time: ``41.6 ms``, ``2.35 s``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.1f} ms"
+    return f"{seconds:.2f} s"
 
 
 def _status(expected: Expect, before: Counts, after: Counts, *, output_same: bool) -> VerdictStatus:

@@ -92,6 +92,20 @@ def test_a_stride_change_is_said_in_words() -> None:
     assert (fix["actions"], "x.contiguous()" in fix["summary"]) == ([], True)
 
 
+def test_a_recompile_in_a_resume_function_points_to_its_break() -> None:
+    """A size change in the function torch resumes normalize with after line 6 gets no
+    action on it (no user marks or compiles it): the summary names the break to remove."""
+    code = fixes.Code(
+        "torch_dynamo_resume_in_normalize_at_6", "/work/job.py", 6, ("___stack0", "x")
+    )
+    fix = _fix("tensor 'x' size mismatch at index 0. expected 4, actual 8", code)
+    assert fix["actions"] == []
+    assert (
+        "rest of normalize that torch resumes after the graph break at line 6" in (fix["summary"])
+    )
+    assert fix["expect"] == {"recompiles": None, "graph_breaks": None}
+
+
 def test_a_hint_that_only_hides_a_cause_is_no_action() -> None:
     """A hint naming a config that hides the cause (suppress_errors) gives no action."""
     (fix,) = fixes.break_fixes(

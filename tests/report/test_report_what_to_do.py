@@ -4,6 +4,7 @@ open with it."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,30 @@ def test_a_fix_found_not_working_is_not_shown(tmp_path: Path) -> None:
     text = render_terminal(summary, color=False)
     assert "mark_dynamic" not in text
     assert "no fix worked on this job (see --json)" in text
+
+
+def test_verified_fixes_paste_as_python_within_the_width(tmp_path: Path) -> None:
+    """At 40 columns the verified mark_dynamic fix pastes as a comment line saying where
+    and the call, each within the width, and the block is Python as pasted."""
+    path = write_traces(tmp_path / "t.jsonl", _recompiled(attributes=ARGUMENTS))
+    summary = summarize(load_telemetry([path]))
+    counts = {"recompiles": 1, "graph_breaks": 0, "compile_seconds": 0.1}
+    fix = summary["processes"][0]["what_to_do"][0]["fixes"][0]
+    fix["verdict"] = {
+        "status": "verified",
+        "before": counts,
+        "after": {**counts, "recompiles": 0},
+        "output_same": True,
+        "run_time": {"before_s": 0.5, "before_again_s": 0.5, "after_s": 0.5},
+        "note": "",
+    }
+    lines = render_terminal(summary, color=False, width=40).splitlines()
+    start = lines.index("Verified fixes, to paste") + 1
+    block = lines[start : lines.index("", start)]
+    assert block[0].startswith("  # before each call of ")
+    assert block[-1] == "  torch._dynamo.mark_dynamic(x, 0)"
+    assert max(len(line) for line in block) <= 40
+    compile(textwrap.dedent("\n".join(block)), "pasted", "exec")
 
 
 def test_the_page_opens_with_what_to_do(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
+import textwrap
 from collections import Counter
 from collections.abc import Iterable
 
@@ -14,6 +16,7 @@ from otel_dynamo.causes.fixes import paste_lines, verdict_words
 from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.table import (
+    NO_BREAK_SPACE,
     CellLike,
     Column,
     format_table,
@@ -248,7 +251,7 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
             if fix["verdict"] is not None:
                 lines += [
                     paint(line, "dim", color=color)
-                    for line in _wrapped("        ", verdict_words(fix["verdict"]), width)
+                    for line in _wrapped("        ", _bound(verdict_words(fix["verdict"])), width)
                 ]
         if not fixes:
             lines += _wrapped("   ", "no fix worked on this job (see --json)", width)
@@ -264,8 +267,38 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     paste = paste_lines(verified)
     if paste:
         lines += ["", paint("Verified fixes, to paste", "bold", color=color)]
-        lines += [line for text in paste for line in _wrapped("", text, width)]
+        lines += [line for entry in paste for line in _paste_lines(entry, width)]
     return lines
+
+
+_NUMBER_UNIT = re.compile(r"(\d) (?=(?:ms|s)\b)")
+
+
+def _bound(text: str) -> str:
+    """A number and its unit (``41.6 ms``) kept on one line when ``text`` wraps."""
+    return _NUMBER_UNIT.sub(f"\\1{NO_BREAK_SPACE}", text)
+
+
+def _paste_lines(entry: str, width: int) -> list[str]:
+    """One entry to paste within ``width``, still what it was once pasted: a comment
+    wraps as comment lines, a Python line with a backslash between tokens, the shell's
+    export line with a backslash between words."""
+    room = max(width - 2, 20)
+    lines: list[str] = []
+    for text in entry.splitlines():
+        if text.startswith("# "):
+            lines += ["# " + line for line in wrapped(text[2:], room - 2)]
+        elif text.startswith("export "):
+            lines += _continued(
+                textwrap.wrap(text, room - 2, break_long_words=False, break_on_hyphens=False)
+            )
+        else:
+            lines += _continued(wrapped(text, room - 2))
+    return ["  " + line for line in lines]
+
+
+def _continued(lines: list[str]) -> list[str]:
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
 
 
 def _wrapped(first: str, text: str, width: int) -> list[str]:
