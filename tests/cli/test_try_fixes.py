@@ -14,12 +14,17 @@ from typing import Any
 
 import pytest
 
-JOB = Path(__file__).resolve().parents[1] / "programs" / "fixable_job.py"
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+JOB = PROGRAMS / "fixable_job.py"
 TIMEOUT_S = 600
 
 
 def _try_fixes(
-    tmp_path: Path, *job_args: str, options: tuple[str, ...] = (), columns: int = 100
+    tmp_path: Path,
+    *job_args: str,
+    options: tuple[str, ...] = (),
+    columns: int = 100,
+    job: Path = JOB,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
@@ -33,7 +38,7 @@ def _try_fixes(
             *options,
             "--",
             sys.executable,
-            str(JOB),
+            str(job),
             str(tmp_path / "trials.txt"),
             *job_args,
         ],
@@ -193,6 +198,30 @@ def test_the_report_after_the_runs_is_as_wide_as_columns(heavier: tuple[Path, An
     report = done.stdout[done.stdout.index("otel-dynamo report:") :].splitlines()
     assert "What to do (2 causes, costliest first)" in report
     assert max(len(line) for line in report) <= 60
+
+
+def test_a_fix_that_moves_its_break_within_the_function_is_not_verified(tmp_path: Path) -> None:
+    """Capturing .item() takes the break off its line, but the branch on the next line
+    then breaks and the code torch resumes after it recompiles: counted against the fix
+    (not verified, the breaks and recompile after it in normalize); the resume function's
+    own recompile gets no action, only its break named."""
+    done = _try_fixes(tmp_path, job=PROGRAMS / "moving_break_job.py")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out-try-fixes" / "report.json").read_text())
+    (process,) = summary["processes"]
+    by_kind = {cause["kind"]: cause for cause in process["what_to_do"]}
+    (capture,) = by_kind["graph_break"]["fixes"]
+    assert capture["actions"][0]["name"] == "torch._dynamo.config.capture_scalar_outputs"
+    verdict = capture["verdict"]
+    assert verdict["status"] == "not_working"
+    assert verdict["after"]["graph_breaks"] + verdict["after"]["recompiles"] >= 1
+    resumed = by_kind["recompile"]
+    assert resumed["function"].startswith("torch_dynamo_resume_in_normalize_at_")
+    assert [fix["actions"] for fix in resumed["fixes"]] == [[]]
+    assert (
+        "the rest of normalize that torch resumes after the graph break"
+        in (resumed["fixes"][0]["summary"])
+    )
 
 
 def test_a_fix_that_does_not_work_stays_in_the_json_and_is_not_shown(tmp_path: Path) -> None:
