@@ -288,8 +288,14 @@ def _dynamic_source_fix(subject: _Subject, code: Code, what: str) -> Fix:
 
 
 def _float_fix(subject: _Subject, code: Code, recompiles: int) -> Fix:
+    """An argument or a global float that changes: dynamic from the first compile with
+    ``dynamic=True`` (the float becomes a symbol); any other float (an attribute, an
+    element of a container) said in words."""
+    is_global = subject.dynamo.startswith("G[")
     position = _position(subject, code)
-    if position is None or not (code.file and code.function and code.line is not None):
+    if (position is None and not is_global) or not (
+        code.file and code.function and code.line is not None
+    ):
         return _words_only(
             f"{subject.shown} changes between calls of {code.where} and torch compiles it "
             "as a constant: pass it to the compiled function as an argument, or as a "

@@ -29,6 +29,7 @@ FIXED_BY_ACTIONS = {
     "int_argument": ("recompile", ["env"]),
     "float_argument": ("recompile", ["compile_kwargs"]),
     "global_int": ("recompile", ["env"]),
+    "global_float": ("recompile", ["compile_kwargs"]),
     "module_counter": ("recompile", ["config", "env"]),
     "module_dimension": ("recompile", ["mark_dynamic"]),
     "prints": ("graph_break", ["config_add"]),

@@ -13,6 +13,7 @@ import torch
 
 BACKEND = "eager"
 SCALE = 1
+GAIN = 0.5
 MODE = "m0"
 log = logging.getLogger("one_cause_job")
 
@@ -35,6 +36,11 @@ def float_argument(x, scale):
 @torch.compile(backend=BACKEND)
 def global_int(x):
     return x * SCALE
+
+
+@torch.compile(backend=BACKEND)
+def global_float(x):
+    return x * GAIN
 
 
 @torch.compile(backend=BACKEND)
@@ -135,6 +141,13 @@ def changing_global() -> None:
         show(global_int(torch.ones(3)))
 
 
+def changing_global_float() -> None:
+    global GAIN
+    for value in (0.5, 1.5, 2.5, 3.5):
+        GAIN = value
+        show(global_float(torch.ones(3)))
+
+
 def counting_module() -> None:
     torch.manual_seed(0)
     model = torch.compile(Counter(), backend=BACKEND)
@@ -185,6 +198,7 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     "int_argument": changing_int,
     "float_argument": changing_float,
     "global_int": changing_global,
+    "global_float": changing_global_float,
     "module_counter": counting_module,
     "module_dimension": module_batch,
     "list_length": changing_length,
