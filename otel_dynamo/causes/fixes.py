@@ -532,9 +532,9 @@ def env_value(current: str | None, value: str, name: str) -> str:
 
 
 def paste_lines(found: list[Fix]) -> list[str]:
-    """Fixes as something to paste: config lines, the ``mark_dynamic`` calls and
-    ``torch.compile`` arguments (each after a comment line saying where), one environment
-    line; an entry of two lines holds a newline."""
+    """Fixes as something to paste: config lines, the ``mark_dynamic`` calls (each after
+    a comment line saying where), the ``torch.compile`` arguments to add (a comment), one
+    environment line; an entry of two lines holds a newline."""
     lines: list[str] = []
     env: dict[str, str] = {}
     for fix in found:
@@ -556,9 +556,9 @@ def paste_lines(found: list[Fix]) -> list[str]:
                 )
             elif action["kind"] == "compile_kwargs":
                 kwargs = ", ".join(f"{key}={value!r}" for key, value in action["kwargs"].items())
-                lines.append(
-                    f"# the compile of {action['function']} ({action['file']}:{action['line']}):"
-                    f"\ntorch.compile(..., {kwargs})"
+                lines.append(  # a comment: only the user can add it to their own call
+                    f"# compile {action['function']} ({action['file']}:{action['line']}) "
+                    f"with torch.compile(..., {kwargs})"
                 )
     if env:
         lines.append(

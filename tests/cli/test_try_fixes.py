@@ -203,8 +203,9 @@ def test_the_report_after_the_runs_is_as_wide_as_columns(heavier: tuple[Path, An
 def test_a_fix_that_moves_its_break_within_the_function_is_not_verified(tmp_path: Path) -> None:
     """Capturing .item() takes the break off its line, but the branch on the next line
     then breaks and the code torch resumes after it recompiles: counted against the fix
-    (not verified, the breaks and recompile after it in normalize); the resume function's
-    own recompile gets no action, only its break named."""
+    (not verified, the breaks and recompile after it in normalize, said in its note and
+    the report); the resume function's own recompile gets no action, only its break
+    named."""
     done = _try_fixes(tmp_path, job=PROGRAMS / "moving_break_job.py")
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "out-try-fixes" / "report.json").read_text())
@@ -215,6 +216,8 @@ def test_a_fix_that_moves_its_break_within_the_function_is_not_verified(tmp_path
     verdict = capture["verdict"]
     assert verdict["status"] == "not_working"
     assert verdict["after"]["graph_breaks"] + verdict["after"]["recompiles"] >= 1
+    assert verdict["note"].startswith("moved, not removed: 1 graph break in normalize (")
+    assert "no fix worked on this job (see --json): moved, not removed:" in done.stdout
     resumed = by_kind["recompile"]
     assert resumed["function"].startswith("torch_dynamo_resume_in_normalize_at_")
     assert [fix["actions"] for fix in resumed["fixes"]] == [[]]

@@ -243,7 +243,8 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     heading = f"What to do ({len(todos)} cause{'s' if len(todos) != 1 else ''}, costliest first)"
     lines = [paint(truncate(heading, width), "bold", color=color)]
     for number, todo in enumerate(shown, start=1):
-        lines += _wrapped(f"{number}. ", _format.printable(f"{todo.where} · {_cost(todo)}"), width)
+        heading = _bound(_format.printable(f"{todo.where} · {_cost(todo)}"))
+        lines += _wrapped(f"{number}. ", heading, width)
         lines += _wrapped("   ", _format.printable(todo.what), width)
         fixes = shown_fixes(todo.fixes)
         for fix in fixes:
@@ -254,7 +255,7 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
                     for line in _wrapped("        ", _bound(verdict_words(fix["verdict"])), width)
                 ]
         if not fixes:
-            lines += _wrapped("   ", "no fix worked on this job (see --json)", width)
+            lines += _wrapped("   ", _bound(_none_worked(todo.fixes)), width)
     if len(todos) > len(shown):
         more = f"  … {len(todos) - len(shown)} more causes in --json and the page"
         lines.append(paint(truncate(more, width), "dim", color=color))
@@ -269,6 +270,13 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
         lines += ["", paint("Verified fixes, to paste", "bold", color=color)]
         lines += [line for entry in paste for line in _paste_lines(entry, width)]
     return lines
+
+
+def _none_worked(tried: list[Fix]) -> str:
+    """A cause none of whose fixes worked: said, with what its re-runs noted."""
+    notes = [fix["verdict"]["note"] for fix in tried if fix["verdict"] and fix["verdict"]["note"]]
+    said = "no fix worked on this job (see --json)"
+    return f"{said}: {_format.printable('; '.join(notes))}" if notes else said
 
 
 _NUMBER_UNIT = re.compile(r"(\d) (?=(?:ms|s)\b)")
