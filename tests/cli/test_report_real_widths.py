@@ -79,6 +79,14 @@ def test_no_line_is_longer_than_the_width(telemetry: Path, width: int) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+def test_no_wrapped_line_starts_with_a_separator(telemetry: Path, width: int) -> None:
+    """A list of parts ("backend 38.2 ms · tracing 23.7 ms") wraps after a "·", never
+    before one: no line's text starts with "·" (nor is a lone "·")."""
+    lines = _otel_dynamo("report", "--width", str(width), str(telemetry)).splitlines()
+    assert [line for line in lines if line.strip().startswith("·")] == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
 def test_no_identifier_is_split_across_lines(
     telemetry: Path, summary: dict[str, Any], width: int
 ) -> None:

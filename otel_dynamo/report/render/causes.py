@@ -244,6 +244,7 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     lines = [paint(truncate(heading, width), "bold", color=color)]
     for number, todo in enumerate(shown, start=1):
         heading = _bound(_format.printable(f"{todo.where} · {_cost(todo)}"))
+        heading = heading.replace(" · ", f"{NO_BREAK_SPACE}· ")  # no line starts with "·"
         lines += _wrapped(f"{number}. ", heading, width)
         lines += _wrapped("   ", _format.printable(todo.what), width)
         fixes = shown_fixes(todo.fixes)

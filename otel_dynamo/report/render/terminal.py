@@ -524,9 +524,10 @@ def _largest_parts(phases: Mapping[str, float | None]) -> str:
     """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
     timed = [(value, phase) for phase, value in phases.items() if value]
     ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
-    # No-break spaces inside a part: a wrapped cell breaks between parts, never in one.
+    # No-break spaces inside a part and before each "·": a wrapped cell breaks after a
+    # part's "·", never in a part nor before its "·" (no line starts with one, or is one).
     parts = (f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked)
-    return " · ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
+    return f"{NO_BREAK_SPACE}· ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
 
 
 def _failures(section: ProcessSection, view: _View) -> list[str]:
