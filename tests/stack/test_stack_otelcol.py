@@ -97,6 +97,10 @@ def test_the_collectors_validate_refuses_a_misspelled_key(collector: Path, tmp_p
     assert len(problems) == 1 and "send_batch_sise" in problems[0]
 
 
+PORT_ATTEMPTS = 3
+"""A port found free can be taken by a test running beside before the Collector binds it."""
+
+
 def _started(copy: real.ConfigCopy, workdir: Path, env: dict[str, str]) -> str:
     """Start the Collector on ``copy``, wait until healthy, stop it; its output."""
     running = real.start_collector(
@@ -120,8 +124,16 @@ def test_each_shipped_config_starts_with_no_deprecated_name(
 ) -> None:
     """Each config, its listening ports moved to free ones, starts: healthy, "Everything
     is ready", no component given by a deprecated alias (a later release refuses it)."""
-    copy = real.config_copy(shipped()[name], tmp_path)
-    output = _started(copy, tmp_path, {"REPLAY_DIR": str(tmp_path)})
+    for attempt in range(PORT_ATTEMPTS):
+        workdir = tmp_path / f"attempt-{attempt}"
+        workdir.mkdir()
+        copy = real.config_copy(shipped()[name], workdir)
+        try:
+            output = _started(copy, tmp_path, {"REPLAY_DIR": str(tmp_path)})
+            break
+        except Exception as failed:  # another test took a free port first: fresh ports
+            if "address already in use" not in str(failed) or attempt == PORT_ATTEMPTS - 1:
+                raise
     assert "Everything is ready" in output
     assert [line for line in output.splitlines() if "deprecated" in line] == []
 
