@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 PROG = "otel-dynamo"
@@ -23,10 +23,12 @@ def announce(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)
 
 
-def write_page(path: Path, page: str, *, what: str = "HTML page") -> bool:
-    """Write ``page`` to ``path`` and say so; an error naming the path when it cannot."""
+def write_page(path: Path, page: str | Iterable[str], *, what: str = "HTML page") -> bool:
+    """Write ``page`` (its text, or its pieces in order) to ``path`` and say so; an error
+    naming the path when it cannot."""
     try:
-        path.write_text(page, encoding="utf-8")
+        with path.open("w", encoding="utf-8") as stream:
+            stream.writelines([page] if isinstance(page, str) else page)
     except OSError as problem:
         error(f"{path}: cannot write the {what}: {problem.strerror}")
         return False

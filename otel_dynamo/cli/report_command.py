@@ -140,7 +140,6 @@ def run_report(args: argparse.Namespace) -> int:
                 visitor=report.Visitors(perfetto, graphs, files),
                 workers=args.jobs,
                 layout=layout,
-                compile_rows=args.json,  # the terminal's and the page's tables are made
             )
         except OSError as failed:
             progress.clear()
@@ -163,8 +162,7 @@ def run_report(args: argparse.Namespace) -> int:
     with report.collection_paused():  # the summary is large and holds no cycles
         if args.html is not None and done.timeline is not None:
             progress.step(f"writing {args.html}")
-            page = done.page_text(graphs)
-            if not write_page(args.html, page):
+            if not write_page(args.html, done.page_chunks(graphs)):
                 progress.clear()
                 return EXIT_FAILED
         progress.clear()

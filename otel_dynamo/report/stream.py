@@ -46,7 +46,7 @@ from otel_dynamo.report.read.jaeger import (
 from otel_dynamo.report.read.model import Problem, Telemetry
 from otel_dynamo.report.render.causes import CauseCounts, process_causes
 from otel_dynamo.report.render.graph_texts import GraphTextCollector
-from otel_dynamo.report.render.html.page import page_tables, page_text
+from otel_dynamo.report.render.html.page import page_chunks, page_tables
 from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
 from otel_dynamo.report.render.terminal import TerminalLayout, process_body, terminal_text
 from otel_dynamo.report.summary.build import (
@@ -137,10 +137,15 @@ class Report:
 
     def page_text(self, graphs: GraphTextCollector | None = None) -> str:
         """The report page, as ``render_page`` makes it."""
+        return "".join(self.page_chunks(graphs))
+
+    def page_chunks(self, graphs: GraphTextCollector | None = None) -> Iterator[str]:
+        """``page_text`` in pieces (``render.html.page.page_chunks``), to be written as
+        they come."""
         if self.timeline is None:
             raise ValueError("read without a timeline: read_report(..., timeline=True)")
         tables = [process.page_tables for process in self.processes]
-        return page_text(self.summary, self.timeline, graphs, tables, self.causes())
+        return page_chunks(self.summary, self.timeline, graphs, tables, self.causes())
 
     def causes(self) -> CauseCounts:
         """Every process's causes, added up."""
@@ -171,8 +176,6 @@ class _GroupTask:
     timeline: bool
     layout: TerminalLayout | None
     """The terminal report's, when it is to be printed."""
-    compile_rows: bool
-    """Whether the sections handed back keep their frame-compile rows."""
     parts: list[Callable[[Telemetry], Any]]
     """Each visitor's ``part``."""
 
@@ -207,9 +210,6 @@ def _read_group(task: _GroupTask, meter: ProgressMeter | None = None) -> _GroupR
         _process_read(built, task, printable_text=printable_text)
         for built in builder.sections(telemetry)
     ]
-    if not task.compile_rows:  # their renderings are made: only --json would need them
-        for process in processes:
-            process.built.section["compiles"] = []
     return _GroupRead(
         keys={process.built.process.key for process in processes},
         processes=processes,
@@ -241,7 +241,6 @@ def read_report(
     visitor: GroupVisitor | Visitors | None = None,
     workers: int | None = None,
     layout: TerminalLayout | None = None,
-    compile_rows: bool = True,
 ) -> Report:
     """Read and summarize every telemetry file in ``paths`` (files or directories), the
     same summary as ``summarize(load_telemetry(paths))``, one group of processes at a time;
@@ -250,16 +249,7 @@ def read_report(
     the result is the same, byte for byte. Should a worker die (the machine's memory),
     everything is read again in this process. ``layout``: the terminal report's, when it
     is to be printed, and ``timeline``: the page's; each process's share of them is made
-    by the process that summarized it (``Report.terminal_text``, ``Report.page_text``).
-
-    ``compile_rows=False``: each process's frame-compile rows stay with the process that
-    summarized it once its renderings are made (``layout``, ``timeline``): the summary's
-    ``compiles`` lists are then empty, which ``terminal_text`` and ``page_text`` never
-    read (only ``--json`` writes the rows). On a large run they are most of the summary:
-    handed over, they would double the reporting process's memory (1 GB of input: the
-    page's peak 0.68 → 1.08 GB)."""
-    if not compile_rows and layout is None and not timeline:
-        raise ValueError("compile_rows=False needs a layout or a timeline to make the tables")
+    by the process that summarized it (``Report.terminal_text``, ``Report.page_chunks``)."""
     read = functools.partial(
         _read,
         list(paths),  # read twice where a process is found in two groups
@@ -269,7 +259,6 @@ def read_report(
         timeline=timeline,
         visitor=visitor,
         layout=layout,
-        compile_rows=compile_rows,
     )
     groups: list[list[Path]] | None = None
     while True:
@@ -295,7 +284,6 @@ def read_jaeger_report(
     visitor: GroupVisitor | Visitors | None = None,
     workers: int | None = None,
     layout: TerminalLayout | None = None,
-    compile_rows: bool = True,
 ) -> Report:
     """The run ``address`` chooses, read from Jaeger (``read.jaeger.fetch_run``: its
     spans as files of a private folder, one per process) and reported as ``read_report``
@@ -312,7 +300,6 @@ def read_jaeger_report(
             visitor=visitor,
             workers=workers,
             layout=layout,
-            compile_rows=compile_rows,
         )
         # The private folder's names mean nothing once it is gone: name the processes.
         shown = {display_name(run.directory / name): label for name, label in run.processes.items()}
@@ -353,7 +340,6 @@ def _read(
     visitor: GroupVisitor | Visitors | None,
     workers: int | None,
     layout: TerminalLayout | None,
-    compile_rows: bool,
     groups: list[list[Path]] | None,
 ) -> Report:
     """One reading of ``paths`` by ``groups`` (None: as their first lines group them);
@@ -371,7 +357,6 @@ def _read(
             slowest,
             timeline,
             layout,
-            compile_rows,
             parts,
         )
         for group in (_groups(files) if groups is None else groups)

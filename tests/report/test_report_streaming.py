@@ -501,27 +501,18 @@ def test_a_report_read_without_a_layout_or_timeline_refuses_to_render_them(tmp_p
     assert [len(section["compiles"]) for section in done.summary["processes"]] == [3, 3]
 
 
-def test_a_report_read_without_compile_rows_renders_the_same(tmp_path, monkeypatch):
-    """Read with compile_rows=False (what the terminal report and the page ask for), the
-    summary's frame-compile rows stay with the worker processes: every ``compiles`` list
-    is empty, the rest of the summary (the diverging rank's first difference included) is
-    the full summary's, and the terminal report and the page rendered from the report are
-    byte for byte those of the full summary; without a layout or a timeline nothing could
-    be rendered, and it is refused."""
+def test_the_page_comes_in_pieces_each_process_tables_one_of_them(tmp_path, monkeypatch):
+    """Read by two worker processes, the page comes in pieces (``Report.page_chunks``):
+    each process's tables are a piece of their own, in the summary's order, and the
+    pieces join into the page ``render_page`` makes from the summary."""
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     write_job(tmp_path, ranks=4, compiles_per_rank=20, diverging_rank=2)
-    layout = TerminalLayout(width=90, limit=0)
-    full = read_report([tmp_path], workers=2, timeline=True)
-    lean = read_report([tmp_path], workers=2, timeline=True, layout=layout, compile_rows=False)
-    assert full.timeline is not None
-    assert [section["compiles"] for section in lean.summary["processes"]] == [[]] * 4
-    assert full.summary["ranks"]["diverged"] and lean.summary["ranks"] == full.summary["ranks"]
-    emptied = {
-        **full.summary,
-        "processes": [{**s, "compiles": []} for s in full.summary["processes"]],
-    }
-    assert lean.summary == emptied
-    assert lean.terminal_text() == render_terminal(full.summary, width=90, color=False, limit=0)
-    assert lean.page_text() == render_page(full.summary, full.timeline)
-    with pytest.raises(ValueError, match="compile_rows=False"):
-        read_report([tmp_path], compile_rows=False)
+    done = read_report([tmp_path], workers=2, timeline=True)
+    assert done.timeline is not None
+    pieces = list(done.page_chunks())
+    tables = [process.page_tables for process in done.processes]
+    assert (
+        [piece for piece in pieces if piece in tables] == tables,
+        len(tables),
+        "".join(pieces) == render_page(done.summary, done.timeline),
+    ) == (True, 4, True)

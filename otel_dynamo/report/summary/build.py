@@ -117,7 +117,7 @@ class SummaryBuilder:
                 recompile_limit=self._recompile_limit,
                 slowest=self._slowest,
             )
-            built.append(BuiltSection(process, section, tally, _ranks.compile_facts(section)))
+            built.append(BuiltSection(process, section, tally))
         return built
 
     def extend(self, sections: list[BuiltSection]) -> None:
@@ -145,7 +145,7 @@ class SummaryBuilder:
             "totals": _sum_totals(processes),
             "compile_time": time_split.combine(built.compile_time for built in ordered),
             "processes": processes,
-            "ranks": _ranks.compare(processes, [built.compile_facts for built in ordered]),
+            "ranks": _ranks.compare(processes),
         }
 
 
@@ -157,10 +157,6 @@ class BuiltSection:
     process: Process
     section: ProcessSection
     compile_time: time_split.Tally
-    compile_facts: _ranks.FactsByCompile
-    """What ranks are compared on (``ranks.compile_facts``), kept apart from the section:
-    its frame-compile rows may stay with the worker that summarized it
-    (``stream.read_report``'s ``compile_rows``)."""
 
 
 def process_labels(processes: list[Process]) -> dict[tuple[str, ...], str]:

@@ -34,26 +34,23 @@ class _Tie:
 _TIE = _Tie()
 _Facts = tuple[int, int | None]
 """A compile's graphs and guards: where a rank differs from most ranks."""
-FactsByCompile = dict[str | None, _Facts]
-"""Each compile id's graphs and guards in one process (``compile_facts``)."""
+_FactsByCompile = dict[str | None, _Facts]
+"""Each compile id's graphs and guards in one process (``_compile_facts``)."""
 
 
-def compile_facts(section: ProcessSection) -> FactsByCompile:
+def _compile_facts(section: ProcessSection) -> _FactsByCompile:
     """The graphs and guards of each compile of a process, as ``compare`` compares them
     (the first row of a compile id)."""
-    facts: FactsByCompile = {}
+    facts: _FactsByCompile = {}
     for row in section["compiles"]:
         facts.setdefault(row["compile_id"], (row["graphs"], row["guards"]))
     return facts
 
 
-def compare(processes: Sequence[ProcessSection], facts: Sequence[FactsByCompile]) -> Ranks:
-    """The ``ranks`` section of the summary: one row per rank, diverging ones flagged.
-    ``facts``: each process's ``compile_facts``, in the same order."""
+def compare(processes: Sequence[ProcessSection]) -> Ranks:
+    """The ``ranks`` section of the summary: one row per rank, diverging ones flagged."""
     ranked = [
-        (section, found)
-        for section, found in zip(processes, facts, strict=True)
-        if section["rank"] is not None
+        (section, _compile_facts(section)) for section in processes if section["rank"] is not None
     ]
     if len(ranked) < 2:
         return {"compared": False, "diverged": False, "reference": None, "rows": []}
@@ -82,7 +79,7 @@ def majority(values: Sequence[_Value]) -> _Value | None:
 
 def _row(
     section: ProcessSection,
-    facts: FactsByCompile,
+    facts: _FactsByCompile,
     reference: RankReference,
     per_compile: dict[str | None, _Facts | _Tie | None],
 ) -> RankRow:
@@ -109,7 +106,7 @@ def _row(
 
 
 def _per_compile_majority(
-    facts: Sequence[FactsByCompile],
+    facts: Sequence[_FactsByCompile],
 ) -> dict[str | None, _Facts | _Tie | None]:
     compile_ids = {compile_id for rank_facts in facts for compile_id in rank_facts}
     found: dict[str | None, _Facts | _Tie | None] = {}
@@ -125,7 +122,7 @@ def _per_compile_majority(
 
 
 def _first_difference(
-    facts: FactsByCompile, per_compile: dict[str | None, _Facts | _Tie | None]
+    facts: _FactsByCompile, per_compile: dict[str | None, _Facts | _Tie | None]
 ) -> FirstDifference | None:
     """The first compile (in compile id order) where this rank is not like most ranks."""
     for compile_id, expected in per_compile.items():

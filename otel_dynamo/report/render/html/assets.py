@@ -32,8 +32,13 @@ DURATION_SCRIPT = _static_text("duration.js")
 SCRIPT = DURATION_SCRIPT + "\n" + _static_text("report.js")
 """The report page's script (the diff page has none)."""
 
-REPORT_PAGE = Template(_static_text("report.html"))
-"""The report page: title, style, stats, problems, timeline_hint, data, script."""
+_REPORT_HEAD, _REPORT_TAIL = _static_text("report.html").split("${data}")
+REPORT_PAGE_HEAD = Template(_REPORT_HEAD)
+"""The report page up to its data: title, style, stats, problems, compile_time,
+timeline_hint."""
+REPORT_PAGE_TAIL = Template(_REPORT_TAIL)
+"""The report page after its data (the JSON the script reads): script. The data is
+written between the two in pieces: a large run's page is never one string."""
 
 DIFF_PAGE = Template(_static_text("diff.html"))
 """The diff page: title, style, stats, sections."""

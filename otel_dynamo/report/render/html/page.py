@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from otel_dynamo.report.read.model import Telemetry
@@ -13,7 +13,12 @@ from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html import tables as _html_tables
-from otel_dynamo.report.render.html.assets import REPORT_PAGE, SCRIPT, STYLE
+from otel_dynamo.report.render.html.assets import (
+    REPORT_PAGE_HEAD,
+    REPORT_PAGE_TAIL,
+    SCRIPT,
+    STYLE,
+)
 from otel_dynamo.report.render.html.timeline import timeline_data
 from otel_dynamo.report.summary.schema import ProblemRow, ProcessSection, Summary
 
@@ -50,30 +55,41 @@ def page_text(
 ) -> str:
     """The report page of ``summary`` from its processes' ``tables`` (``page_tables`` of
     each, in the summary's order) and the ``counts`` of its causes
-    (``causes.process_causes`` of each, added up)."""
-    processes = ",".join(
-        # what _script_json writes of {"heading": ..., "tables": ..., "graphs": ...}
-        f'{{"heading":{_script_json(_html_tables.process_heading(section))},'
-        f'"tables":{table_text},'
-        f'"graphs":{_script_json(graphs.page_data(section["process"]) if graphs else [])}}}'
-        for section, table_text in zip(summary["processes"], tables, strict=True)
-    )
-    data = (
-        f'{{"ranks":{_script_json(_html_tables.ranks_table(summary))},'
-        f'"processes":[{processes}],"timeline":{_script_json(timeline)}}}'
-    )
-    return REPORT_PAGE.substitute(
-        title=html.escape(PAGE_TITLE),
-        style=STYLE,
-        stats=_stats(summary),
-        problems=_source(summary) + _problems(summary),
-        compile_time=causes.what_to_do_html(summary)
+    (``causes.process_causes`` of each, added up): ``page_chunks`` joined."""
+    return "".join(page_chunks(summary, timeline, graphs, tables, counts))
+
+
+def page_chunks(
+    summary: Summary,
+    timeline: Mapping[str, Any],
+    graphs: GraphTextCollector | None,
+    tables: Iterable[str],
+    counts: causes.CauseCounts,
+) -> Iterator[str]:
+    """``page_text``'s page in pieces, each process's tables one of them: written as they
+    come, a large run's page is never one string beside its pieces."""
+    fields = {
+        "title": html.escape(PAGE_TITLE),
+        "style": STYLE,
+        "stats": _stats(summary),
+        "problems": _source(summary) + _problems(summary),
+        "compile_time": causes.what_to_do_html(summary)
         + time_split.html_block(summary["compile_time"])
         + causes.html_block(counts),
-        timeline_hint=html.escape(_timeline_hint(timeline)),
-        data=data,
-        script=SCRIPT,
-    )
+        "timeline_hint": html.escape(_timeline_hint(timeline)),
+        "script": SCRIPT,
+    }
+    yield REPORT_PAGE_HEAD.substitute(fields)
+    # the data as _script_json writes {"ranks": ..., "processes": [...], "timeline": ...}
+    yield f'{{"ranks":{_script_json(_html_tables.ranks_table(summary))},"processes":['
+    processes = zip(summary["processes"], tables, strict=True)
+    for index, (section, table_text) in enumerate(processes):
+        heading = _script_json(_html_tables.process_heading(section))
+        yield f'{"," if index else ""}{{"heading":{heading},"tables":'
+        yield table_text
+        yield f',"graphs":{_script_json(graphs.page_data(section["process"]) if graphs else [])}}}'
+    yield f'],"timeline":{_script_json(timeline)}}}'
+    yield REPORT_PAGE_TAIL.substitute(fields)
 
 
 def page_tables(section: ProcessSection) -> str:
