@@ -54,7 +54,7 @@ def traced(
     spec), ``accuracy`` (True/"forward"/"backward"), ``repro_dir``, ``repro_on``. A bad
     value raises ConfigError naming the option, the value and what is accepted; an
     unknown option, TypeError. An unknown backend name raises torch's ``InvalidBackend``
-    here, at wrap time.
+    here, at wrap time; a backend neither a name nor a callable, TypeError.
     """
     from otel_dynamo._enablement import traced
 

@@ -142,6 +142,19 @@ def test_a_bad_option_is_refused_at_the_call(
     assert (str(raised.value), is_instrumented()) == (message, False)
 
 
+@pytest.mark.parametrize("backend", [5, None, b"inductor"])
+def test_a_backend_neither_named_nor_callable_is_refused_at_the_call(backend: object) -> None:
+    """traced() with a backend that is neither a name nor a callable raises TypeError at
+    the call, naming the function, the value, its type and what is accepted."""
+    with pytest.raises(TypeError) as raised:
+        otel_dynamo.traced(backend)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        f"otel_dynamo.traced(): backend={backend!r} is not valid (of type "
+        f"{type(backend).__name__}); accepted: a registered backend's name "
+        "(torch._dynamo.list_backends()) or a callable"
+    )
+
+
 def test_the_instrumentor_checks_its_options_before_patching() -> None:
     """TorchCompileInstrumentor().instrument(run_spans=5) is refused in _instrument,
     naming the method, and leaves the process uninstrumented."""

@@ -14,6 +14,9 @@ from otel_dynamo._providers.choice import ProviderLookup, environment_lookup, ex
 from otel_dynamo._recording.recorder_lookup import RecorderLookup
 from otel_dynamo._sources.traced_backend import TracedBackend, backend_name
 
+BACKEND_ACCEPTED = "a registered backend's name (torch._dynamo.list_backends()) or a callable"
+"""What ``traced()`` takes as its backend, as its message says."""
+
 
 def traced_backend(
     backend: str | Callable[..., Any],
@@ -24,7 +27,13 @@ def traced_backend(
     options: BackendOptions,
 ) -> TracedBackend:
     """``traced()``: the given providers; for those not given the global ones the job set
-    up, else otel_dynamo's own."""
+    up, else otel_dynamo's own. A ``backend`` that is neither a name nor a callable is
+    refused here (torch would take it and fail at the first compile)."""
+    if not isinstance(backend, str) and not callable(backend):
+        raise TypeError(
+            f"{TRACED}: backend={backend!r} is not valid (of type {type(backend).__name__}); "
+            f"accepted: {BACKEND_ACCEPTED}"
+        )
     checked = checked_settings(
         TRACED,
         tracer_provider=tracer_provider,
