@@ -19,10 +19,12 @@ import shlex
 from otel_dynamo.causes import guards
 from otel_dynamo.causes.records import (
     Action,
+    CompileKwargsAction,
     ConfigValue,
     Expect,
     Fix,
     FixSource,
+    MarkDynamicAction,
     Verdict,
 )
 from otel_dynamo.causes.resumed import Resumed, resumed
@@ -62,11 +64,18 @@ class Code:
     @property
     def where(self) -> str:
         """``f (job.py:3)``: the function and its file's name and line."""
-        name = self.shown or self.function or "the compiled function"
-        if not self.file:
-            return name
-        place = self.file.replace("\\", "/").rsplit("/", 1)[-1]
-        return f"{name} ({place}:{self.line})" if self.line is not None else f"{name} ({place})"
+        return function_at(
+            self.shown or self.function or "the compiled function", self.file, self.line
+        )
+
+
+def function_at(name: str, file: str | None, line: int | None) -> str:
+    """``Block.forward (job.py:3)``: a function as the fixes name it, with its file's name
+    and line."""
+    if not file:
+        return name
+    place = file.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name} ({place}:{line})" if line is not None else f"{name} ({place})"
 
 
 def recompile_fixes(failure: guards.GuardFailure, code: Code, *, recompiles: int) -> list[Fix]:
@@ -238,6 +247,7 @@ def _shape_fix(failure: guards.GuardFailure, subject: _Subject, code: Code) -> F
                     "file": code.file,
                     "line": code.line,
                     "function": code.function,
+                    "shown": code.shown or code.function,
                     "argument": subject.local,
                     "position": position,
                     "dims": dims,
@@ -312,6 +322,7 @@ def _float_fix(subject: _Subject, code: Code, recompiles: int) -> Fix:
                 "file": code.file,
                 "line": code.line,
                 "function": code.function,
+                "shown": code.shown or code.function,
                 "kwargs": {"dynamic": True},
             }
         ],
@@ -550,21 +561,24 @@ def paste_lines(found: list[Fix]) -> list[str]:
             elif action["kind"] == "mark_dynamic":
                 dims = ", ".join(str(dim) for dim in action["dims"])
                 lines.append(
-                    f"# before each call of {action['function']} "
-                    f"({action['file']}:{action['line']}):\n"
+                    f"# before each call of {_action_where(action)}:\n"
                     f"torch._dynamo.mark_dynamic({action['argument']}, {dims})"
                 )
             elif action["kind"] == "compile_kwargs":
                 kwargs = ", ".join(f"{key}={value!r}" for key, value in action["kwargs"].items())
                 lines.append(  # a comment: only the user can add it to their own call
-                    f"# compile {action['function']} ({action['file']}:{action['line']}) "
-                    f"with torch.compile(..., {kwargs})"
+                    f"# compile {_action_where(action)} with torch.compile(..., {kwargs})"
                 )
     if env:
         lines.append(
             "export " + " ".join(f"{name}={shell_word(value)}" for name, value in env.items())
         )
     return list(dict.fromkeys(lines))
+
+
+def _action_where(action: MarkDynamicAction | CompileKwargsAction) -> str:
+    """Where an action applies, named as its fix names it (``Net.forward (job.py:12)``)."""
+    return function_at(action["shown"], action["file"], action["line"])
 
 
 _PLAIN_WORD = re.compile(r"[\w@%+=:,./-]+")

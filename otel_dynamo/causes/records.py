@@ -52,6 +52,8 @@ class MarkDynamicAction(TypedDict):
     file: str
     line: int
     function: str
+    shown: str
+    """The function as the report names it (``Net.forward``): what the fix's words say."""
     argument: str
     position: int
     dims: list[int]
@@ -64,6 +66,8 @@ class CompileKwargsAction(TypedDict):
     file: str
     line: int
     function: str
+    shown: str
+    """The function as the report names it, as in ``MarkDynamicAction``."""
     kwargs: dict[str, ConfigValue]
 
 

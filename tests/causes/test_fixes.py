@@ -131,6 +131,25 @@ def test_verified_fixes_paste_as_config_lines_and_one_environment_line() -> None
     ]
 
 
+def test_a_pasted_comment_names_the_function_as_its_fix_does() -> None:
+    """A module's forward is ``Net.forward (job.py:3)`` in the paste block's comments, as
+    in the fix's sentence (the code name stays in the action, for the program applying it)."""
+    code = fixes.Code("forward", "/work/job.py", 3, ("self", "x"), "2.13.0", "Net.forward")
+    marked = _fix("tensor 'x' size mismatch at index 0. expected 4, actual 8", code)
+    compiled = _fix("L['x'] == 0.5", code)
+    (mark,) = marked["actions"]
+    assert (mark["kind"], mark["function"], mark["shown"]) == (
+        "mark_dynamic",
+        "forward",
+        "Net.forward",
+    )
+    assert "before each call of Net.forward (job.py:3)" in marked["summary"]
+    assert fixes.paste_lines([marked, compiled]) == [
+        "# before each call of Net.forward (job.py:3):\ntorch._dynamo.mark_dynamic(x, 0)",
+        "# compile Net.forward (job.py:3) with torch.compile(..., dynamic=True)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("value", "word"),
     [("abc", "abc"), ("L['x']", "\"L['x']\""), ("a$b c", "'a$b c'")],

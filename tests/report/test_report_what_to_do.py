@@ -49,6 +49,7 @@ def test_a_changing_argument_dimension_is_marked_dynamic_at_its_position(tmp_pat
             "file": MODEL_FILE,
             "line": 10,
             "function": "forward",
+            "shown": "forward",
             "argument": "x",
             "position": 1,
             "dims": [0],
