@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from _export_support import PROGRAMS
 
+from otel_dynamo.report.render.format import duration
 from otel_dynamo.report.render.table import ELLIPSIS, shown_name
+from otel_dynamo.report.summary.phases import PHASE_TITLES
 
 JOB = PROGRAMS / "mixed_modes_job.py"
 TIMEOUT_S = 600
@@ -163,3 +165,29 @@ def test_the_page_timeline_names_the_function_as_the_tables_do(
     html = page.read_text(encoding="utf-8")
     assert '"0/0 TinyLM.forward"' in html
     assert '"0/0 forward"' not in html
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_part_of_a_slow_compile_is_shown_whole(
+    telemetry: Path, summary: dict[str, Any], width: int
+) -> None:
+    """Each timed part of each of the slowest compiles ("loading from cache 1.50 s") is in
+    the report whole at every width: wrapped, never cut to "cache lookups 1.3…"."""
+    (process,) = summary["processes"]
+    parts = {
+        f"{PHASE_TITLES[phase]} {duration(value)}"
+        for row in process["slowest"]
+        for phase, value in row["phases"].items()
+        if value
+    }
+    text = " ".join(_otel_dynamo("report", "--width", str(width), str(telemetry)).split())
+    assert len(parts) > 5
+    assert sorted(part for part in parts if part not in text) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_count_stays_on_the_line_of_its_noun(telemetry: Path, width: int) -> None:
+    """ "7 graph breaks", "4 recompiles": a wrapped line never ends in the count (or in
+    "graph") with its noun on the next line."""
+    text = _otel_dynamo("report", "--width", str(width), str(telemetry))
+    assert re.findall(r"(?:\d|graph) *\n *(?:graph|breaks?|recompiles?)\b", text) == []

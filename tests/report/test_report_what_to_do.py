@@ -206,3 +206,24 @@ def test_a_break_cause_names_its_function_as_the_frame_tables_do(
     todo = text[text.index("What to do") :].splitlines()
     assert todo[1].startswith("  1. Block.forward (project/model.py:34) · 1 graph break")
     assert "(the break in Block.forward (model.py:34);" in " ".join(" ".join(todo[3:6]).split())
+
+
+def test_a_wrapper_name_stays_on_one_line_where_its_cause_wraps(tmp_path: Path) -> None:
+    """A function named with a space (its module's class, then its code name: "Block
+    (scaled_residual)") is never broken at that space in the what-to-do heading or fix,
+    at any width from 40 to 100 columns."""
+    module = {names.ATTR_COMPILE_MODULE_CLASS: "lm.Block"}
+    brk = GraphBreak(user_stack=(f"{MODEL_FILE}:34 in scaled_residual",))
+    compiles = [
+        FakeCompile(
+            "0/0", function="scaled_residual", line=30, graph_breaks=(brk,), attributes=module
+        )
+    ]
+    summary = summarize(load_telemetry([write_traces(tmp_path / "t.jsonl", compiles)]))
+    label = "Block (scaled_residual)"
+    for width in range(40, 101):
+        text = render_terminal(summary, color=False, width=width)
+        todo = text[text.index("What to do") : text.index("Where compile time went")]
+        whole = sum(line.count(label) for line in todo.splitlines())
+        assert (width, whole) == (width, " ".join(todo.split()).count(label))
+        assert whole >= 2  # the heading and the fix

@@ -10,7 +10,7 @@ import html
 import re
 import textwrap
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from otel_dynamo.causes.fixes import paste_lines, verdict_words
 from otel_dynamo.causes.records import NOT_WORKING, VERIFIED, Fix
@@ -179,6 +179,8 @@ class _Todo:
     """One cause over all processes: what it made there, and its fixes."""
 
     where: str
+    function: str
+    """As every section names it (``function_label``): ``where`` starts with it."""
     what: str
     recompiles: int
     graph_breaks: int
@@ -196,7 +198,9 @@ def what_to_do(summary: Summary) -> list[_Todo]:
             key = (row["kind"], row["function"], row["file"], row["line"], row["subject"])
             todo = merged.get(key)
             if todo is None:
-                todo = merged[key] = _Todo(_where(row), row["what"], 0, 0, 0.0, 0, row["fixes"])
+                function = function_label(row["function"], row["module"])
+                todo = _Todo(_where(row), function, row["what"], 0, 0, 0.0, 0, row["fixes"])
+                merged[key] = todo
             todo.recompiles += row["recompiles"]
             todo.graph_breaks += row["graph_breaks"]
             todo.compile_seconds += row["compile_seconds"]
@@ -243,13 +247,14 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     heading = f"What to do ({len(todos)} cause{'s' if len(todos) != 1 else ''}, costliest first)"
     lines = [paint(truncate(heading, width), "bold", color=color)]
     for number, todo in enumerate(shown, start=1):
-        heading = _bound(_format.printable(f"{todo.where} · {_cost(todo)}"))
+        named = _named(todo.function, width)
+        heading = named(_bound(_format.printable(f"{todo.where} · {_cost(todo)}")))
         heading = heading.replace(" · ", f"{NO_BREAK_SPACE}· ")  # no line starts with "·"
         lines += _wrapped(f"{number}. ", heading, width)
         lines += _wrapped("   ", _format.printable(todo.what), width)
         fixes = shown_fixes(todo.fixes)
         for fix in fixes:
-            lines += _wrapped("   fix: ", _format.printable(fix["summary"]), width)
+            lines += _wrapped("   fix: ", named(_format.printable(fix["summary"])), width)
             if fix["verdict"] is not None:
                 lines += [
                     paint(line, "dim", color=color)
@@ -280,12 +285,26 @@ def _none_worked(tried: list[Fix]) -> str:
     return f"{said}: {_format.printable('; '.join(notes))}" if notes else said
 
 
-_NUMBER_UNIT = re.compile(r"(\d) (?=(?:ms|s)\b)")
+_NUMBER_UNIT = re.compile(r"(\d) (?=(?:ms|s|min|recompiles?|graph breaks?)\b)")
+_GRAPH_BREAK = re.compile(r"\bgraph (?=breaks?\b)")
 
 
 def _bound(text: str) -> str:
-    """A number and its unit (``41.6 ms``) kept on one line when ``text`` wraps."""
-    return _NUMBER_UNIT.sub(f"\\1{NO_BREAK_SPACE}", text)
+    """A number and its unit (``41.6 ms``), a count and its noun (``7 graph breaks``)
+    kept on one line when ``text`` wraps."""
+    counted = _NUMBER_UNIT.sub(f"\\1{NO_BREAK_SPACE}", text)
+    return _GRAPH_BREAK.sub(f"graph{NO_BREAK_SPACE}", counted)
+
+
+def _named(function: str, width: int) -> Callable[[str], str]:
+    """Keeps ``function``'s name on one line where a text that names it wraps, ``width``
+    columns wide: a wrapper's name holds a space (``GPT2LMHeadModel (loss_function)``).
+    A name longer than a fix's wrapped line (``width`` less its indent) wraps as words do:
+    no line could hold it whole."""
+    if " " not in function or len(function) > width - len("     fix: "):
+        return lambda text: text
+    bound = function.replace(" ", NO_BREAK_SPACE)
+    return lambda text: text.replace(function, bound)
 
 
 def _paste_lines(entry: str, width: int) -> list[str]:

@@ -279,7 +279,8 @@ def _piece_floor(rows: list[list[Cell]], index: int, width: int) -> int:
         (
             max(map(len, pieces(word)), default=0) if len(word) > MIN_WRAP_WIDTH else 0
             for row in rows
-            for word in row[index].text[: MAX_WRAPPED_LINES * WORD_SCAN_PER_LINE].split()
+            # split where wrapped() breaks: words bound by no-break spaces are one
+            for word in _WHITESPACE.split(row[index].text[: MAX_WRAPPED_LINES * WORD_SCAN_PER_LINE])
         ),
         default=0,
     )

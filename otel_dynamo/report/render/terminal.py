@@ -503,7 +503,7 @@ def _slowest(section: ProcessSection, view: _View) -> list[str]:
         Column("id"),
         Column("function", whole=True),
         Column("compile", right=True),
-        Column("lazy bwd", right=True),
+        Column("lazy bwd", right=True, leave_out=1),  # in "compile" too
         Column("largest parts", wrap=True),
     ]
     table: list[list[CellLike]] = [
