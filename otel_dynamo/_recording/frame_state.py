@@ -166,6 +166,7 @@ def frame_outcome(frame: FrameState, ended: FrameEnded) -> str:
         return names.OUTCOME_SKIPPED
     if ended.fail_type:
         return names.OUTCOME_FAILURE
-    if frame.graph_count == 0 and not ended.graph_node_count:
+    # A graph of placeholders only (a break at the first op) never reaches the backend.
+    if frame.graph_count == 0 and not ended.graph_op_count:
         return names.OUTCOME_NO_GRAPH
     return names.OUTCOME_SUCCESS

@@ -65,7 +65,9 @@ class FrameEnded:
     cache_size: int | None = 0
     """Cache entries of the code before this compile; None when torch did not say (a
     compile that hit the recompile limit)."""
-    graph_node_count: int = 0
+    graph_op_count: int = 0
+    """Ops in the graph Dynamo traced last (torch's ``count_calls``): none means no graph
+    went to the backend, whatever its placeholders."""
     fail_type: str | None = None
     fail_reason: str | None = None
     recompile_reason: str | None = None

@@ -229,7 +229,7 @@ def frame_ended(compile_id: str, time_ns: int, metrics: Mapping[str, Any]) -> Fr
         line=line if isinstance(line, int) else None,
         guard_count=int(metrics.get("guard_count") or 0),
         cache_size=_count_or_none(metrics.get("cache_size")),
-        graph_node_count=int(metrics.get("graph_node_count") or 0),
+        graph_op_count=int(metrics.get("graph_op_count") or 0),
         fail_type=_text(metrics.get("fail_type") or None),
         fail_reason=_text(metrics.get("fail_reason") or None),
         recompile_reason=_first_line(metrics.get("recompile_reason")),

@@ -93,6 +93,7 @@ def test_compilation_metrics_become_plain_frame_fields():
         "co_firstlineno": 7,
         "guard_count": 12,
         "cache_size": 2,
+        "graph_op_count": 3,
         "graph_node_count": 5,
         "fail_type": None,
         "recompile_reason": "1/1: tensor 'x' size mismatch at index 0. expected 8, actual 4\nmore",
@@ -103,7 +104,7 @@ def test_compilation_metrics_become_plain_frame_fields():
     }
     ended = dynamo_stream.frame_ended("1/2", 42, metrics)
     assert (ended.function, ended.file, ended.line) == ("forward", "/src/model.py", 7)
-    assert (ended.guard_count, ended.cache_size, ended.graph_node_count) == (12, 2, 5)
+    assert (ended.guard_count, ended.cache_size, ended.graph_op_count) == (12, 2, 3)
     assert ended.fail_type is None and ended.fail_reason is None
     assert ended.recompile_reason == "tensor 'x' size mismatch at index 0. expected 8, actual 4"
     assert ended.restart_reasons == ("TensorifyScalarRestartAnalysis",)

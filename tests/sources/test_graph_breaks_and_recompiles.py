@@ -23,6 +23,12 @@ def print_first(x):
     return x.sin()
 
 
+def print_after_reading_a_shape(x):
+    n = x.shape[0]  # the input becomes a placeholder: a graph of no op
+    print("first", n)
+    return x * n
+
+
 def data_dependent_branch(x):
     if x.sum() > 0:
         return x + 1
@@ -106,6 +112,20 @@ def test_break_with_no_graph_before_it_is_recorded(provider, exporter, capsys):
     assert first.attributes[names.ATTR_OUTCOME] == names.OUTCOME_NO_GRAPH
     assert first.attributes[names.ATTR_GRAPH_BREAK_COUNT] == 1
     assert first.attributes[names.ATTR_FRAME_GRAPH_COUNT] == 0
+
+
+def test_a_break_before_any_op_is_no_graph_even_with_placeholders(provider, exporter, capsys):
+    """A print after reading an input's shape: Dynamo's graph holds the input's placeholder
+    and no op, nothing reaches the backend, and the frame's outcome is no_graph."""
+    frames = _frames(provider, exporter, print_after_reading_a_shape, torch.ones(4))
+    first = next(
+        f for f in frames if f.attributes[names.ATTR_CODE_FUNCTION] == "print_after_reading_a_shape"
+    )
+    assert (
+        first.attributes[names.ATTR_OUTCOME],
+        first.attributes[names.ATTR_FRAME_GRAPH_COUNT],
+        first.attributes[names.ATTR_GRAPH_BREAK_COUNT],
+    ) == (names.OUTCOME_NO_GRAPH, 0, 1)
 
 
 def test_loop_break_that_skips_the_frame_is_recorded(provider, exporter, capsys):
