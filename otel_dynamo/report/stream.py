@@ -140,8 +140,8 @@ class Report:
         return "".join(self.page_chunks(graphs))
 
     def page_chunks(self, graphs: GraphTextCollector | None = None) -> Iterator[str]:
-        """``page_text`` in pieces (``render.html.page.page_chunks``), to be written as
-        they come."""
+        """The report page in pieces (``render.html.page.page_chunks``), to be written
+        as they come."""
         if self.timeline is None:
             raise ValueError("read without a timeline: read_report(..., timeline=True)")
         tables = [process.page_tables for process in self.processes]

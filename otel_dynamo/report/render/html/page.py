@@ -43,20 +43,7 @@ def render_page(
     # Each process's tables become JSON text at once: a large run's tables never all
     # exist as objects beside its summary.
     tables = (page_tables(section) for section in summary["processes"])
-    return page_text(summary, timeline, graphs, tables, causes.summary_causes(summary))
-
-
-def page_text(
-    summary: Summary,
-    timeline: Mapping[str, Any],
-    graphs: GraphTextCollector | None,
-    tables: Iterable[str],
-    counts: causes.CauseCounts,
-) -> str:
-    """The report page of ``summary`` from its processes' ``tables`` (``page_tables`` of
-    each, in the summary's order) and the ``counts`` of its causes
-    (``causes.process_causes`` of each, added up): ``page_chunks`` joined."""
-    return "".join(page_chunks(summary, timeline, graphs, tables, counts))
+    return "".join(page_chunks(summary, timeline, graphs, tables, causes.summary_causes(summary)))
 
 
 def page_chunks(
@@ -66,8 +53,10 @@ def page_chunks(
     tables: Iterable[str],
     counts: causes.CauseCounts,
 ) -> Iterator[str]:
-    """``page_text``'s page in pieces, each process's tables one of them: written as they
-    come, a large run's page is never one string beside its pieces."""
+    """The report page of ``summary`` from its processes' ``tables`` (``page_tables`` of
+    each, in the summary's order) and the ``counts`` of its causes
+    (``causes.process_causes`` of each, added up), in pieces, each process's tables one
+    of them: written as they come, a large run's page is never one string beside them."""
     fields = {
         "title": html.escape(PAGE_TITLE),
         "style": STYLE,
