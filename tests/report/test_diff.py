@@ -27,6 +27,7 @@ from otel_dynamo import cli, names
 from otel_dynamo.report import read_report
 from otel_dynamo.report.diff import Diff, MinChange, diff_summaries, render_diff
 from otel_dynamo.report.render.format import TOTAL_TITLES
+from otel_dynamo.report.render.table import shown_name
 
 
 def _write(directory: Path, compiles: list[FakeCompile]) -> Path:
@@ -416,3 +417,33 @@ def test_the_diff_names_functions_as_the_report_does(tmp_path, capsys) -> None:
     assert [row["function"] for row in diff["functions"]] == ["Block.forward"]
     assert [item["function"] for item in diff["graph_breaks"]["new"]] == ["Block.forward"]
     assert [item["function"] for item in diff["failures"]["new"]] == ["Block.forward"]
+
+
+def test_a_diff_of_two_runs_fits_every_width_with_names_cut_as_everywhere(tmp_path) -> None:
+    """Two runs whose functions (long names, long paths) changed by seconds: at 60, 72,
+    80, 100 and 200 columns no line of the terminal diff is longer than the width (the
+    counts, then the file, are left out first), and each function is shown as every
+    table at that width shows it (``shown_name``), never cut a second time."""
+    folder = "/home/someone/projects/a_long_project_name/src/models"
+    names_ = ("BertForSequenceClassification (wrapper)", "pool_and_score_the_hidden_states")
+    base = [
+        FakeCompile(f"{at}/0", function=name, file=f"{folder}/m{at}.py", duration_ms=25_130)
+        for at, name in enumerate(names_)
+    ]
+    new = [
+        dataclasses.replace(compile_, duration_ms=6_890, graphs=3, ops_per_graph=40)
+        for compile_ in base
+    ]
+    base_summary, new_summary = (
+        read_report([_write(tmp_path / side, compiles)]).summary
+        for side, compiles in (("base", base), ("new", new))
+    )
+    diff = diff_summaries(base_summary, new_summary, min_change=MinChange())
+    for columns in (60, 72, 80, 100, 200):
+        lines = render_diff(diff, [], width=columns, color=False).splitlines()
+        start = lines.index(next(line for line in lines if line.startswith("Functions that")))
+        shown = [line.split("  ")[1] for line in lines[start + 2 : start + 4]]
+        assert ([line for line in lines if len(line) > columns], sorted(shown)) == (
+            [],
+            sorted(shown_name(name, columns) for name in names_),
+        ), columns

@@ -129,9 +129,10 @@ def _functions(rows: list[FunctionChange], width: int, color: bool) -> list[str]
         return []
     columns = [
         Column("function", whole=True),
-        Column("file", flexible=True, cut_left=True),
-        Column("compiles", right=True),
-        Column("graphs", right=True),
+        # at a narrow width the counts, then the file, go before a name is cut further
+        Column("file", flexible=True, cut_left=True, leave_out=1),
+        Column("compiles", right=True, leave_out=2),
+        Column("graphs", right=True, leave_out=3),
         Column("compile time", right=True),
         Column("change", right=True),
     ]
@@ -239,10 +240,10 @@ def _processes(rows: list[ProcessChange], width: int, color: bool) -> list[str]:
     columns = [
         Column("process", flexible=True),
         Column("in"),
-        Column("compiles", right=True),
-        Column("breaks", right=True),
+        Column("compiles", right=True, leave_out=1),
+        Column("breaks", right=True, leave_out=2),
         Column("recompiles", right=True),
-        Column("failures", right=True),
+        Column("failures", right=True, leave_out=3),
         Column("compile time", right=True),
     ]
     table = [
