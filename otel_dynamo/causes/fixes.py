@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from collections.abc import Sequence
 
 from otel_dynamo.causes import guards
 from otel_dynamo.causes.records import (
@@ -78,24 +79,33 @@ def function_at(name: str, file: str | None, line: int | None) -> str:
     return f"{name} ({place}:{line})" if line is not None else f"{name} ({place})"
 
 
-def recompile_fixes(failure: guards.GuardFailure, code: Code, *, recompiles: int) -> list[Fix]:
+def recompile_fixes(
+    failure: guards.GuardFailure,
+    code: Code,
+    *,
+    recompiles: int,
+    dimensions: Sequence[int] = (),
+) -> list[Fix]:
     """The fixes of one recompile cause: a failed guard of ``failure``'s kind on its
-    source, ``recompiles`` times at ``code``."""
-    fixes = _recompile_fixes(failure, code, recompiles)
+    source, ``recompiles`` times at ``code``; ``dimensions``: every dimension its size
+    guards failed on (a batch, then a sequence length), all of which a fix must free."""
+    fixes = _recompile_fixes(failure, code, recompiles, dimensions)
     if failure.torch_hint:
         for fix in fixes:
             fix["source"]["torch_hint"] = fix["source"]["torch_hint"] or failure.torch_hint
     return fixes
 
 
-def _recompile_fixes(failure: guards.GuardFailure, code: Code, recompiles: int) -> list[Fix]:
+def _recompile_fixes(
+    failure: guards.GuardFailure, code: Code, recompiles: int, dimensions: Sequence[int]
+) -> list[Fix]:
     after_break = resumed(code.function)
     if after_break is not None:  # no user can mark or compile a function torch made
         return [_resumed_fix(code, after_break)]
     subject = _Subject.of(failure.source)
     kind = failure.kind
     if kind in (guards.KIND_SIZE, guards.KIND_STRIDE) and subject is not None:
-        return [_shape_fix(failure, subject, code)]
+        return [_shape_fix(failure, subject, code, dimensions)]
     if kind == guards.KIND_INT and subject is not None:
         return [_int_fix(subject, code)]
     if kind == guards.KIND_FLOAT and subject is not None:
@@ -223,9 +233,12 @@ class _Subject:
         return cls(f"L['{local}']{rest}", shown, local if not rest else None, is_parameter)
 
 
-def _shape_fix(failure: guards.GuardFailure, subject: _Subject, code: Code) -> Fix:
-    dims = [failure.dimension] if failure.dimension is not None else []
-    dim_words = f"dimension {dims[0]}" if dims else "its dimensions"
+def _shape_fix(
+    failure: guards.GuardFailure, subject: _Subject, code: Code, dimensions: Sequence[int]
+) -> Fix:
+    known = [*dimensions, *([] if failure.dimension is None else [failure.dimension])]
+    dims = sorted(set(known))
+    dim_words = _dimension_words(dims)
     if subject.is_parameter:
         return _fix(
             f"{subject.shown} of {code.where} changes shape between calls: let parameters "
@@ -239,8 +252,7 @@ def _shape_fix(failure: guards.GuardFailure, subject: _Subject, code: Code) -> F
         assert subject.local is not None and code.file and code.function and code.line is not None
         return _fix(
             f"mark {dim_words} of {subject.local} dynamic before each call of {code.where}: "
-            f"torch._dynamo.mark_dynamic({subject.local}, {dims[0]}); one graph then "
-            "serves every size",
+            f"{_mark_dynamic_call(subject.local, dims)}; one graph then serves every size",
             [
                 {
                     "kind": "mark_dynamic",
@@ -267,6 +279,22 @@ def _shape_fix(failure: guards.GuardFailure, subject: _Subject, code: Code) -> F
             None,
         )
     return _dynamic_source_fix(subject, code, f"{dim_words} of {subject.shown}")
+
+
+def _dimension_words(dims: list[int]) -> str:
+    """ "dimension 0", "dimensions 0 and 1", "dimensions 0, 1 and 2"; "its dimensions"."""
+    if not dims:
+        return "its dimensions"
+    if len(dims) == 1:
+        return f"dimension {dims[0]}"
+    return f"dimensions {', '.join(map(str, dims[:-1]))} and {dims[-1]}"
+
+
+def _mark_dynamic_call(argument: str, dims: Sequence[int]) -> str:
+    """The call as a person writes it: one dimension as an int, several as a list (a
+    second int would be mark_dynamic's ``min``)."""
+    index = str(dims[0]) if len(dims) == 1 else f"[{', '.join(map(str, dims))}]"
+    return f"torch._dynamo.mark_dynamic({argument}, {index})"
 
 
 def _int_fix(subject: _Subject, code: Code) -> Fix:
@@ -559,10 +587,9 @@ def paste_lines(found: list[Fix]) -> list[str]:
                     env.get(action["name"]), action["value"], action["name"]
                 )
             elif action["kind"] == "mark_dynamic":
-                dims = ", ".join(str(dim) for dim in action["dims"])
                 lines.append(
                     f"# before each call of {_action_where(action)}:\n"
-                    f"torch._dynamo.mark_dynamic({action['argument']}, {dims})"
+                    + _mark_dynamic_call(action["argument"], action["dims"])
                 )
             elif action["kind"] == "compile_kwargs":
                 kwargs = ", ".join(f"{key}={value!r}" for key, value in action["kwargs"].items())

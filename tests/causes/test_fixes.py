@@ -131,6 +131,23 @@ def test_verified_fixes_paste_as_config_lines_and_one_environment_line() -> None
     ]
 
 
+def test_a_value_whose_size_changed_in_two_dimensions_is_marked_in_both() -> None:
+    """A cause whose size guards failed on dimension 0, then 1, is fixed by marking both:
+    the action's dims, the sentence and the call to paste say a list (a second int would
+    be mark_dynamic's min)."""
+    (failure,) = guards.read_guards("tensor 'x' size mismatch at index 1. expected 3, actual 5")
+    (fix,) = fixes.recompile_fixes(failure, CODE, recompiles=2, dimensions=[0, 1])
+    (action,) = fix["actions"]
+    assert (action["kind"], action["dims"]) == ("mark_dynamic", [0, 1])
+    assert fix["summary"].startswith(
+        "mark dimensions 0 and 1 of x dynamic before each call of f (job.py:3): "
+        "torch._dynamo.mark_dynamic(x, [0, 1]); "
+    )
+    assert fixes.paste_lines([fix]) == [
+        "# before each call of f (job.py:3):\ntorch._dynamo.mark_dynamic(x, [0, 1])"
+    ]
+
+
 def test_a_pasted_comment_names_the_function_as_its_fix_does() -> None:
     """A module's forward is ``Net.forward (job.py:3)`` in the paste block's comments, as
     in the fix's sentence (the code name stays in the action, for the program applying it)."""

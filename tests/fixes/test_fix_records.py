@@ -26,6 +26,7 @@ TIMEOUT_S = 300
 
 FIXED_BY_ACTIONS = {
     "dimension": ("recompile", ["mark_dynamic"]),
+    "two_dimensions": ("recompile", ["mark_dynamic"]),
     "int_argument": ("recompile", ["env"]),
     "float_argument": ("recompile", ["compile_kwargs"]),
     "global_int": ("recompile", ["env"]),

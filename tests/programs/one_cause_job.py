@@ -24,6 +24,11 @@ def dimension(x, w):
 
 
 @torch.compile(backend=BACKEND)
+def two_dimensions(x):
+    return (x * 2).sum(0)
+
+
+@torch.compile(backend=BACKEND)
 def int_argument(x, n):
     return x * n + 1
 
@@ -124,6 +129,12 @@ def changing_dimension() -> None:
         show(dimension(torch.arange(n * 3.0).reshape(n, 3), torch.ones(3)))
 
 
+def changing_two_dimensions() -> None:
+    """Its rows change, then its columns: two recompiles of one argument, one per dimension."""
+    for rows, columns in ((2, 3), (4, 3), (4, 5), (6, 7)):
+        show(two_dimensions(torch.arange(rows * columns * 1.0).reshape(rows, columns)))
+
+
 def changing_int() -> None:
     for n in (1, 2, 3, 4):
         show(int_argument(torch.ones(3), n))
@@ -195,6 +206,7 @@ def twice(call: Callable[[], torch.Tensor]) -> Callable[[], None]:
 
 SCENARIOS: dict[str, Callable[[], None]] = {
     "dimension": changing_dimension,
+    "two_dimensions": changing_two_dimensions,
     "int_argument": changing_int,
     "float_argument": changing_float,
     "global_int": changing_global,

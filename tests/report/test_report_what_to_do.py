@@ -227,3 +227,25 @@ def test_a_wrapper_name_stays_on_one_line_where_its_cause_wraps(tmp_path: Path) 
         whole = sum(line.count(label) for line in todo.splitlines())
         assert (width, whole) == (width, " ".join(todo.split()).count(label))
         assert whole >= 2  # the heading and the fix
+
+
+def test_a_cause_of_two_dimensions_is_one_cause_freeing_both(tmp_path: Path) -> None:
+    """x's rows change (0/1), then its columns (0/2): one cause whose words name both
+    dimensions, and whose fix, on the cause and on both recompile entries, marks both."""
+    second = "tensor 'x' size mismatch at index 1. expected 3, actual 5"
+    compiles = [
+        *_recompiled(attributes=ARGUMENTS),
+        FakeCompile(
+            "0/2", start_ms=2000, cache_size=2, recompile_reason=second, attributes=ARGUMENTS
+        ),
+    ]
+    process = _process(tmp_path, compiles)
+    (cause,) = process["what_to_do"]
+    assert (cause["recompiles"], cause["what"]) == (
+        2,
+        "input x: dimension 0 changed from 4 to 8; input x: dimension 1 changed from 3 to 5",
+    )
+    fixed = [cause["fixes"], *(row["fixes"] for row in process["recompiles"])]
+    assert [[action["dims"] for fix in found for action in fix["actions"]] for found in fixed] == [
+        [[0, 1]]
+    ] * 3

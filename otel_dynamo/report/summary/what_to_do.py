@@ -44,6 +44,8 @@ class _Cause:
     recompiles: int = 0
     graph_breaks: int = 0
     compile_ids: dict[str, None] = dataclasses.field(default_factory=dict)
+    dimensions: dict[int, None] = dataclasses.field(default_factory=dict)
+    """Every dimension its size guards failed on, in the order first seen."""
 
 
 def what_to_do(
@@ -64,6 +66,7 @@ def what_to_do(
     }
     seconds = {row["compile_id"]: row["compile_s"] for row in compiles if row["compile_id"]}
     causes: dict[_CauseKey, _Cause] = {}
+    recompiled = []
     for row in recompiles:
         code = fixes.Code(
             row["function"],
@@ -73,9 +76,9 @@ def what_to_do(
             torch_version,
             function_label(row["function"], row["module"]),
         )
-        row["fixes"] = _unique(
-            fix for cause in _recompile_causes(row, code, causes) for fix in cause.fixes
-        )
+        recompiled.append((row, _recompile_causes(row, code, causes)))
+    for row, found in recompiled:  # each cause's fixes as of its last recompile
+        row["fixes"] = _unique(fix for cause in found for fix in cause.fixes)
     named = FunctionNames(compiles)
     for group in breaks:
         group["fixes"] = _unique(
@@ -113,11 +116,17 @@ def _recompile_causes(
             cause = causes[key] = _Cause(
                 "recompile", code, row["module"], subject, failure.plain, []
             )
+        elif failure.dimension is not None and failure.dimension not in cause.dimensions:
+            cause.what += f"; {failure.plain}"  # another dimension of the same value
+        if failure.dimension is not None:
+            cause.dimensions[failure.dimension] = None
         cause.recompiles += 1
         if row["compile_id"]:
             cause.recompile_ids[row["compile_id"]] = None
             cause.compile_ids[row["compile_id"]] = None
-        cause.fixes = fixes.recompile_fixes(failure, code, recompiles=cause.recompiles)
+        cause.fixes = fixes.recompile_fixes(
+            failure, code, recompiles=cause.recompiles, dimensions=list(cause.dimensions)
+        )
         found.append(cause)
     return found
 
