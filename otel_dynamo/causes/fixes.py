@@ -278,7 +278,12 @@ def _shape_fix(
             "before the call",
             None,
         )
-    return _dynamic_source_fix(subject, code, f"{dim_words} of {subject.shown}")
+    return _dynamic_source_fix(
+        subject,
+        code,
+        f"{dim_words} of {subject.shown}",
+        changes="change" if dims[1:] else "changes",
+    )
 
 
 def _dimension_words(dims: list[int]) -> str:
@@ -301,7 +306,9 @@ def _int_fix(subject: _Subject, code: Code) -> Fix:
     return _dynamic_source_fix(subject, code, subject.shown)
 
 
-def _dynamic_source_fix(subject: _Subject, code: Code, what: str) -> Fix:
+def _dynamic_source_fix(
+    subject: _Subject, code: Code, what: str, *, changes: str = "changes"
+) -> Fix:
     """The value made dynamic from its first compile by torch's own variable; a module's
     int attribute also needs torch to stop treating those as constants."""
     actions: list[Action] = [{"kind": "env", "name": ENV_DYNAMIC_SOURCES, "value": subject.dynamo}]
@@ -315,7 +322,7 @@ def _dynamic_source_fix(subject: _Subject, code: Code, what: str) -> Fix:
             f"once; {ENV_DYNAMIC_SOURCES} makes the attribute dynamic from the first compile"
         )
     return _fix(
-        f"{what} changes between calls of {code.where}: make it dynamic from the first "
+        f"{what} {changes} between calls of {code.where}: make it dynamic from the first "
         f'compile, {ENV_DYNAMIC_SOURCES}="{subject.dynamo}"'
         + (" with torch._dynamo.config.allow_unspec_int_on_nn_module = True" if on_module else ""),
         actions,
