@@ -225,7 +225,10 @@ def shown_fixes(fixes: list[Fix]) -> list[Fix]:
     ]
 
 
-def _cost(todo: _Todo) -> str:
+def _cost(todo: _Todo, *, bound: bool = False) -> str:
+    """What the cause cost: "1 recompile · 2 graph breaks · 1 min 01 s compile"; ``bound``:
+    each part's words joined by no-break spaces, before its "·" too (a wrapped heading
+    breaks only after a "·")."""
     parts = []
     if todo.recompiles:
         parts.append(f"{todo.recompiles} recompile{'s' if todo.recompiles != 1 else ''}")
@@ -234,6 +237,8 @@ def _cost(todo: _Todo) -> str:
     parts.append(f"{_format.duration(todo.compile_seconds)} compile")
     if todo.processes > 1:
         parts.append(f"in {todo.processes} processes")
+    if bound:
+        return f"{NO_BREAK_SPACE}· ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
     return " · ".join(parts)
 
 
@@ -248,8 +253,8 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     lines = [paint(truncate(heading, width), "bold", color=color)]
     for number, todo in enumerate(shown, start=1):
         named = _named(todo.function, width)
-        heading = named(_bound(_format.printable(f"{todo.where} · {_cost(todo)}")))
-        heading = heading.replace(" · ", f"{NO_BREAK_SPACE}· ")  # no line starts with "·"
+        cost = _cost(todo, bound=True)
+        heading = named(_format.printable(todo.where)) + f"{NO_BREAK_SPACE}· {cost}"
         lines += _wrapped(f"{number}. ", heading, width)
         lines += _wrapped("   ", _format.printable(todo.what), width)
         fixes = shown_fixes(todo.fixes)

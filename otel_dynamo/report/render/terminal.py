@@ -669,15 +669,15 @@ def _cudagraphs(section: ProcessSection, view: _View) -> list[str]:
 def _caches(section: ProcessSection, view: _View) -> list[str]:
     caches = section["caches"]
     counts = {"inductor_fx": caches["inductor_fx"], "aot_autograd": caches["aot_autograd"]}
-    parts = [
-        f"{cache} {_format.lookups(states['hit'], states['miss'], states['bypass'])}"
+    parts = [  # a cache's name stays with its first count where the line wraps
+        f"{cache}{NO_BREAK_SPACE}{_format.lookups(states['hit'], states['miss'], states['bypass'])}"
         for cache, states in counts.items()
         if any(states.values())
     ]
     if not parts:
         return []
     label = "Compile caches:"
-    # a count stays with its noun ("0 bypasses") where the line wraps
+    # and a count with its noun ("0 bypasses")
     bound = [_COUNT_NOUN.sub(f"\\1{NO_BREAK_SPACE}", part) for part in parts]
     lines = view.wrapped(f"{label} " + "; ".join(bound), "")
     lines[0] = view.paint(label, "bold") + lines[0][len(label) :]
