@@ -23,6 +23,7 @@ from otel_dynamo.report.render.table import (
     paint,
     shown_name,
     truncate,
+    whole_parts,
     wrapped,
 )
 from otel_dynamo.report.summary.compiles import NO_REASON
@@ -227,8 +228,7 @@ def shown_fixes(fixes: list[Fix]) -> list[Fix]:
 
 def _cost(todo: _Todo, *, bound: bool = False) -> str:
     """What the cause cost: "1 recompile · 2 graph breaks · 1 min 01 s compile"; ``bound``:
-    each part's words joined by no-break spaces, before its "·" too (a wrapped heading
-    breaks only after a "·")."""
+    each part whole where a heading wraps (``table.whole_parts``)."""
     parts = []
     if todo.recompiles:
         parts.append(f"{todo.recompiles} recompile{'s' if todo.recompiles != 1 else ''}")
@@ -237,9 +237,7 @@ def _cost(todo: _Todo, *, bound: bool = False) -> str:
     parts.append(f"{_format.duration(todo.compile_seconds)} compile")
     if todo.processes > 1:
         parts.append(f"in {todo.processes} processes")
-    if bound:
-        return f"{NO_BREAK_SPACE}· ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
-    return " · ".join(parts)
+    return whole_parts(parts) if bound else " · ".join(parts)
 
 
 def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int) -> list[str]:

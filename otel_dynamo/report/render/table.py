@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypedDict
 
 ELLIPSIS = "…"
@@ -166,6 +166,13 @@ def fitted_table(
         for line in _lines(shown, widths, row, color=color)
     ]
     return lines, shown
+
+
+def whole_parts(parts: Iterable[str]) -> str:
+    """``parts`` joined by " · ", each part's words and the "·" after it bound by no-break
+    spaces: wrapped, the text breaks only after a "·", never in a part nor before its "·"
+    (no line starts with one, or is one)."""
+    return f"{NO_BREAK_SPACE}· ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
 
 
 def wrapped(text: str, width: int) -> list[str]:

@@ -22,6 +22,7 @@ from otel_dynamo.report.render.table import (
     paint,
     shown_name,
     truncate,
+    whole_parts,
     wrapped,
 )
 from otel_dynamo.report.summary.build import LIMIT_REACHED
@@ -524,10 +525,9 @@ def _largest_parts(phases: Mapping[str, float | None]) -> str:
     """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
     timed = [(value, phase) for phase, value in phases.items() if value]
     ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
-    # No-break spaces inside a part and before each "·": a wrapped cell breaks after a
-    # part's "·", never in a part nor before its "·" (no line starts with one, or is one).
-    parts = (f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked)
-    return f"{NO_BREAK_SPACE}· ".join(part.replace(" ", NO_BREAK_SPACE) for part in parts)
+    return whole_parts(
+        f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked
+    )
 
 
 def _failures(section: ProcessSection, view: _View) -> list[str]:
