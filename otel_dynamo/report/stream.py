@@ -48,7 +48,8 @@ from otel_dynamo.report.render.causes import CauseCounts, process_causes
 from otel_dynamo.report.render.graph_texts import GraphTextCollector
 from otel_dynamo.report.render.html.page import page_chunks, page_tables
 from otel_dynamo.report.render.html.timeline import TimelineBuilder, TimelinePart
-from otel_dynamo.report.render.terminal import TerminalLayout, process_body, terminal_text
+from otel_dynamo.report.render.table import TerminalLayout
+from otel_dynamo.report.render.terminal import process_body, terminal_text
 from otel_dynamo.report.summary.build import (
     DEFAULT_RECOMPILE_LIMIT,
     DEFAULT_SLOWEST,

@@ -11,13 +11,8 @@ from otel_dynamo.report.render.format import json_chunks, printable, render_json
 from otel_dynamo.report.render.graph_texts import GraphText, GraphTextCollector, GraphTextFiles
 from otel_dynamo.report.render.html import render_html, render_page
 from otel_dynamo.report.render.perfetto import PerfettoWriter
-from otel_dynamo.report.render.terminal import (
-    DEFAULT_ROW_LIMIT,
-    DEFAULT_WIDTH,
-    TerminalLayout,
-    color_enabled,
-    render_terminal,
-)
+from otel_dynamo.report.render.table import DEFAULT_ROW_LIMIT, DEFAULT_WIDTH, TerminalLayout
+from otel_dynamo.report.render.terminal import color_enabled, render_terminal
 
 __all__ = [
     "DEFAULT_ROW_LIMIT",

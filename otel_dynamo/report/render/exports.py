@@ -6,10 +6,8 @@ a recorded run of an exported module); a torch.compile job's report is unchanged
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render.table import Cell, Column, PageCell, PageTable
+from otel_dynamo.report.render.table import Cell, Column, PageTable, TerminalLayout, page_table
 from otel_dynamo.report.summary.schema import ExportSection, ProcessSection, Totals
 
 MAX_OP_CHANGES_SHOWN = 3
@@ -19,18 +17,6 @@ TITLE_EXPORTS = "torch.export calls"
 TITLE_DECOMPOSITIONS = "torch.export decompositions"
 TITLE_RUNS = "Runs of exported programs"
 TITLE_FAILURES = "torch.export failures"
-
-_STYLE = {"ok": "green", "bad": "red", "warn": "yellow"}
-
-
-class TerminalView(Protocol):
-    """What the terminal renderer shares with every section (``_terminal._View``)."""
-
-    def paint(self, text: str, style: str | None) -> str: ...
-
-    def title(self, text: str, count: int | None = None) -> str: ...
-
-    def table(self, columns: list[Column], rows: list[list[Cell | str]]) -> list[str]: ...
 
 
 def has_activity(found: ExportSection) -> bool:
@@ -58,24 +44,24 @@ def run_count(found: ExportSection) -> int:
     return sum(row["runs"] for row in found["runs"])
 
 
-def terminal(section: ProcessSection, view: TerminalView) -> list[str]:
+def terminal(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     """The process's torch.export tables; no lines when it did nothing with torch.export."""
     found: ExportSection = section["torch_export"]
     if not has_activity(found):
         return []
     lines: list[str] = []
     if found["exports"]:
-        title = view.title(TITLE_EXPORTS, len(found["exports"]))
-        lines += [title, *view.table(_EXPORT_COLUMNS, _export_cells(found))]
+        title = layout.title(TITLE_EXPORTS, len(found["exports"]))
+        lines += [title, *layout.table(_EXPORT_COLUMNS, _export_cells(found))]
     if found["decompositions"]:
-        title = view.title(TITLE_DECOMPOSITIONS, len(found["decompositions"]))
-        lines += [title, *view.table(_DECOMPOSITION_COLUMNS, _decomposition_cells(found))]
+        title = layout.title(TITLE_DECOMPOSITIONS, len(found["decompositions"]))
+        lines += [title, *layout.table(_DECOMPOSITION_COLUMNS, _decomposition_cells(found))]
     if found["runs"]:
-        title = view.title(TITLE_RUNS, run_count(found))
-        lines += [title, *view.table(_RUN_COLUMNS, _run_cells(found))]
+        title = layout.title(TITLE_RUNS, run_count(found))
+        lines += [title, *layout.table(_RUN_COLUMNS, _run_cells(found))]
     if found["failures"]:
-        title = view.paint(view.title(TITLE_FAILURES, len(found["failures"])), "red")
-        lines += [title, *view.table(_FAILURE_COLUMNS, _failure_cells(found))]
+        title = layout.paint(layout.title(TITLE_FAILURES, len(found["failures"])), "red")
+        lines += [title, *layout.table(_FAILURE_COLUMNS, _failure_cells(found))]
     return lines
 
 
@@ -120,7 +106,7 @@ def _export_cells(found: ExportSection) -> list[list[Cell | str]]:
             _format.optional(row["node_count"]),
             _format.optional(row["parameter_count"]),
             _format.duration(row["duration_s"]),
-            Cell(row["outcome"], _STYLE.get(_format.severity(row["outcome"]))),
+            _format.outcome_cell(row["outcome"]),
         ]
         for row in found["exports"]
     ]
@@ -133,7 +119,7 @@ def _decomposition_cells(found: ExportSection) -> list[list[Cell | str]]:
             _format.optional(row["op_count_before"]),
             _format.optional(row["op_count_after"]),
             _format.duration(row["duration_s"]),
-            Cell(row["outcome"], _STYLE.get(_format.severity(row["outcome"]))),
+            _format.outcome_cell(row["outcome"]),
             _op_changes([*row["ops_added"], *row["ops_removed"]]),
         ]
         for row in found["decompositions"]
@@ -199,39 +185,11 @@ def html_tables(section: ProcessSection) -> list[PageTable]:
     found: ExportSection = section["torch_export"]
     if not has_activity(found):
         return []
-    runs = _html_table(TITLE_RUNS, _RUN_COLUMNS, _html_cells(_run_cells(found)))
+    runs = page_table(TITLE_RUNS, _RUN_COLUMNS, _run_cells(found))
     runs["count"] = run_count(found)
     return [
-        _html_table(TITLE_EXPORTS, _EXPORT_COLUMNS, _html_cells(_export_cells(found))),
-        _html_table(
-            TITLE_DECOMPOSITIONS, _DECOMPOSITION_COLUMNS, _html_cells(_decomposition_cells(found))
-        ),
+        page_table(TITLE_EXPORTS, _EXPORT_COLUMNS, _export_cells(found)),
+        page_table(TITLE_DECOMPOSITIONS, _DECOMPOSITION_COLUMNS, _decomposition_cells(found)),
         runs,
-        _html_table(TITLE_FAILURES, _FAILURE_COLUMNS, _html_cells(_failure_cells(found))),
+        page_table(TITLE_FAILURES, _FAILURE_COLUMNS, _failure_cells(found)),
     ]
-
-
-_CSS_CLASS = {"green": "ok", "red": "bad", "yellow": "warn"}
-"""The page's class for each terminal style."""
-
-
-def _html_cells(rows: list[list[Cell | str]]) -> list[list[PageCell]]:
-    """Terminal cells as the page's: a string, or [string, css class] where styled."""
-    return [[_html_cell(cell) for cell in row] for row in rows]
-
-
-def _html_cell(cell: Cell | str) -> str | list[str]:
-    if isinstance(cell, str):
-        return cell
-    css_class = _CSS_CLASS.get(cell.style or "")
-    return cell.text if css_class is None else [cell.text, css_class]
-
-
-def _html_table(title: str, columns: list[Column], rows: list[list[PageCell]]) -> PageTable:
-    right = [index for index, column in enumerate(columns) if column.right]
-    return {
-        "title": title,
-        "columns": [column.header for column in columns],
-        "right": right,
-        "rows": rows,
-    }

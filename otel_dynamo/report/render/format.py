@@ -13,6 +13,7 @@ import msgspec
 from otel_dynamo import names
 from otel_dynamo.causes.fixes import USER_FRAME
 from otel_dynamo.report.read.files import UNPRINTABLE
+from otel_dynamo.report.render.table import Cell
 from otel_dynamo.report.summary.function_names import (
     NO_FUNCTION_NAMES,
     FunctionNames,
@@ -53,18 +54,18 @@ OPS_NOTE = (
 )
 """Under the frame-compile table: what its ops column counts."""
 
-OUTCOME_SEVERITY = {
-    names.OUTCOME_SUCCESS: "ok",
-    names.OUTCOME_FAILURE: "bad",
-    names.OUTCOME_SKIPPED: "warn",
-    names.OUTCOME_NO_GRAPH: "warn",
+OUTCOME_STYLE = {
+    names.OUTCOME_SUCCESS: "green",
+    names.OUTCOME_FAILURE: "red",
+    names.OUTCOME_SKIPPED: "yellow",
+    names.OUTCOME_NO_GRAPH: "yellow",
 }
-"""How a frame compile's outcome reads in any rendering: ok, bad or a warning."""
+"""How a compile's outcome is painted (on the page, that style's class): ok, bad or a
+warning; an outcome this version does not know, plain."""
 
 
-def severity(outcome: str) -> str:
-    """``ok``, ``bad``, ``warn``, or "" for an outcome this version does not know."""
-    return OUTCOME_SEVERITY.get(outcome, "")
+def outcome_cell(outcome: str) -> Cell:
+    return Cell(outcome, OUTCOME_STYLE.get(outcome))
 
 
 _STACK_ENTRY = re.compile(r"^(?P<path>.*?):(?P<rest>\d+.*)$")
@@ -99,19 +100,6 @@ def settings_vary(rows: Sequence[CompileRow]) -> bool:
     (then the views say how each was compiled)."""
     shown = {row["compiled_with"] for row in rows}
     return len(shown) > 1 or any(" · " in (text or "") for text in shown)
-
-
-def device_time_cells(row: Mapping[str, Any]) -> list[str]:
-    """One graph's device-time row as table cells (terminal and page alike)."""
-    return [
-        row["compile_id"] or "?",
-        row["run_kind"],
-        row["device"],
-        str(row["timed_runs"]),
-        duration(row["device_s"]),
-        duration(row["mean_device_s"]),
-        duration(row["max_device_s"]),
-    ]
 
 
 def code_place(function: str | None, path: str | None, line: int | None) -> str:

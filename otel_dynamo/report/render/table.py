@@ -17,7 +17,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Sequence
-from typing import TypedDict
+from typing import TypedDict, TypeVar
+
+_Row = TypeVar("_Row")
 
 ELLIPSIS = "…"
 NO_BREAK_SPACE = "\u00a0"
@@ -78,10 +80,12 @@ class Column:
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
-    """A cell's text and the style it is painted in on a colour terminal."""
+    """A cell's text and the style it is painted in on a colour terminal (on the page,
+    the class of that style, ``page_table``), and the text the page shows on hover."""
 
     text: str
     style: str | None = None
+    hover: str | None = None
 
 
 CellLike = Cell | str
@@ -166,6 +170,71 @@ def fitted_table(
         for line in _lines(shown, widths, row, color=color)
     ]
     return lines, shown
+
+
+DEFAULT_WIDTH = 100
+DEFAULT_ROW_LIMIT = 20
+"""Rows shown per table; the rest are counted (``--json`` and ``--html`` have them all)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TerminalLayout:
+    """How the terminal report is laid out: width, colour and rows per table (0: all),
+    and the ways every section of it writes a title, a table or wrapped text so."""
+
+    width: int = DEFAULT_WIDTH
+    color: bool = False
+    limit: int = DEFAULT_ROW_LIMIT
+
+    def paint(self, text: str, style: str | None) -> str:
+        return paint(text, style, color=self.color)
+
+    def name(self, function: str) -> str:
+        """A function's name in a table: cut alike in every section (``shown_name``)."""
+        return shown_name(function, self.width)
+
+    def shown(self, rows: Sequence[_Row]) -> Sequence[_Row]:
+        """The rows a table shows (its first ``limit``)."""
+        return rows if self.limit <= 0 else rows[: self.limit]
+
+    def wrapped(self, text: str, indent: str, style: str | None = None) -> list[str]:
+        """``text`` wrapped below ``indent``, continued lines indented two more."""
+        lines = wrapped(text, self.width - len(indent) - 2)
+        return [
+            self.paint(f"{indent}{'' if at == 0 else '  '}{line}", style)
+            for at, line in enumerate(lines)
+        ]
+
+    def title(self, text: str, count: int | None = None) -> str:
+        shown = f"{text} ({count})" if count is not None else text
+        return self.paint(truncate(shown, self.width), "bold")
+
+    def table(
+        self,
+        columns: list[Column],
+        rows: Sequence[Sequence[CellLike]],
+        *,
+        total: int | None = None,
+    ) -> list[str]:
+        """``rows`` up to the limit; ``total``: how many rows there are when only the
+        first were made cells (``shown``), else ``len(rows)``."""
+        return self.fitted(columns, rows, total=total)[0]
+
+    def fitted(
+        self,
+        columns: list[Column],
+        rows: Sequence[Sequence[CellLike]],
+        *,
+        total: int | None = None,
+    ) -> tuple[list[str], list[Column]]:
+        """``table``'s lines, and the columns it shows (``Column.leave_out``)."""
+        shown = self.shown(rows)
+        lines, kept = fitted_table(columns, shown, width=self.width, color=self.color)
+        count = len(rows) if total is None else total
+        if len(shown) < count:
+            more = f"  … {count - len(shown)} more (all of them: --limit 0, --json or --html)"
+            lines.append(self.paint(truncate(more, self.width), "dim"))
+        return lines, kept
 
 
 def whole_parts(parts: Iterable[str]) -> str:
@@ -383,3 +452,29 @@ class PageTable(_PageTableOptions):
     columns: list[str]
     right: list[int]
     rows: list[list[PageCell]]
+
+
+PAGE_CLASS = {"green": "ok", "red": "bad", "red_bold": "bad", "yellow": "warn"}
+"""The page's class for each terminal style (others: none)."""
+
+
+def page_table(
+    title: str, columns: Sequence[Column], rows: Iterable[Sequence[CellLike]]
+) -> PageTable:
+    """A table of the terminal's columns and cells as the page's: a cell is its text,
+    [text, class] where styled, [text, class, hover text] with a hover text."""
+    return {
+        "title": title,
+        "columns": [column.header for column in columns],
+        "right": [index for index, column in enumerate(columns) if column.right],
+        "rows": [[_page_cell(cell) for cell in row] for row in rows],
+    }
+
+
+def _page_cell(value: CellLike) -> PageCell:
+    if isinstance(value, str):
+        return value
+    css_class = PAGE_CLASS.get(value.style or "")
+    if value.hover is not None:
+        return [value.text, css_class or "", value.hover]
+    return value.text if css_class is None else [value.text, css_class]

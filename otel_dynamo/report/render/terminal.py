@@ -2,31 +2,28 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO, TypeVar
+from typing import TextIO
 
-from otel_dynamo.causes.guards import guard_text
 from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render import process_tables as _tables
 from otel_dynamo.report.render.table import (
+    DEFAULT_ROW_LIMIT,
+    DEFAULT_WIDTH,
     NO_BREAK_SPACE,
     Cell,
     CellLike,
     Column,
-    fitted_table,
+    TerminalLayout,
     format_table,
-    paint,
-    shown_name,
     truncate,
     whole_parts,
     wrapped,
 )
-from otel_dynamo.report.summary.build import LIMIT_REACHED
-from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.function_names import FunctionNames, function_label, names_for
 from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
 from otel_dynamo.report.summary.schema import (
@@ -36,22 +33,14 @@ from otel_dynamo.report.summary.schema import (
     ProcessDescription,
     ProcessSection,
     RankRow,
-    RecompileRow,
     Summary,
 )
-
-_Row = TypeVar("_Row")
-
-DEFAULT_WIDTH = 100
-DEFAULT_ROW_LIMIT = 20
-"""Rows shown per table; the rest are counted (``--json`` and ``--html`` have them all)."""
 
 MAX_STACK_FRAMES = 3
 """Innermost user-stack frames shown under a graph break."""
 
 
 _COUNT_NOUN = re.compile(r"(\d) ")
-_SEVERITY_STYLE = {"ok": "green", "bad": "red", "warn": "yellow"}
 
 
 def color_enabled(stream: TextIO, *, environ: Mapping[str, str] | None = None) -> bool:
@@ -61,15 +50,6 @@ def color_enabled(stream: TextIO, *, environ: Mapping[str, str] | None = None) -
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
-
-
-@dataclasses.dataclass(frozen=True)
-class TerminalLayout:
-    """How the terminal report is laid out: width, colour and rows per table (0: all)."""
-
-    width: int = DEFAULT_WIDTH
-    color: bool = False
-    limit: int = DEFAULT_ROW_LIMIT
 
 
 def render_terminal(
@@ -108,13 +88,12 @@ def terminal_text(
     """The terminal report of ``summary`` from its processes' ``bodies`` (``process_body``
     of each, in the summary's order, made for ``layout``) and the ``counts`` of its causes
     (``causes.process_causes`` of each, added up)."""
-    view = _View(width=layout.width, color=layout.color, limit=layout.limit)
     width, color, limit = layout.width, layout.color, layout.limit
     # One process at a time: a printable copy of a large run's whole summary would double it.
     top = _format.printable_values({k: v for k, v in summary.items() if k != "processes"})
-    lines = _overview(top, view)
+    lines = _overview(top, layout)
     note = _format.source_lines(top["source"])
-    lines += [view.paint(truncate(line, view.width), "dim") for line in note]
+    lines += [layout.paint(truncate(line, layout.width), "dim") for line in note]
     todo = causes.what_to_do_terminal(summary, width=width, color=color, limit=limit)
     lines += ["", *todo] if todo else []
     where = time_split.terminal_lines(top["compile_time"], width=width, color=color)
@@ -122,11 +101,11 @@ def terminal_text(
     why = causes.terminal_lines(summary, counts, width=width, color=color, limit=limit)
     lines += ["", *why] if why else []
     if top["ranks"]["compared"]:
-        lines += ["", *_ranks(top, view)]
+        lines += ["", *_ranks(top, layout)]
     for section, body in zip(summary["processes"], bodies, strict=True):
         description = _description(section)
         shown = description if printable_text else _format.printable_values(description)
-        lines += ["", _process_heading(shown, view), *body]
+        lines += ["", _process_heading(shown, layout), *body]
     return "\n".join(lines) + "\n"
 
 
@@ -136,11 +115,10 @@ def process_body(
     """The lines ``render_terminal`` shows of one process below its heading: the same
     whatever the process's label, so that the process that summarized it may make them.
     ``printable_text``: as ``render_terminal`` takes it, of this process's files."""
-    view = _View(width=layout.width, color=layout.color, limit=layout.limit)
     shown = section if printable_text else _format.printable_values(section)
     lines: list[str] = []
     for render in _SECTIONS:
-        lines += render(shown, view)
+        lines += render(shown, layout)
     return lines
 
 
@@ -161,62 +139,7 @@ def _description(section: ProcessSection) -> ProcessDescription:
     }
 
 
-class _View:
-    """Width, colour and row limit shared by every section."""
-
-    def __init__(self, *, width: int, color: bool, limit: int) -> None:
-        self.width = width
-        self.color = color
-        self.limit = limit
-
-    def paint(self, text: str, style: str | None) -> str:
-        return paint(text, style, color=self.color)
-
-    def name(self, function: str) -> str:
-        """A function's name in a table: cut alike in every section (``shown_name``)."""
-        return shown_name(function, self.width)
-
-    def wrapped(self, text: str, indent: str, style: str | None = None) -> list[str]:
-        """``text`` wrapped below ``indent``, continued lines indented two more."""
-        lines = wrapped(text, self.width - len(indent) - 2)
-        return [
-            self.paint(f"{indent}{'' if at == 0 else '  '}{line}", style)
-            for at, line in enumerate(lines)
-        ]
-
-    def title(self, text: str, count: int | None = None) -> str:
-        shown = f"{text} ({count})" if count is not None else text
-        return self.paint(truncate(shown, self.width), "bold")
-
-    def table(
-        self,
-        columns: list[Column],
-        rows: Sequence[Sequence[CellLike]],
-        *,
-        total: int | None = None,
-    ) -> list[str]:
-        """``rows`` up to the limit; ``total``: how many rows there are when only the
-        first were made cells (``_shown``), else ``len(rows)``."""
-        return self.fitted(columns, rows, total=total)[0]
-
-    def fitted(
-        self,
-        columns: list[Column],
-        rows: Sequence[Sequence[CellLike]],
-        *,
-        total: int | None = None,
-    ) -> tuple[list[str], list[Column]]:
-        """``table``'s lines, and the columns it shows (``Column.leave_out``)."""
-        shown = rows if self.limit <= 0 else rows[: self.limit]
-        lines, kept = fitted_table(columns, shown, width=self.width, color=self.color)
-        count = len(rows) if total is None else total
-        if len(shown) < count:
-            more = f"  … {count - len(shown)} more (all of them: --limit 0, --json or --html)"
-            lines.append(self.paint(truncate(more, self.width), "dim"))
-        return lines, kept
-
-
-def _overview(summary: Summary, view: _View) -> list[str]:
+def _overview(summary: Summary, layout: TerminalLayout) -> list[str]:
     totals = summary["totals"]
     inputs = summary["inputs"]
     heading = (
@@ -238,7 +161,7 @@ def _overview(summary: Summary, view: _View) -> list[str]:
     ]
     if totals["unfinished_compiles"]:
         items.insert(5, _format.plural(totals["unfinished_compiles"], "unfinished compile"))
-    return [view.paint(truncate(heading, view.width), "bold"), *_wrap(items, view.width)]
+    return [layout.paint(truncate(heading, layout.width), "bold"), *_wrap(items, layout.width)]
 
 
 def _wrap(items: list[str], width: int, separator: str = " · ") -> list[str]:
@@ -253,7 +176,7 @@ def _wrap(items: list[str], width: int, separator: str = " · ") -> list[str]:
     return lines
 
 
-def _ranks(summary: Summary, view: _View) -> list[str]:
+def _ranks(summary: Summary, layout: TerminalLayout) -> list[str]:
     ranks = summary["ranks"]
     columns = [
         Column("process", flexible=True),
@@ -267,13 +190,15 @@ def _ranks(summary: Summary, view: _View) -> list[str]:
     ]
     diverging = [row for row in ranks["rows"] if row["diverges"]]
     ordered = ranks["rows"]
-    if 0 < view.limit < len(ordered):  # a cut table still shows every diverging rank
+    if 0 < layout.limit < len(ordered):  # a cut table still shows every diverging rank
         ordered = diverging + [row for row in ordered if not row["diverges"]]
     rows = [_rank_row(row) for row in ordered]
-    lines = [view.title("Ranks", len(rows)), *view.table(columns, rows)]
+    lines = [layout.title("Ranks", len(rows)), *layout.table(columns, rows)]
     if not diverging:
-        return [*lines, view.paint("  all ranks agree on graphs, recompiles and guards", "green")]
-    return lines + [view.paint(truncate(_divergence(row), view.width), "red") for row in diverging]
+        return [*lines, layout.paint("  all ranks agree on graphs, recompiles and guards", "green")]
+    return lines + [
+        layout.paint(truncate(_divergence(row), layout.width), "red") for row in diverging
+    ]
 
 
 def _rank_row(row: RankRow) -> list[Cell | str]:
@@ -311,192 +236,111 @@ def _facts(facts: CompileFacts | None) -> str:
     return ", ".join(f"{key} {value}" for key, value in facts.items())
 
 
-def _process_heading(description: ProcessDescription, view: _View) -> str:
+def _process_heading(description: ProcessDescription, layout: TerminalLayout) -> str:
     heading = f"── {_format.process_heading(description)} "
-    return view.paint(truncate(heading.ljust(view.width, "─"), view.width), "cyan")
+    return layout.paint(truncate(heading.ljust(layout.width, "─"), layout.width), "cyan")
 
 
-def _compiles(section: ProcessSection, view: _View) -> list[str]:
+def _compiles(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["compiles"]
     if not rows:
-        return [view.title("Frame compiles: none")]
-    with_calls = _any_calls(rows)
-    with_how = _format.settings_vary(rows)
-    columns = [
-        Column("id"),
-        Column("function", whole=True),
-        Column("location", flexible=True, cut_left=True),
-        Column("outcome"),
-        Column("duration", right=True),
-        Column("graphs", right=True, leave_out=2),
-        Column("ops", right=True, leave_out=3),
-        Column("guards", right=True, leave_out=1),
-        *([Column("calls", right=True)] if with_calls else []),
-    ]
-    table: list[list[CellLike]] = [
-        [
-            row["compile_id"] or "?",
-            view.name(function_label(row["function"], row["module"])),
-            _format.location(row["file"], row["line"]),
-            Cell(row["outcome"], _SEVERITY_STYLE.get(_format.severity(row["outcome"]))),
-            _format.duration(row["duration_s"]),
-            str(row["graphs"]),
-            str(row["ops"]),
-            _format.optional(row["guards"]),
-            *([_calls(row)] if with_calls else []),
-        ]
-        for row in _shown(rows, view)
-    ]
-    lines, shown = view.fitted(columns, table, total=len(rows))
+        return [layout.title("Frame compiles: none")]
+    lines, shown = layout.fitted(*_tables.compiles(section, layout), total=len(rows))
     with_ops = any(column.header == "ops" for column in shown)
-    note = [view.paint(line, "dim") for line in wrapped(_format.OPS_NOTE, view.width)]
+    note = [layout.paint(line, "dim") for line in wrapped(_format.OPS_NOTE, layout.width)]
     return [
-        view.title("Frame compiles", len(rows)),
+        layout.title("Frame compiles", len(rows)),
         *lines,
         *(note if with_ops else []),
-        *(_compiled_with(rows, view) if with_how else []),
+        *(_compiled_with(rows, layout) if _format.settings_vary(rows) else []),
     ]
 
 
-def _compiled_with(rows: Sequence[CompileRow], view: _View) -> list[str]:
+def _compiled_with(rows: Sequence[CompileRow], layout: TerminalLayout) -> list[str]:
     """Each way the frames were asked to be compiled, with the compile ids asked so."""
     ids: dict[str, list[str]] = {}
     for row in rows:
         ids.setdefault(row["compiled_with"] or "not recorded", []).append(row["compile_id"] or "?")
-    lines = [view.title("Compiled with")]
+    lines = [layout.title("Compiled with")]
     for how, compile_ids in ids.items():
         text = f"{how}: {_format.plural(len(compile_ids), 'compile')} ({', '.join(compile_ids)})"
-        lines += [f"  {line}" for line in wrapped(text, view.width - 2)]
+        lines += [f"  {line}" for line in wrapped(text, layout.width - 2)]
     return lines
 
 
-def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:
-    """Whether any variant's calls were recorded (telemetry may predate them)."""
-    return any(row["calls"] is not None for row in rows)
-
-
-def _graph_breaks(section: ProcessSection, view: _View) -> list[str]:
+def _graph_breaks(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     groups = section["graph_breaks"]
     if not groups:
-        return [view.title("Graph breaks: none")]
+        return [layout.title("Graph breaks: none")]
     total = sum(group["count"] for group in groups)
-    lines = [view.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
-    shown = groups if view.limit <= 0 else groups[: view.limit]
+    lines = [layout.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
+    shown = groups if layout.limit <= 0 else groups[: layout.limit]
     function_names = names_for(section["compiles"])
     for group in shown:
-        lines += _graph_break_group(group, view, function_names)
+        lines += _graph_break_group(group, layout, function_names)
     if len(shown) < len(groups):
-        lines.append(view.paint(f"  … {len(groups) - len(shown)} more reasons", "dim"))
+        lines.append(layout.paint(f"  … {len(groups) - len(shown)} more reasons", "dim"))
     return lines
 
 
 def _graph_break_group(
-    group: GraphBreakGroup, view: _View, function_names: FunctionNames
+    group: GraphBreakGroup, layout: TerminalLayout, function_names: FunctionNames
 ) -> list[str]:
     count = f"{group['count']}x"
     reason_text = group["reason"] or ""
     shown_kind = group["kind"] and not reason_text.startswith(group["kind"])
     kind = f" [{group['kind']}]" if shown_kind else ""  # not when the reason starts with it
-    reason = wrapped(f"{reason_text}{kind}", view.width - 10)
-    lines = [f"  {view.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
+    reason = wrapped(f"{reason_text}{kind}", layout.width - 10)
+    lines = [f"  {layout.paint(count.rjust(6), 'yellow')}  {reason[0]}"]
     lines += [f"{' ' * 10}{line}" for line in reason[1:]]
     for hint in group["torch_hints"]:
-        said = wrapped(f"torch's hint: {hint}", view.width - 10)
-        lines += [view.paint(f"{' ' * 10}{line}", "cyan") for line in said]
+        said = wrapped(f"torch's hint: {hint}", layout.width - 10)
+        lines += [layout.paint(f"{' ' * 10}{line}", "cyan") for line in said]
     stacks = _format.merged_stacks(group["stacks"], function_names)
-    for merged in stacks[: view.limit if view.limit > 0 else None]:
-        lines += _stack_lines(merged.stack, merged.count, view)
+    for merged in stacks[: layout.limit if layout.limit > 0 else None]:
+        lines += _stack_lines(merged.stack, merged.count, layout)
     return lines
 
 
-def _stack_lines(shown: list[tuple[str, int]], count: int, view: _View) -> list[str]:
+def _stack_lines(shown: list[tuple[str, int]], count: int, layout: TerminalLayout) -> list[str]:
     """Innermost frame first, with the count; then the frames that called it, runs of
     torch/library frames folded into one line."""
     indent = " " * 10
     if not shown:
-        return [view.paint(f"{indent}{count}x (no user stack recorded)", "dim")]
+        return [layout.paint(f"{indent}{count}x (no user stack recorded)", "dim")]
     (innermost, _), *callers = shown
-    lines = view.wrapped(f"{count}x at {innermost}", indent)
+    lines = layout.wrapped(f"{count}x at {innermost}", indent)
     for text, _frames in callers[: MAX_STACK_FRAMES - 1]:
         prefix = "" if text.startswith("…") else "from "
-        lines += view.wrapped(f"{prefix}{text}", f"{indent}   ", "dim")
+        lines += layout.wrapped(f"{prefix}{text}", f"{indent}   ", "dim")
     hidden = sum(frames for _text, frames in callers[MAX_STACK_FRAMES - 1 :])
     if hidden > 0:
-        lines.append(view.paint(f"{indent}   … {_format.plural(hidden, 'outer frame')}", "dim"))
+        lines.append(layout.paint(f"{indent}   … {_format.plural(hidden, 'outer frame')}", "dim"))
     return lines
 
 
-def _recompiles(section: ProcessSection, view: _View) -> list[str]:
+def _recompiles(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["recompiles"]
     if not rows:
-        return [view.title("Recompiles: none")]
-    with_calls = _any_calls(rows)
-    columns = [
-        Column("id"),
-        Column("function", whole=True),
-        Column("location", flexible=True, cut_left=True),
-        Column("cache", right=True, leave_out=1),
-        *([Column("calls", right=True, leave_out=1)] if with_calls else []),
-        Column("reason", wrap=True),
-    ]
-    table: list[list[CellLike]] = []
-    for row in _shown(rows, view):
-        blank = ["", "", "", "", *([""] if with_calls else [])]
-        table.append(
-            [
-                row["compile_id"] or "?",
-                view.name(function_label(row["function"], row["module"])),
-                _format.location(row["file"], row["line"]),
-                _format.optional(row["cache_size"]),
-                *([_calls(row)] if with_calls else []),
-                row["reason_plain"] or NO_REASON,
-            ]
-        )
-        if row["reason"] and row["reason_plain"] != row["reason"]:
-            table.append([*blank, Cell(f"guard: {guard_text(row['reason'])}", "dim")])
-    lines = format_table(columns, table, width=view.width, color=view.color)
-    if len(rows) > view.limit > 0:
-        more = f"  … {len(rows) - view.limit} more (all of them: --limit 0, --json or --html)"
-        lines.append(view.paint(truncate(more, view.width), "dim"))
-    return [view.title("Recompiles", len(rows)), *lines]
+        return [layout.title("Recompiles: none")]
+    # not layout.table: a reason's guard line is a row of its own, yet not a recompile
+    table = _tables.recompiles(section, layout)
+    lines = format_table(*table, width=layout.width, color=layout.color)
+    if len(rows) > layout.limit > 0:
+        more = f"  … {len(rows) - layout.limit} more (all of them: --limit 0, --json or --html)"
+        lines.append(layout.paint(truncate(more, layout.width), "dim"))
+    return [layout.title("Recompiles", len(rows)), *lines]
 
 
-def _calls(row: CompileRow | RecompileRow) -> Cell:
-    """The calls a variant served, dimmed when cold."""
-    return Cell(_format.calls(row), None if row["hot"] else "dim")
-
-
-def _near_limit(section: ProcessSection, view: _View) -> list[str]:
+def _near_limit(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["near_recompile_limit"]
     if not rows:
         return []
-    columns = [
-        Column("status"),
-        Column("function", whole=True),
-        Column("location", flexible=True, cut_left=True),
-        Column("compiles", right=True, leave_out=1),
-        Column("cache entries", right=True),
-        Column("limit", right=True),
-    ]
-    function_names = names_for(section["compiles"])
-    table: list[list[CellLike]] = [
-        [
-            Cell("AT LIMIT", "red_bold")
-            if row["status"] == LIMIT_REACHED
-            else Cell("near limit", "yellow"),
-            view.name(function_names.of_location(row)),
-            _format.location(row["file"], row["line"]),
-            str(row["compiles"]),
-            str(row["cache_entries"]),
-            str(row["limit"]),
-        ]
-        for row in rows
-    ]
-    title = view.title("Recompile limit: code close to or at it", len(rows))
-    return [title, *view.table(columns, table)]
+    title = layout.title("Recompile limit: code close to or at it", len(rows))
+    return [title, *layout.table(*_tables.near_limit(section, layout))]
 
 
-def _slowest(section: ProcessSection, view: _View) -> list[str]:
+def _slowest(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["slowest"]
     if not rows:
         return []
@@ -510,15 +354,15 @@ def _slowest(section: ProcessSection, view: _View) -> list[str]:
     table: list[list[CellLike]] = [
         [
             row["compile_id"] or "?",
-            view.name(function_label(row["function"], row["module"])),
+            layout.name(function_label(row["function"], row["module"])),
             _format.duration(row["compile_s"]),
             _format.duration(row["lazy_backward_s"] or None),
             _largest_parts(row["phases"]),
         ]
         for row in rows
     ]
-    title = view.title("Slowest compiles (frame + lazy backward)")
-    return [title, *view.table(columns, table)]
+    title = layout.title("Slowest compiles (frame + lazy backward)")
+    return [title, *layout.table(columns, table)]
 
 
 def _largest_parts(phases: Mapping[str, float | None]) -> str:
@@ -530,143 +374,82 @@ def _largest_parts(phases: Mapping[str, float | None]) -> str:
     )
 
 
-def _failures(section: ProcessSection, view: _View) -> list[str]:
+def _failures(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["failures"]
     if not rows:
         return []
-    columns = [
-        Column("stage"),
-        Column("id"),
-        Column("function", whole=True),
-        Column("error", wrap=True),
-    ]
-    function_names = names_for(section["compiles"])
-    table: list[list[CellLike]] = [
-        [
-            Cell(row["stage"], "red"),
-            row["compile_id"] or "?",
-            view.name(function_names.of_compile(row["compile_id"], row["function"])),
-            _format.error(row["error_type"], row["error_message"]),
-        ]
-        for row in rows
-    ]
-    return [view.paint(view.title("Failures", len(rows)), "red"), *view.table(columns, table)]
+    title = layout.paint(layout.title("Failures", len(rows)), "red")
+    return [title, *layout.table(*_tables.failures(section, layout))]
 
 
-def _unfinished(section: ProcessSection, view: _View) -> list[str]:
+def _unfinished(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["unfinished"]
     if not rows:
         return []
-    columns = [
-        Column("id"),
-        Column("function", whole=True),
-        Column("location", flexible=True, cut_left=True),
-        Column("running for", right=True),
-    ]
-    function_names = names_for(section["compiles"])
-    table: list[list[CellLike]] = [
-        [
-            row["compile_id"],
-            view.name(function_names.of_location(row)),
-            _format.location(row["file"], row["line"]),
-            "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
-        ]
-        for row in rows
-    ]
-    title = view.title("Compiles that never finished (last still_compiling event)", len(rows))
-    return [view.paint(title, "red"), *view.table(columns, table)]
+    title = layout.title("Compiles that never finished (last still_compiling event)", len(rows))
+    return [layout.paint(title, "red"), *layout.table(*_tables.unfinished(section, layout))]
 
 
-def _faults(section: ProcessSection, view: _View) -> list[str]:
+def _faults(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["faults"]
     if not rows:
         return []
-    columns = [Column("kind"), Column("target", flexible=True), Column("id"), Column("recorded on")]
-    table: list[list[CellLike]] = [
-        [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
-        for row in rows
+    return [
+        layout.title("Injected faults", len(rows)),
+        *layout.table(*_tables.faults(section, layout)),
     ]
-    return [view.title("Injected faults", len(rows)), *view.table(columns, table)]
 
 
-def _accuracy(section: ProcessSection, view: _View) -> list[str]:
+def _accuracy(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["accuracy"]
     if not rows:
         return []
-    columns = [
-        Column("id"),
-        Column("result"),
-        Column("max abs error", right=True),
-        Column("max rel error", right=True),
-        Column("recorded on", flexible=True),
+    return [
+        layout.title("Accuracy checks", len(rows)),
+        *layout.table(*_tables.accuracy(section, layout)),
     ]
-    table: list[list[CellLike]] = [
-        [
-            row["compile_id"] or "?",
-            Cell("passed", "green") if row["passed"] else Cell("FAILED", "red_bold"),
-            _format.number(row["max_abs_error"]),
-            _format.number(row["max_rel_error"]),
-            row["source"],
-        ]
-        for row in rows
-    ]
-    return [view.title("Accuracy checks", len(rows)), *view.table(columns, table)]
 
 
-def _runs(section: ProcessSection, view: _View) -> list[str]:
+def _runs(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     runs = section["runs"]
     if not any(runs.values()):
         return []
     counts = ", ".join(f"{count} {kind}" for kind, count in runs.items() if count)
-    return [f"{view.paint('Recorded runs:', 'bold')} {counts}"]
+    return [f"{layout.paint('Recorded runs:', 'bold')} {counts}"]
 
 
-def _shown(rows: list[_Row], view: _View) -> list[_Row]:
-    return rows if view.limit <= 0 else rows[: view.limit]
-
-
-def _device_time(section: ProcessSection, view: _View) -> list[str]:
+def _device_time(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     rows = section["device_time"]
     if not rows:
         return []
-    columns = [
-        Column("id"),
-        Column("kind"),
-        Column("device"),
-        Column("timed runs", right=True),
-        Column("device total", right=True),
-        Column("mean", right=True),
-        Column("max", right=True),
-    ]
-    table: list[list[Cell | str]] = [list(_format.device_time_cells(row)) for row in rows]
-    title = view.title("Device time of recorded runs, by graph (most first)", len(rows))
-    return [title, *view.table(columns, table)]
+    title = layout.title("Device time of recorded runs, by graph (most first)", len(rows))
+    return [title, *layout.table(*_tables.device_time(section, layout))]
 
 
-def _cudagraphs(section: ProcessSection, view: _View) -> list[str]:
+def _cudagraphs(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     graphs = section["cudagraphs"]
     if not graphs["graphs"]:
         return []
     style = "green" if not graphs["skipped"] else "yellow"
-    heading = view.paint(
+    heading = layout.paint(
         f"CUDA graphs: {graphs['graphed']} of {graphs['graphs']} graphs graphed; "
         f"{graphs['skipped']} skipped",
         style,
     )
     lines = [heading]
     function_names = names_for(section["compiles"])
-    for skip in _shown(graphs["skips"], view):
+    for skip in layout.shown(graphs["skips"]):
         where = f"{skip['compile_id']} {skip['run_kind']}, at {skip['at']}"
         if skip["function"]:
             place = _format.location(skip["file"], skip["line"])
             named = function_names.of_compile(skip["compile_id"], skip["function"])
             where = f"{named} at {place}, {where}"
         reason = _format.cudagraph_skip_reason(skip["reason"], skip["category"])
-        lines += view.wrapped(f"{skip['category']} ({where}): {reason}", "  ")
+        lines += layout.wrapped(f"{skip['category']} ({where}): {reason}", "  ")
     return lines
 
 
-def _caches(section: ProcessSection, view: _View) -> list[str]:
+def _caches(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     caches = section["caches"]
     counts = {"inductor_fx": caches["inductor_fx"], "aot_autograd": caches["aot_autograd"]}
     parts = [  # a cache's name stays with its first count where the line wraps
@@ -679,15 +462,15 @@ def _caches(section: ProcessSection, view: _View) -> list[str]:
     label = "Compile caches:"
     # and a count with its noun ("0 bypasses")
     bound = [_COUNT_NOUN.sub(f"\\1{NO_BREAK_SPACE}", part) for part in parts]
-    lines = view.wrapped(f"{label} " + "; ".join(bound), "")
-    lines[0] = view.paint(label, "bold") + lines[0][len(label) :]
-    for row in _shown(caches["bypass_reasons"], view):
+    lines = layout.wrapped(f"{label} " + "; ".join(bound), "")
+    lines[0] = layout.paint(label, "bold") + lines[0][len(label) :]
+    for row in layout.shown(caches["bypass_reasons"]):
         text = f"bypass ({row['cache']}, {row['count']}x): {row['reason'] or 'no reason given'}"
-        lines += view.wrapped(text, "  ")
+        lines += layout.wrapped(text, "  ")
     return lines
 
 
-_SECTIONS: tuple[Callable[[ProcessSection, _View], list[str]], ...] = (
+_SECTIONS: tuple[Callable[[ProcessSection, TerminalLayout], list[str]], ...] = (
     _exports_render.terminal,  # only where the process used torch.export
     _compiles,
     _graph_breaks,

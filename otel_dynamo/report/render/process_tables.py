@@ -1,0 +1,239 @@
+"""The tables of a process's section that the terminal and the page both show, each
+defined once: its columns and its cells. They are made for a terminal's layout (its
+first rows, names cut to its one width) or, where ``layout`` is None, for the page (every
+row, names whole, the columns only the page has). The terminal lays them out to its
+width (``TerminalLayout.table``); the page takes them as they are (``table.page_table``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple, TypeVar
+
+from otel_dynamo.causes.guards import guard_text
+from otel_dynamo.report.render import format as _format
+from otel_dynamo.report.render.table import Cell, CellLike, Column, TerminalLayout
+from otel_dynamo.report.summary.build import LIMIT_REACHED
+from otel_dynamo.report.summary.compiles import NO_REASON
+from otel_dynamo.report.summary.function_names import function_label, names_for
+from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, RecompileRow
+
+_Row = TypeVar("_Row")
+
+
+class TableCells(NamedTuple):
+    columns: list[Column]
+    rows: list[list[CellLike]]
+
+
+def compiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Every frame compile; the page also says how each was asked for, where that varies
+    (the terminal lists that below the table)."""
+    rows = section["compiles"]
+    with_calls = layout is None or _any_calls(rows)
+    with_how = layout is None and _format.settings_vary(rows)
+    columns = [
+        Column("id"),
+        Column("function", whole=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("outcome"),
+        Column("duration", right=True),
+        Column("graphs", right=True, leave_out=2),
+        Column("ops", right=True, leave_out=3),
+        Column("guards", right=True, leave_out=1),
+        *([Column("calls", right=True)] if with_calls else []),
+        *([Column("compiled with")] if with_how else []),
+    ]
+    cells: list[list[CellLike]] = [
+        [
+            row["compile_id"] or "?",
+            _name(function_label(row["function"], row["module"]), layout),
+            _format.location(row["file"], row["line"]),
+            _format.outcome_cell(row["outcome"]),
+            _format.duration(row["duration_s"]),
+            str(row["graphs"]),
+            str(row["ops"]),
+            _format.optional(row["guards"]),
+            *([_calls(row)] if with_calls else []),
+            *([row["compiled_with"] or ""] if with_how else []),
+        ]
+        for row in _shown(rows, layout)
+    ]
+    return TableCells(columns, cells)
+
+
+def recompiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Every recompile and its reason in plain words: on the page with Dynamo's guard on
+    hover, on the terminal with the guard on a line of its own below."""
+    rows = section["recompiles"]
+    with_calls = layout is None or _any_calls(rows)
+    columns = [
+        Column("id"),
+        Column("function", whole=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("cache" if layout else "cache size", right=True, leave_out=1),
+        *([Column("calls", right=True, leave_out=1)] if with_calls else []),
+        Column("reason", wrap=True),
+    ]
+    cells: list[list[CellLike]] = []
+    for row in _shown(rows, layout):
+        reason = row["reason"]
+        cells.append(
+            [
+                row["compile_id"] or "?",
+                _name(function_label(row["function"], row["module"]), layout),
+                _format.location(row["file"], row["line"]),
+                _format.optional(row["cache_size"]),
+                *([_calls(row)] if with_calls else []),
+                row["reason_plain"] or NO_REASON
+                if layout or not reason
+                else Cell(row["reason_plain"] or reason, hover=reason),
+            ]
+        )
+        if layout and reason and row["reason_plain"] != reason:
+            guard = Cell(f"guard: {guard_text(reason)}", "dim")
+            cells.append([*[""] * (len(columns) - 1), guard])
+    return TableCells(columns, cells)
+
+
+def near_limit(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    columns = [
+        Column("status"),
+        Column("function", whole=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("compiles", right=True, leave_out=1),
+        Column("cache entries", right=True),
+        Column("limit", right=True),
+    ]
+    function_names = names_for(section["compiles"])
+    cells: list[list[CellLike]] = [
+        [
+            Cell("AT LIMIT", "red_bold")
+            if row["status"] == LIMIT_REACHED
+            else Cell("near limit", "yellow"),
+            _name(function_names.of_location(row), layout),
+            _format.location(row["file"], row["line"]),
+            str(row["compiles"]),
+            str(row["cache_entries"]),
+            str(row["limit"]),
+        ]
+        for row in section["near_recompile_limit"]
+    ]
+    return TableCells(columns, cells)
+
+
+def failures(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Each failure; the page also names the span that failed."""
+    columns = [
+        Column("stage"),
+        Column("id"),
+        Column("function", whole=True),
+        *([] if layout else [Column("span")]),
+        Column("error", wrap=True),
+    ]
+    function_names = names_for(section["compiles"])
+    cells: list[list[CellLike]] = [
+        [
+            Cell(row["stage"], "red"),
+            row["compile_id"] or "?",
+            _name(function_names.of_compile(row["compile_id"], row["function"]), layout),
+            *([] if layout else [row["span"]]),
+            _format.error(row["error_type"], row["error_message"]),
+        ]
+        for row in section["failures"]
+    ]
+    return TableCells(columns, cells)
+
+
+def unfinished(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Compiles that never finished; the page marks each id, the terminal its title."""
+    columns = [
+        Column("id"),
+        Column("function", whole=True),
+        Column("location", flexible=True, cut_left=True),
+        Column("running for", right=layout is not None),
+    ]
+    function_names = names_for(section["compiles"])
+    cells: list[list[CellLike]] = [
+        [
+            Cell(row["compile_id"], None if layout else "red"),
+            _name(function_names.of_location(row), layout),
+            _format.location(row["file"], row["line"]),
+            "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
+        ]
+        for row in section["unfinished"]
+    ]
+    return TableCells(columns, cells)
+
+
+def faults(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    columns = [Column("kind"), Column("target", flexible=True), Column("id"), Column("recorded on")]
+    cells: list[list[CellLike]] = [
+        [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
+        for row in section["faults"]
+    ]
+    return TableCells(columns, cells)
+
+
+def accuracy(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    columns = [
+        Column("id"),
+        Column("result"),
+        Column("max abs error", right=True),
+        Column("max rel error", right=True),
+        Column("recorded on", flexible=True),
+    ]
+    cells: list[list[CellLike]] = [
+        [
+            row["compile_id"] or "?",
+            Cell("passed", "green") if row["passed"] else Cell("FAILED", "red_bold"),
+            _format.number(row["max_abs_error"]),
+            _format.number(row["max_rel_error"]),
+            row["source"],
+        ]
+        for row in section["accuracy"]
+    ]
+    return TableCells(columns, cells)
+
+
+def device_time(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    columns = [
+        Column("id"),
+        Column("kind"),
+        Column("device"),
+        Column("timed runs", right=True),
+        Column("device total", right=True),
+        Column("mean", right=True),
+        Column("max", right=True),
+    ]
+    cells: list[list[CellLike]] = [
+        [
+            row["compile_id"] or "?",
+            row["run_kind"],
+            row["device"],
+            str(row["timed_runs"]),
+            _format.duration(row["device_s"]),
+            _format.duration(row["mean_device_s"]),
+            _format.duration(row["max_device_s"]),
+        ]
+        for row in section["device_time"]
+    ]
+    return TableCells(columns, cells)
+
+
+def _name(function: str, layout: TerminalLayout | None) -> str:
+    return function if layout is None else layout.name(function)
+
+
+def _shown(rows: Sequence[_Row], layout: TerminalLayout | None) -> Sequence[_Row]:
+    return rows if layout is None else layout.shown(rows)
+
+
+def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:
+    """Whether any variant's calls were recorded (telemetry may predate them)."""
+    return any(row["calls"] is not None for row in rows)
+
+
+def _calls(row: CompileRow | RecompileRow) -> Cell:
+    """The calls a variant served, dimmed when cold."""
+    return Cell(_format.calls(row), None if row["hot"] else "dim")
