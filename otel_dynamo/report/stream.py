@@ -33,9 +33,9 @@ from otel_dynamo.report.read.files import (
     display_name,
     file_size,
     input_files,
-    one_text_line,
     parse_json,
     parse_json_line,
+    text_lines,
 )
 from otel_dynamo.report.read.jaeger import (
     JaegerAddress,
@@ -67,14 +67,12 @@ class GroupVisitor(Protocol):
 
     ``part`` takes what the visitor needs from a group; it may run in a worker process,
     so it is a static method and what it returns can be pickled. ``merge`` then takes
-    the parts in the groups' order, in the reading process: ``add`` is ``merge(part)``."""
+    the parts in the groups' order, in the reading process."""
 
     @staticmethod
     def part(telemetry: Telemetry) -> Any: ...
 
     def merge(self, part: Any) -> None: ...
-
-    def add(self, telemetry: Telemetry) -> None: ...
 
     def restart(self) -> None:
         """Everything is read again, at once: forget what was added."""
@@ -85,10 +83,6 @@ class Visitors:
 
     def __init__(self, *visitors: GroupVisitor | None) -> None:
         self.members = [visitor for visitor in visitors if visitor is not None]
-
-    def add(self, telemetry: Telemetry) -> None:
-        for visitor in self.members:
-            visitor.add(telemetry)
 
     def restart(self) -> None:
         for visitor in self.members:
@@ -513,32 +507,20 @@ def _files_only(group: list[Path], telemetry: Telemetry) -> dict[Path, Telemetry
     return kept
 
 
-def _first_request(path: Path) -> object:
-    """The first non-blank line of ``path``, parsed as ``FileReader`` parses it."""
-    with path.open("rb") as stream:
-        for raw in stream:
-            if not one_text_line(raw):
-                break
-            if raw and not raw.isspace():
-                request = parse_json_line(raw)
-                if request is not UNPARSED:
-                    return request
-                break
-    with path.open(encoding="utf-8", errors="replace") as stream:
-        line = next((line for line in stream if line.strip()), "")
-    return parse_json(line)
-
-
 def _first_line_resources(path: Path) -> tuple[str, list[object]] | None:
-    """The signal of the first non-blank line of ``path`` and its entries' resources, by
-    the fast path that skips the records (``canonical.resources_of``) where it takes the
-    line, else from the line parsed as ``FileReader`` parses it."""
+    """The signal of the first non-blank line of ``path`` (split as ``FileReader`` splits
+    lines) and its entries' resources: by the fast path that skips the records
+    (``canonical.resources_of``) where it takes the line, else from the line parsed."""
     with path.open("rb") as stream:
-        raw = next((raw for raw in stream if raw and not raw.isspace()), b"")
-    found = _canonical.resources_of(raw) if one_text_line(raw) else None
+        pieces = (piece for raw in stream for piece in text_lines(raw))
+        line = next((piece for piece in pieces if piece and not piece.isspace()), b"")
+    found = _canonical.resources_of(line)
     if found is not None:
         return found
-    signal = _decode.signal_of(_first_request(path))
+    request = parse_json_line(line)
+    if request is UNPARSED:
+        request = parse_json(line.decode("utf-8", "replace"))
+    signal = _decode.signal_of(request)
     if signal is None:
         return None
     kind, entries = signal

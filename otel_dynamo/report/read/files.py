@@ -348,20 +348,14 @@ def parse_json_line(raw: bytes) -> Any:
 def text_lines(raw: bytes) -> list[bytes]:
     """A line split at LF, split again as a text file read with universal newlines splits
     it (at CR and CRLF too), each of those pieces ending in LF as such a file gives them."""
-    if one_text_line(raw):
-        return [raw]
+    carriage_return = raw.find(b"\r")
+    if carriage_return == -1 or raw[carriage_return:] in (b"\r\n", b"\r"):
+        return [raw]  # one line as a text file splits it: the usual line
     pieces = []
     for piece in raw.splitlines(keepends=True):
         body = piece.rstrip(b"\r\n")
         pieces.append(body + b"\n" if len(body) < len(piece) else body)
     return pieces
-
-
-def one_text_line(raw: bytes) -> bool:
-    """Whether a line split at LF is one line as a text file splits it (a CR ends one
-    too, unless it ends this line)."""
-    carriage_return = raw.find(b"\r")
-    return carriage_return == -1 or raw[carriage_return:] in (b"\r\n", b"\r")
 
 
 def parse_json(text: str) -> Any:
