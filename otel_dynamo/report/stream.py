@@ -110,7 +110,6 @@ class Report:
 
     summary: Summary
     timeline: dict[str, Any] | None
-    problems: list[Problem]
     records: int
     printable_text: bool
     """No string of the summary holds a control or bidirectional character
@@ -120,6 +119,12 @@ class Report:
     """The terminal report's, where one was asked for (``terminal_text``)."""
     processes: list[ProcessRead]
     """In the summary's order."""
+
+    @property
+    def problems(self) -> list[Problem]:
+        """What could not be read: the summary's ``inputs.problems``."""
+        rows = self.summary["inputs"]["problems"]
+        return [Problem(row["path"], row["line"], row["message"]) for row in rows]
 
     def terminal_text(self) -> str:
         """The terminal report, as ``render_terminal`` makes it with ``layout``."""
@@ -302,25 +307,16 @@ def read_jaeger_report(
     inputs = done.summary["inputs"]
     for row in inputs["files"]:
         row["path"] = f"{where} ({shown.get(row['path'], row['path'])})"
-    for problem_row in inputs["problems"]:
-        problem_row["path"] = f"{where} ({shown.get(problem_row['path'], problem_row['path'])})"
-    done.problems = [
-        Problem(f"{where} ({shown.get(problem.path, problem.path)})", problem.line, problem.message)
-        for problem in done.problems
-    ]
+    for problem in inputs["problems"]:
+        problem["path"] = f"{where} ({shown.get(problem['path'], problem['path'])})"
     if run.truncated:
         first, last = run.truncated[0]
-        problem = Problem(
-            str(address),
-            None,
+        message = (
             f"{len(run.truncated)} time slices (the first {first} to {last}) still held "
             f"{address.limit} traces at the narrowest: traces may be missing there; read it "
-            "again with a higher limit= in the address",
+            "again with a higher limit= in the address"
         )
-        done.problems.append(problem)
-        inputs["problems"].append(
-            {"path": problem.path, "line": problem.line, "message": problem.message}
-        )
+        inputs["problems"].append({"path": str(address), "line": None, "message": message})
     done.summary["source"] = jaeger_source(run)
     return done
 
@@ -412,7 +408,6 @@ class _Gathered:
         return Report(
             summary=self.summary.finish(stats, problems),
             timeline=None if self.bars is None else self.bars.finish(),
-            problems=problems,
             records=sum(each.records for each in stats),
             printable_text=self.printable_text,
             layout=layout,

@@ -30,7 +30,6 @@ from otel_dynamo.report.summary.schema import (
     CompileFacts,
     CompileRow,
     GraphBreakGroup,
-    ProcessDescription,
     ProcessSection,
     RankRow,
     Summary,
@@ -103,8 +102,8 @@ def terminal_text(
     if top["ranks"]["compared"]:
         lines += ["", *_ranks(top, layout)]
     for section, body in zip(summary["processes"], bodies, strict=True):
-        description = _description(section)
-        shown = description if printable_text else _format.printable_values(description)
+        heading = _format.process_heading(section)
+        shown = heading if printable_text else _format.printable(heading)
         lines += ["", _process_heading(shown, layout), *body]
     return "\n".join(lines) + "\n"
 
@@ -120,23 +119,6 @@ def process_body(
     for render in _SECTIONS:
         lines += render(shown, layout)
     return lines
-
-
-def _description(section: ProcessSection) -> ProcessDescription:
-    """What a process's heading reads of its section (``printable_values`` of all of it
-    would copy its every table)."""
-    return {
-        "process": section["process"],
-        "rank": section["rank"],
-        "local_rank": section["local_rank"],
-        "world_size": section["world_size"],
-        "node_rank": section["node_rank"],
-        "run_id": section["run_id"],
-        "host": section["host"],
-        "pid": section["pid"],
-        "service": section["service"],
-        "torch_version": section["torch_version"],
-    }
 
 
 def _overview(summary: Summary, layout: TerminalLayout) -> list[str]:
@@ -236,8 +218,8 @@ def _facts(facts: CompileFacts | None) -> str:
     return ", ".join(f"{key} {value}" for key, value in facts.items())
 
 
-def _process_heading(description: ProcessDescription, layout: TerminalLayout) -> str:
-    heading = f"── {_format.process_heading(description)} "
+def _process_heading(text: str, layout: TerminalLayout) -> str:
+    heading = f"── {text} "
     return layout.paint(truncate(heading.ljust(layout.width, "─"), layout.width), "cyan")
 
 
