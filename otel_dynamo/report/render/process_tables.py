@@ -7,16 +7,23 @@ width (``TerminalLayout.table``); the page takes them as they are (``table.page_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from otel_dynamo.causes.guards import guard_text
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render.table import Cell, CellLike, Column, TerminalLayout
+from otel_dynamo.report.render.table import Cell, CellLike, Column, TerminalLayout, whole_parts
 from otel_dynamo.report.summary.build import LIMIT_REACHED
 from otel_dynamo.report.summary.compiles import NO_REASON
 from otel_dynamo.report.summary.function_names import function_label, names_for
-from otel_dynamo.report.summary.schema import CompileRow, ProcessSection, RecompileRow
+from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
+from otel_dynamo.report.summary.schema import (
+    CompileRow,
+    ProcessSection,
+    RankRow,
+    RecompileRow,
+    Summary,
+)
 
 _Row = TypeVar("_Row")
 
@@ -24,6 +31,45 @@ _Row = TypeVar("_Row")
 class TableCells(NamedTuple):
     columns: list[Column]
     rows: list[list[CellLike]]
+
+
+def ranks(summary: Summary, layout: TerminalLayout | None) -> TableCells:
+    """Each rank's counts, those that diverge marked: on a terminal also by a "!" (colour
+    may be off) and first where its table is cut; on the page with how they diverge."""
+    rows = summary["ranks"]["rows"]
+    if layout and 0 < layout.limit < len(rows):  # a cut table still shows every diverging rank
+        rows = [row for row in rows if row["diverges"]] + [
+            row for row in rows if not row["diverges"]
+        ]
+    counts = ["compiles", "graphs", "recompiles", "guards", "breaks", "failures", "compile time"]
+    columns = [
+        Column("process", flexible=True),
+        *(Column(name, right=True) for name in counts),
+        *([] if layout else [Column("diverges")]),
+    ]
+    return TableCells(columns, [_rank_cells(row, layout) for row in rows])
+
+
+def _rank_cells(row: RankRow, layout: TerminalLayout | None) -> list[CellLike]:
+    def flagged(key: str, value: int) -> CellLike:
+        mark = " !" if layout else ""
+        return Cell(f"{value}{mark}", "red_bold") if key in row["diverges"] else str(value)
+
+    first = row["first_difference"]
+    verdict = ", ".join(row["diverges"])
+    if first is not None:
+        verdict += f" (first at {first['compile_id']})"
+    return [
+        Cell(row["process"], "red_bold" if layout and row["diverges"] else None),
+        str(row["frame_compiles"]),
+        flagged("graphs", row["graphs"]),
+        flagged("recompiles", row["recompiles"]),
+        flagged("guards", row["guards"]),
+        str(row["graph_breaks"]),
+        str(row["failures"]),
+        _format.duration(row["compile_seconds"]),
+        *([] if layout else [Cell(f"DIVERGES: {verdict}", "red") if row["diverges"] else ""]),
+    ]
 
 
 def compiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
@@ -120,6 +166,46 @@ def near_limit(section: ProcessSection, layout: TerminalLayout | None) -> TableC
         for row in section["near_recompile_limit"]
     ]
     return TableCells(columns, cells)
+
+
+def slowest(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """The slowest compiles and where their time went: on the page each part in a column
+    of its own (the parts add up), on a terminal the largest parts first, in one."""
+    page = layout is None
+    parts = [Column(PHASE_TITLES[phase], right=True) for phase in PHASE_CATEGORIES]
+    columns = [
+        Column("id"),
+        Column("function", whole=True),
+        *([Column("location")] if page else []),
+        Column("compile", right=True),
+        Column("lazy backward" if page else "lazy bwd", right=True, leave_out=1),  # in compile
+        *(parts if page else [Column("largest parts", wrap=True)]),
+    ]
+    cells: list[list[CellLike]] = [
+        [
+            row["compile_id"] or "?",
+            _name(function_label(row["function"], row["module"]), layout),
+            *([_format.location(row["file"], row["line"])] if page else []),
+            _format.duration(row["compile_s"]),
+            _format.duration(row["lazy_backward_s"] or None),
+            *(
+                [_format.duration(row["phases"][phase]) for phase in PHASE_CATEGORIES]
+                if page
+                else [_largest_parts(row["phases"])]
+            ),
+        ]
+        for row in section["slowest"]
+    ]
+    return TableCells(columns, cells)
+
+
+def _largest_parts(phases: Mapping[str, float | None]) -> str:
+    """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
+    timed = [(value, phase) for phase, value in phases.items() if value]
+    ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
+    return whole_parts(
+        f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked
+    )
 
 
 def failures(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:

@@ -15,17 +15,12 @@ from otel_dynamo.report.render.table import (
     DEFAULT_ROW_LIMIT,
     DEFAULT_WIDTH,
     NO_BREAK_SPACE,
-    Cell,
-    CellLike,
-    Column,
     TerminalLayout,
     format_table,
     truncate,
-    whole_parts,
     wrapped,
 )
-from otel_dynamo.report.summary.function_names import FunctionNames, function_label, names_for
-from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
+from otel_dynamo.report.summary.function_names import FunctionNames, names_for
 from otel_dynamo.report.summary.schema import (
     CompileFacts,
     CompileRow,
@@ -159,44 +154,13 @@ def _wrap(items: list[str], width: int, separator: str = " · ") -> list[str]:
 
 
 def _ranks(summary: Summary, layout: TerminalLayout) -> list[str]:
-    ranks = summary["ranks"]
-    columns = [
-        Column("process", flexible=True),
-        Column("compiles", right=True),
-        Column("graphs", right=True),
-        Column("recompiles", right=True),
-        Column("guards", right=True),
-        Column("breaks", right=True),
-        Column("failures", right=True),
-        Column("compile time", right=True),
-    ]
-    diverging = [row for row in ranks["rows"] if row["diverges"]]
-    ordered = ranks["rows"]
-    if 0 < layout.limit < len(ordered):  # a cut table still shows every diverging rank
-        ordered = diverging + [row for row in ordered if not row["diverges"]]
-    rows = [_rank_row(row) for row in ordered]
-    lines = [layout.title("Ranks", len(rows)), *layout.table(columns, rows)]
+    table = _tables.ranks(summary, layout)
+    lines = [layout.title("Ranks", len(table.rows)), *layout.table(*table)]
+    diverging = [row for row in summary["ranks"]["rows"] if row["diverges"]]
     if not diverging:
         return [*lines, layout.paint("  all ranks agree on graphs, recompiles and guards", "green")]
     return lines + [
         layout.paint(truncate(_divergence(row), layout.width), "red") for row in diverging
-    ]
-
-
-def _rank_row(row: RankRow) -> list[Cell | str]:
-    def flagged(key: str, value: int) -> Cell:
-        bad = key in row["diverges"]
-        return Cell(f"{value}{' !' if bad else ''}", "red_bold" if bad else None)
-
-    return [
-        Cell(row["process"], "red_bold" if row["diverges"] else None),
-        str(row["frame_compiles"]),
-        flagged("graphs", row["graphs"]),
-        flagged("recompiles", row["recompiles"]),
-        flagged("guards", row["guards"]),
-        str(row["graph_breaks"]),
-        str(row["failures"]),
-        _format.duration(row["compile_seconds"]),
     ]
 
 
@@ -323,37 +287,10 @@ def _near_limit(section: ProcessSection, layout: TerminalLayout) -> list[str]:
 
 
 def _slowest(section: ProcessSection, layout: TerminalLayout) -> list[str]:
-    rows = section["slowest"]
-    if not rows:
+    if not section["slowest"]:
         return []
-    columns = [
-        Column("id"),
-        Column("function", whole=True),
-        Column("compile", right=True),
-        Column("lazy bwd", right=True, leave_out=1),  # in "compile" too
-        Column("largest parts", wrap=True),
-    ]
-    table: list[list[CellLike]] = [
-        [
-            row["compile_id"] or "?",
-            layout.name(function_label(row["function"], row["module"])),
-            _format.duration(row["compile_s"]),
-            _format.duration(row["lazy_backward_s"] or None),
-            _largest_parts(row["phases"]),
-        ]
-        for row in rows
-    ]
     title = layout.title("Slowest compiles (frame + lazy backward)")
-    return [title, *layout.table(columns, table)]
-
-
-def _largest_parts(phases: Mapping[str, float | None]) -> str:
-    """The compile's phases with time, largest first: "backend 1.20 s · tracing 300.0 ms"."""
-    timed = [(value, phase) for phase, value in phases.items() if value]
-    ranked = sorted(timed, key=lambda item: (-item[0], PHASE_CATEGORIES.index(item[1])))
-    return whole_parts(
-        f"{PHASE_TITLES[phase]} {_format.duration(value)}" for value, phase in ranked
-    )
+    return [title, *layout.table(*_tables.slowest(section, layout))]
 
 
 def _failures(section: ProcessSection, layout: TerminalLayout) -> list[str]:

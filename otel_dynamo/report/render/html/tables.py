@@ -11,10 +11,9 @@ from __future__ import annotations
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render import process_tables as _tables
-from otel_dynamo.report.render.table import Cell, CellLike, Column, PageTable, page_table
-from otel_dynamo.report.summary.function_names import function_label, names_for
-from otel_dynamo.report.summary.phases import PHASE_CATEGORIES, PHASE_TITLES
-from otel_dynamo.report.summary.schema import ProcessSection, RankRow, Summary
+from otel_dynamo.report.render.table import Column, PageTable, page_table
+from otel_dynamo.report.summary.function_names import names_for
+from otel_dynamo.report.summary.schema import ProcessSection, Summary
 
 MAX_COMPILE_IDS_SHOWN = 20
 """Compile ids listed per graph-break row; the rest are counted."""
@@ -49,34 +48,10 @@ def ranks_table(summary: Summary) -> PageTable | None:
     if not ranks["compared"]:
         return None
     title = "Ranks: DIVERGE" if ranks["diverged"] else "Ranks: all agree"
-    counts = ["compiles", "graphs", "recompiles", "guards", "breaks", "failures", "compile time"]
-    columns = [
-        Column("process"),
-        *(Column(name, right=True) for name in counts),
-        Column("diverges"),
-    ]
-    return page_table(title, columns, [_rank_row(row) for row in ranks["rows"]])
+    return page_table(title, *_tables.ranks(summary, None))
 
 
-def _rank_row(row: RankRow) -> list[CellLike]:
-    def flagged(key: str, value: int) -> CellLike:
-        return Cell(str(value), "red") if key in row["diverges"] else str(value)
-
-    first = row["first_difference"]
-    verdict = ", ".join(row["diverges"])
-    if first is not None:
-        verdict += f" (first at {first['compile_id']})"
-    return [
-        row["process"],
-        str(row["frame_compiles"]),
-        flagged("graphs", row["graphs"]),
-        flagged("recompiles", row["recompiles"]),
-        flagged("guards", row["guards"]),
-        str(row["graph_breaks"]),
-        str(row["failures"]),
-        _format.duration(row["compile_seconds"]),
-        Cell(f"DIVERGES: {verdict}", "red") if row["diverges"] else "",
-    ]
+_SLOWEST = "Slowest compiles (frame + lazy backward; the parts add up)"
 
 
 def process_tables(section: ProcessSection) -> list[PageTable]:
@@ -89,7 +64,7 @@ def process_tables(section: ProcessSection) -> list[PageTable]:
         _graph_breaks(section),
         page_table("Recompiles", *_tables.recompiles(section, None)),
         page_table("Recompile limit: code close to or at it", *_tables.near_limit(section, None)),
-        _slowest(section),
+        page_table(_SLOWEST, *_tables.slowest(section, None)),
         page_table("Failures", *_tables.failures(section, None)),
         page_table("Compiles that never finished", *_tables.unfinished(section, None)),
         page_table("Injected faults", *_tables.faults(section, None)),
@@ -139,25 +114,6 @@ def _graph_breaks(section: ProcessSection) -> PageTable:
     table = page_table("Graph breaks", columns, rows)
     table["count"] = sum(group["count"] for group in section["graph_breaks"])
     return table
-
-
-def _slowest(section: ProcessSection) -> PageTable:
-    times = ["compile", "lazy backward", *(PHASE_TITLES[phase] for phase in PHASE_CATEGORIES)]
-    columns = [Column("id"), Column("function"), Column("location")]
-    columns += [Column(name, right=True) for name in times]
-    rows = [
-        [
-            row["compile_id"] or "?",
-            function_label(row["function"], row["module"]),
-            _format.location(row["file"], row["line"]),
-            _format.duration(row["compile_s"]),
-            _format.duration(row["lazy_backward_s"] or None),
-            *(_format.duration(row["phases"][phase]) for phase in PHASE_CATEGORIES),
-        ]
-        for row in section["slowest"]
-    ]
-    title = "Slowest compiles (frame + lazy backward; the parts add up)"
-    return page_table(title, columns, rows)
 
 
 def _cudagraph_skips(section: ProcessSection) -> PageTable:
