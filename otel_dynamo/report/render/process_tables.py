@@ -100,7 +100,7 @@ def compiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCel
             str(row["graphs"]),
             str(row["ops"]),
             _format.optional(row["guards"]),
-            *([_calls(row)] if with_calls else []),
+            *([_calls(row, layout)] if with_calls else []),
             *([row["compiled_with"] or ""] if with_how else []),
         ]
         for row in _shown(rows, layout)
@@ -130,7 +130,7 @@ def recompiles(section: ProcessSection, layout: TerminalLayout | None) -> TableC
                 _name(function_label(row["function"], row["module"]), layout),
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
-                *([_calls(row)] if with_calls else []),
+                *([_calls(row, layout)] if with_calls else []),
                 row["reason_plain"] or NO_REASON
                 if layout or not reason
                 else Cell(row["reason_plain"] or reason, hover=reason),
@@ -320,6 +320,9 @@ def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:
     return any(row["calls"] is not None for row in rows)
 
 
-def _calls(row: CompileRow | RecompileRow) -> Cell:
-    """The calls a variant served, dimmed when cold."""
+def _calls(row: CompileRow | RecompileRow, layout: TerminalLayout | None) -> CellLike:
+    """The calls a variant served, on a terminal dimmed when cold (the page shows which
+    are cold by their share: no style to make)."""
+    if layout is None:
+        return _format.calls(row)
     return Cell(_format.calls(row), None if row["hot"] else "dim")

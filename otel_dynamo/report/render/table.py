@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Sequence
-from typing import TypedDict, TypeVar
+from typing import NamedTuple, TypedDict, TypeVar
 
 _Row = TypeVar("_Row")
 
@@ -78,10 +78,10 @@ class Column:
     the highest first."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     """A cell's text and the style it is painted in on a colour terminal (on the page,
-    the class of that style, ``page_table``), and the text the page shows on hover."""
+    the class of that style, ``page_table``), and the text the page shows on hover. A
+    tuple: a large run's page makes hundreds of thousands."""
 
     text: str
     style: str | None = None
@@ -467,7 +467,8 @@ def page_table(
         "title": title,
         "columns": [column.header for column in columns],
         "right": [index for index, column in enumerate(columns) if column.right],
-        "rows": [[_page_cell(cell) for cell in row] for row in rows],
+        # most cells are text: no call for them (a large run's page has millions)
+        "rows": [[cell if type(cell) is str else _page_cell(cell) for cell in row] for row in rows],
     }
 
 

@@ -220,7 +220,7 @@ def _graph_breaks(section: ProcessSection, layout: TerminalLayout) -> list[str]:
         return [layout.title("Graph breaks: none")]
     total = sum(group["count"] for group in groups)
     lines = [layout.title(f"Graph breaks ({total} in {_format.plural(len(groups), 'reason')})")]
-    shown = groups if layout.limit <= 0 else groups[: layout.limit]
+    shown = layout.shown(groups)
     function_names = names_for(section["compiles"])
     for group in shown:
         lines += _graph_break_group(group, layout, function_names)
@@ -243,7 +243,7 @@ def _graph_break_group(
         said = wrapped(f"torch's hint: {hint}", layout.width - 10)
         lines += [layout.paint(f"{' ' * 10}{line}", "cyan") for line in said]
     stacks = _format.merged_stacks(group["stacks"], function_names)
-    for merged in stacks[: layout.limit if layout.limit > 0 else None]:
+    for merged in layout.shown(stacks):
         lines += _stack_lines(merged.stack, merged.count, layout)
     return lines
 
