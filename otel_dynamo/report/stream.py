@@ -503,23 +503,29 @@ def _files_only(group: list[Path], telemetry: Telemetry) -> dict[Path, Telemetry
 
 
 def _first_line_resources(path: Path) -> tuple[str, list[object]] | None:
-    """The signal of the first non-blank line of ``path`` (split as ``FileReader`` splits
-    lines) and its entries' resources: by the fast path that skips the records
-    (``canonical.resources_of``) where it takes the line, else from the line parsed."""
+    """The signal of the first line of ``path`` that ``FileReader`` reads (not blank,
+    split as it splits lines) and its entries' resources: by the fast path that skips
+    the records (``canonical.resources_of``) where it takes the line, else from the line
+    parsed."""
     with path.open("rb") as stream:
-        pieces = (piece for raw in stream for piece in text_lines(raw))
-        line = next((piece for piece in pieces if piece and not piece.isspace()), b"")
-    found = _canonical.resources_of(line)
-    if found is not None:
-        return found
-    request = parse_json_line(line)
-    if request is UNPARSED:
-        request = parse_json(line.decode("utf-8", "replace"))
-    signal = _decode.signal_of(request)
-    if signal is None:
-        return None
-    kind, entries = signal
-    return kind, [entry.get("resource") for entry in entries if isinstance(entry, dict)]
+        for line in (piece for raw in stream for piece in text_lines(raw)):
+            if not line or line.isspace():
+                continue
+            found = _canonical.resources_of(line)
+            if found is not None:
+                return found
+            request = parse_json_line(line)
+            if request is UNPARSED:
+                text = line.decode("utf-8", "replace")
+                if not text.strip():  # blank as text (no-break spaces): skipped as blank
+                    continue
+                request = parse_json(text)
+            signal = _decode.signal_of(request)
+            if signal is None:
+                return None
+            kind, entries = signal
+            return kind, [entry.get("resource") for entry in entries if isinstance(entry, dict)]
+    return None
 
 
 def _groups(files: list[Path]) -> list[list[Path]]:

@@ -108,9 +108,6 @@ class _GroupFilesVisitor:
     def merge(self, part: list[str]) -> None:
         self.groups.append(part)
 
-    def add(self, telemetry: Telemetry) -> None:
-        self.merge(self.part(telemetry))
-
     def restart(self) -> None:
         self.groups.clear()
         self.restarts += 1
@@ -138,6 +135,21 @@ def test_files_of_many_processes_are_read_as_groups_that_share_none(tmp_path):
         for section in done.summary["processes"]
     }
     assert ids == {0: ["0/0", "1/0"], 1: ["0/0", "1/0"], 2: ["0/0"]}
+
+
+def test_a_first_line_blank_as_text_is_skipped_when_grouping_files(tmp_path):
+    """A file of rank 0 whose first line holds only a no-break space (blank to the
+    reader, though not ASCII whitespace) is grouped by its next line, with rank 0's other
+    file: one group, read once."""
+    rank0 = resource_attributes(rank=0, world_size=1, pid=1000)
+    write_traces(tmp_path / "a.jsonl", [FakeCompile(compile_id="0/0")], resource=rank0)
+    lines = (tmp_path / "a.jsonl").read_bytes()
+    (tmp_path / "b.jsonl").write_bytes("\u00a0\n".encode() + lines)
+    visitor = _GroupFilesVisitor()
+    done = read_report([tmp_path], visitor=visitor, workers=1)
+    assert visitor.groups == [["a.jsonl", "b.jsonl"]]
+    assert visitor.restarts == 0
+    assert [section["rank"] for section in done.summary["processes"]] == [0]
 
 
 def _otlp_resource(attributes: dict) -> dict:
@@ -208,9 +220,6 @@ class _PidVisitor:
 
     def merge(self, part: int) -> None:
         self.pids.append(part)
-
-    def add(self, telemetry: Telemetry) -> None:
-        self.merge(self.part(telemetry))
 
     def restart(self) -> None:
         self.pids.clear()

@@ -65,6 +65,7 @@ warning; an outcome this version does not know, plain."""
 
 
 def outcome_cell(outcome: str) -> Cell:
+    """A compile's outcome in the style of what it means (``OUTCOME_STYLE``)."""
     return Cell(outcome, OUTCOME_STYLE.get(outcome))
 
 

@@ -1,4 +1,6 @@
-"""Plain-text tables that fit a given width, with optional ANSI colour per cell.
+"""Plain-text tables that fit a given width, with optional ANSI colour per cell; the
+terminal report's layout (``TerminalLayout``: its width, colour and rows per table); and
+the same cells as the page's tables take them (``page_table``).
 
 Columns get the width their content needs before anything is cut. Where a table is
 wider than the terminal, wrapping columns (reasons, errors) give up width first, down to
@@ -230,11 +232,14 @@ class TerminalLayout:
         """``table``'s lines, and the columns it shows (``Column.leave_out``)."""
         shown = self.shown(rows)
         lines, kept = fitted_table(columns, shown, width=self.width, color=self.color)
-        count = len(rows) if total is None else total
-        if len(shown) < count:
-            more = f"  … {count - len(shown)} more (all of them: --limit 0, --json or --html)"
-            lines.append(self.paint(truncate(more, self.width), "dim"))
-        return lines, kept
+        return lines + self.more(len(rows) if total is None else total, len(shown)), kept
+
+    def more(self, total: int, shown: int) -> list[str]:
+        """The line under a table that shows ``shown`` of its ``total`` rows, if it cut."""
+        if shown >= total:
+            return []
+        text = f"  … {total - shown} more (all of them: --limit 0, --json or --html)"
+        return [self.paint(truncate(text, self.width), "dim")]
 
 
 def whole_parts(parts: Iterable[str]) -> str:
@@ -468,13 +473,11 @@ def page_table(
         "columns": [column.header for column in columns],
         "right": [index for index, column in enumerate(columns) if column.right],
         # most cells are text: no call for them (a large run's page has millions)
-        "rows": [[cell if type(cell) is str else _page_cell(cell) for cell in row] for row in rows],
+        "rows": [[_page_cell(c) if isinstance(c, Cell) else c for c in row] for row in rows],
     }
 
 
-def _page_cell(value: CellLike) -> PageCell:
-    if isinstance(value, str):
-        return value
+def _page_cell(value: Cell) -> PageCell:
     css_class = PAGE_CLASS.get(value.style or "")
     if value.hover is not None:
         return [value.text, css_class or "", value.hover]

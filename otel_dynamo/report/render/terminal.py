@@ -10,7 +10,7 @@ from typing import TextIO
 from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render import process_tables as _tables
+from otel_dynamo.report.render import shared_tables as _tables
 from otel_dynamo.report.render.table import (
     DEFAULT_ROW_LIMIT,
     DEFAULT_WIDTH,
@@ -272,9 +272,7 @@ def _recompiles(section: ProcessSection, layout: TerminalLayout) -> list[str]:
     # not layout.table: a reason's guard line is a row of its own, yet not a recompile
     table = _tables.recompiles(section, layout)
     lines = format_table(*table, width=layout.width, color=layout.color)
-    if len(rows) > layout.limit > 0:
-        more = f"  … {len(rows) - layout.limit} more (all of them: --limit 0, --json or --html)"
-        lines.append(layout.paint(truncate(more, layout.width), "dim"))
+    lines += layout.more(len(rows), len(layout.shown(rows)))
     return [layout.title("Recompiles", len(rows)), *lines]
 
 

@@ -3,14 +3,15 @@
 Each table is ``{"title", "columns", "right", "rows"}``; a cell is a string,
 ``[string, css_class]`` or ``[string, css_class, hover_text]`` (``table.page_table``).
 Values are formatted here, with the terminal's formatting, so the page only lays them
-out; the tables the terminal shows too are defined once, in ``process_tables``.
+out; the tables the terminal shows too are defined once, in ``shared_tables`` (and
+``exports``).
 """
 
 from __future__ import annotations
 
 from otel_dynamo.report.render import exports as _exports_render
 from otel_dynamo.report.render import format as _format
-from otel_dynamo.report.render import process_tables as _tables
+from otel_dynamo.report.render import shared_tables as _tables
 from otel_dynamo.report.render.table import Column, PageTable, page_table
 from otel_dynamo.report.summary.function_names import names_for
 from otel_dynamo.report.summary.schema import ProcessSection, Summary

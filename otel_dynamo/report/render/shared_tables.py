@@ -1,8 +1,9 @@
-"""The tables of a process's section that the terminal and the page both show, each
-defined once: its columns and its cells. They are made for a terminal's layout (its
-first rows, names cut to its one width) or, where ``layout`` is None, for the page (every
-row, names whole, the columns only the page has). The terminal lays them out to its
-width (``TerminalLayout.table``); the page takes them as they are (``table.page_table``).
+"""The tables that the terminal and the page both show (torch.export's aside, in
+``exports``), each defined once: its columns and its cells. They are made for a
+terminal's layout (its first rows, names cut to its one width) or, where ``layout`` is
+None, for the page (every row, names whole, the columns only the page has). The terminal
+lays them out to its width (``TerminalLayout.table``); the page takes them as they are
+(``table.page_table``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _Row = TypeVar("_Row")
 
 
 class TableCells(NamedTuple):
+    """A table's columns and its rows of cells, before any view lays them out."""
+
     columns: list[Column]
     rows: list[list[CellLike]]
 
@@ -36,8 +39,9 @@ class TableCells(NamedTuple):
 def ranks(summary: Summary, layout: TerminalLayout | None) -> TableCells:
     """Each rank's counts, those that diverge marked: on a terminal also by a "!" (colour
     may be off) and first where its table is cut; on the page with how they diverge."""
-    rows = summary["ranks"]["rows"]
-    if layout and 0 < layout.limit < len(rows):  # a cut table still shows every diverging rank
+    rows, page = summary["ranks"]["rows"], layout is None
+    # a cut table still shows every diverging rank
+    if layout is not None and 0 < layout.limit < len(rows):
         rows = [row for row in rows if row["diverges"]] + [
             row for row in rows if not row["diverges"]
         ]
@@ -45,14 +49,14 @@ def ranks(summary: Summary, layout: TerminalLayout | None) -> TableCells:
     columns = [
         Column("process", flexible=True),
         *(Column(name, right=True) for name in counts),
-        *([] if layout else [Column("diverges")]),
+        *([Column("diverges")] if page else []),
     ]
-    return TableCells(columns, [_rank_cells(row, layout) for row in rows])
+    return TableCells(columns, [_rank_cells(row, page=page) for row in rows])
 
 
-def _rank_cells(row: RankRow, layout: TerminalLayout | None) -> list[CellLike]:
+def _rank_cells(row: RankRow, *, page: bool) -> list[CellLike]:
     def flagged(key: str, value: int) -> CellLike:
-        mark = " !" if layout else ""
+        mark = "" if page else " !"
         return Cell(f"{value}{mark}", "red_bold") if key in row["diverges"] else str(value)
 
     first = row["first_difference"]
@@ -60,7 +64,7 @@ def _rank_cells(row: RankRow, layout: TerminalLayout | None) -> list[CellLike]:
     if first is not None:
         verdict += f" (first at {first['compile_id']})"
     return [
-        Cell(row["process"], "red_bold" if layout and row["diverges"] else None),
+        Cell(row["process"], "red_bold" if row["diverges"] and not page else None),
         str(row["frame_compiles"]),
         flagged("graphs", row["graphs"]),
         flagged("recompiles", row["recompiles"]),
@@ -68,16 +72,16 @@ def _rank_cells(row: RankRow, layout: TerminalLayout | None) -> list[CellLike]:
         str(row["graph_breaks"]),
         str(row["failures"]),
         _format.duration(row["compile_seconds"]),
-        *([] if layout else [Cell(f"DIVERGES: {verdict}", "red") if row["diverges"] else ""]),
+        *([Cell(f"DIVERGES: {verdict}", "red") if row["diverges"] else ""] if page else []),
     ]
 
 
 def compiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
     """Every frame compile; the page also says how each was asked for, where that varies
     (the terminal lists that below the table)."""
-    rows = section["compiles"]
-    with_calls = layout is None or _any_calls(rows)
-    with_how = layout is None and _format.settings_vary(rows)
+    rows, page = section["compiles"], layout is None
+    with_calls = page or _any_calls(rows)
+    with_how = page and _format.settings_vary(rows)
     columns = [
         Column("id"),
         Column("function", whole=True),
@@ -111,13 +115,13 @@ def compiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCel
 def recompiles(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
     """Every recompile and its reason in plain words: on the page with Dynamo's guard on
     hover, on the terminal with the guard on a line of its own below."""
-    rows = section["recompiles"]
-    with_calls = layout is None or _any_calls(rows)
+    rows, page = section["recompiles"], layout is None
+    with_calls = page or _any_calls(rows)
     columns = [
         Column("id"),
         Column("function", whole=True),
         Column("location", flexible=True, cut_left=True),
-        Column("cache" if layout else "cache size", right=True, leave_out=1),
+        Column("cache size" if page else "cache", right=True, leave_out=1),
         *([Column("calls", right=True, leave_out=1)] if with_calls else []),
         Column("reason", wrap=True),
     ]
@@ -131,18 +135,28 @@ def recompiles(section: ProcessSection, layout: TerminalLayout | None) -> TableC
                 _format.location(row["file"], row["line"]),
                 _format.optional(row["cache_size"]),
                 *([_calls(row, layout)] if with_calls else []),
-                row["reason_plain"] or NO_REASON
-                if layout or not reason
-                else Cell(row["reason_plain"] or reason, hover=reason),
+                _reason(row, page=page),
             ]
         )
-        if layout and reason and row["reason_plain"] != reason:
+        if not page and reason and row["reason_plain"] != reason:
             guard = Cell(f"guard: {guard_text(reason)}", "dim")
             cells.append([*[""] * (len(columns) - 1), guard])
     return TableCells(columns, cells)
 
 
+def _reason(row: RecompileRow, *, page: bool) -> CellLike:
+    """A recompile's reason in plain words; on the page, Dynamo's guard on hover (where
+    there are no plain words, the guard itself)."""
+    reason = row["reason"]
+    if not reason:
+        return NO_REASON
+    if page:
+        return Cell(row["reason_plain"] or reason, hover=reason)
+    return row["reason_plain"] or NO_REASON
+
+
 def near_limit(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Code close to the recompile limit, or at it."""
     columns = [
         Column("status"),
         Column("function", whole=True),
@@ -210,11 +224,12 @@ def _largest_parts(phases: Mapping[str, float | None]) -> str:
 
 def failures(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
     """Each failure; the page also names the span that failed."""
+    page = layout is None
     columns = [
         Column("stage"),
         Column("id"),
         Column("function", whole=True),
-        *([] if layout else [Column("span")]),
+        *([Column("span")] if page else []),
         Column("error", wrap=True),
     ]
     function_names = names_for(section["compiles"])
@@ -223,7 +238,7 @@ def failures(section: ProcessSection, layout: TerminalLayout | None) -> TableCel
             Cell(row["stage"], "red"),
             row["compile_id"] or "?",
             _name(function_names.of_compile(row["compile_id"], row["function"]), layout),
-            *([] if layout else [row["span"]]),
+            *([row["span"]] if page else []),
             _format.error(row["error_type"], row["error_message"]),
         ]
         for row in section["failures"]
@@ -232,17 +247,19 @@ def failures(section: ProcessSection, layout: TerminalLayout | None) -> TableCel
 
 
 def unfinished(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
-    """Compiles that never finished; the page marks each id, the terminal its title."""
+    """Compiles that never finished; the page marks each id, the terminal its title (and
+    aligns how long each ran as its other durations)."""
+    page = layout is None
     columns = [
         Column("id"),
         Column("function", whole=True),
         Column("location", flexible=True, cut_left=True),
-        Column("running for", right=layout is not None),
+        Column("running for", right=not page),
     ]
     function_names = names_for(section["compiles"])
     cells: list[list[CellLike]] = [
         [
-            Cell(row["compile_id"], None if layout else "red"),
+            Cell(row["compile_id"], "red" if page else None),
             _name(function_names.of_location(row), layout),
             _format.location(row["file"], row["line"]),
             "?" if row["elapsed_s"] is None else f"≥ {_format.duration(row['elapsed_s'])}",
@@ -253,6 +270,7 @@ def unfinished(section: ProcessSection, layout: TerminalLayout | None) -> TableC
 
 
 def faults(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Each fault injected, where it was recorded."""
     columns = [Column("kind"), Column("target", flexible=True), Column("id"), Column("recorded on")]
     cells: list[list[CellLike]] = [
         [row["kind"] or "?", row["target"] or "", row["compile_id"] or "", row["source"]]
@@ -262,6 +280,7 @@ def faults(section: ProcessSection, layout: TerminalLayout | None) -> TableCells
 
 
 def accuracy(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Each accuracy check of a compiled graph against eager, and its errors."""
     columns = [
         Column("id"),
         Column("result"),
@@ -283,6 +302,7 @@ def accuracy(section: ProcessSection, layout: TerminalLayout | None) -> TableCel
 
 
 def device_time(section: ProcessSection, layout: TerminalLayout | None) -> TableCells:
+    """Each graph's timed runs on its device."""
     columns = [
         Column("id"),
         Column("kind"),
@@ -321,8 +341,8 @@ def _any_calls(rows: Sequence[CompileRow] | Sequence[RecompileRow]) -> bool:
 
 
 def _calls(row: CompileRow | RecompileRow, layout: TerminalLayout | None) -> CellLike:
-    """The calls a variant served, on a terminal dimmed when cold (the page shows which
-    are cold by their share: no style to make)."""
+    """The calls a variant served, on a terminal dimmed when cold (the page has no class
+    for dim: its text alone, no cell to convert)."""
     if layout is None:
         return _format.calls(row)
     return Cell(_format.calls(row), None if row["hot"] else "dim")
