@@ -305,10 +305,8 @@ def read_jaeger_report(
         shown = {display_name(run.directory / name): label for name, label in run.processes.items()}
     where = address.base
     inputs = done.summary["inputs"]
-    for row in inputs["files"]:
+    for row in [*inputs["files"], *inputs["problems"]]:
         row["path"] = f"{where} ({shown.get(row['path'], row['path'])})"
-    for problem in inputs["problems"]:
-        problem["path"] = f"{where} ({shown.get(problem['path'], problem['path'])})"
     if run.truncated:
         first, last = run.truncated[0]
         message = (

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from otel_dynamo.report.read.model import Telemetry
+from otel_dynamo.report.read.model import Problem, Telemetry
 from otel_dynamo.report.render import causes, time_split
 from otel_dynamo.report.render import format as _format
 from otel_dynamo.report.render.graph_texts import GraphTextCollector
@@ -20,7 +20,7 @@ from otel_dynamo.report.render.html.assets import (
     STYLE,
 )
 from otel_dynamo.report.render.html.timeline import timeline_data
-from otel_dynamo.report.summary.schema import ProblemRow, ProcessSection, Summary
+from otel_dynamo.report.summary.schema import ProcessSection, Summary
 
 PAGE_TITLE = "otel-dynamo report"
 
@@ -95,24 +95,21 @@ def _stats(summary: Summary) -> str:
 
 
 def _source(summary: Summary) -> str:
-    lines = _format.source_lines(summary["source"])
-    if not lines:
-        return ""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
-    return f'<section class="problems"><h2>Source</h2><ul>{items}</ul></section>'
+    return _listed("Source", _format.source_lines(summary["source"]))
 
 
 def _problems(summary: Summary) -> str:
-    problems = summary["inputs"]["problems"]
-    if not problems:
+    rows = summary["inputs"]["problems"]
+    problems = [Problem(row["path"], row["line"], row["message"]) for row in rows]
+    return _listed("Input problems", [str(problem) for problem in problems])
+
+
+def _listed(title: str, lines: list[str]) -> str:
+    """A section of the page's header listing ``lines``; nothing without any."""
+    if not lines:
         return ""
-    items = "".join(f"<li>{html.escape(_problem_text(problem))}</li>" for problem in problems)
-    return f'<section class="problems"><h2>Input problems</h2><ul>{items}</ul></section>'
-
-
-def _problem_text(problem: ProblemRow) -> str:
-    where = problem["path"] if problem["line"] is None else f"{problem['path']}:{problem['line']}"
-    return f"{where}: {problem['message']}"
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f'<section class="problems"><h2>{html.escape(title)}</h2><ul>{items}</ul></section>'
 
 
 def _timeline_hint(timeline: Mapping[str, Any]) -> str:
