@@ -123,6 +123,15 @@ def report_files(paths: list[Path]) -> int:
 def run_report(args: argparse.Namespace) -> int:
     from otel_dynamo import report
 
+    # From reading to writing: the summary is large and holds no cycles, and the first
+    # collection after reading would walk every row of it for nothing.
+    with report.collection_paused():
+        return _read_and_write(args)
+
+
+def _read_and_write(args: argparse.Namespace) -> int:
+    from otel_dynamo import report
+
     progress = report.TerminalProgress(sys.stderr)
     graphs = report.GraphTextCollector() if args.html is not None else None
     files = report.GraphTextFiles(args.artifacts) if args.artifacts is not None else None
@@ -158,17 +167,15 @@ def run_report(args: argparse.Namespace) -> int:
     if done.records == 0:
         error("nothing to report: no OTLP/JSON records could be read from the given paths")
         return EXIT_FAILED
-    summary = done.summary
-    with report.collection_paused():  # the summary is large and holds no cycles
-        if args.html is not None and done.timeline is not None:
-            progress.step(f"writing {args.html}")
-            if not write_page(args.html, done.page_chunks(graphs)):
-                progress.clear()
-                return EXIT_FAILED
-        progress.clear()
-        # --json in pieces: a large run's summary is never one string in memory
-        pieces = report.json_chunks(summary) if args.json else [done.terminal_text()]
-        write_report(pieces, sys.stdout)
+    if args.html is not None and done.timeline is not None:
+        progress.step(f"writing {args.html}")
+        if not write_page(args.html, done.page_chunks(graphs)):
+            progress.clear()
+            return EXIT_FAILED
+    progress.clear()
+    # --json in pieces: a large run's summary is never one string in memory
+    pieces = report.json_chunks(done.summary) if args.json else [done.terminal_text()]
+    write_report(pieces, sys.stdout)
     return EXIT_OK
 
 
