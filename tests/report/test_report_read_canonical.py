@@ -330,7 +330,8 @@ def test_an_attribute_repeated_across_spans_is_decoded_once(
 ) -> None:
     """The same KeyValue text on many spans is decoded the first time only, and every span
     reads it the same."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptKeyValues())
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptTexts())
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._KeptTexts())
     decoded: list[bytes] = []
     original = canonical._key_value
 
@@ -353,7 +354,8 @@ def test_an_attribute_repeated_across_spans_is_decoded_once(
 def test_each_span_gets_an_array_value_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """An array attribute repeated across spans is an equal list on each, never one list
     shared (a reader changing one span's list leaves the others as read)."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptKeyValues())
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptTexts())
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._KeptTexts())
     ops = {
         "key": "torch.compile.graph.ops",
         "value": {"arrayValue": {"values": [{"stringValue": "aten.mm=2"}, {"intValue": "3"}]}},
@@ -369,7 +371,7 @@ def test_kept_attributes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Decoded attributes are kept up to KEY_VALUES_KEPT_BYTES of text at a time, and none
     whose text is longer than KEY_VALUE_KEPT_BYTES: distinct or long values never grow
     memory; what is read stays right when they are let go."""
-    kept = canonical._KeptKeyValues()
+    kept: canonical._KeptTexts[Any] = canonical._KeptTexts()
     monkeypatch.setattr(canonical, "_KEY_VALUES", kept)
     monkeypatch.setattr(canonical, "KEY_VALUES_KEPT_BYTES", 200)
     sizes = []
@@ -382,3 +384,65 @@ def test_kept_attributes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert all(size == counted <= 200 for size, counted, _ in sizes)
     counts = [count for _, _, count in sizes]
     assert max(counts) == 200 // 45 and counts.count(1) > 1  # let go of and kept again
+
+
+def test_a_repeated_attribute_list_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same KeyValue list on many spans (a phase's span, compile after compile) is
+    decoded the first time only, and each span gets a dict of its own that reads the
+    same, its arrays lists of their own."""
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptTexts())
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._KeptTexts())
+    decoded: list[int] = []
+    original = canonical._key_values
+
+    def counting(items: list[Any]) -> Any:
+        decoded.append(len(items))
+        return original(items)
+
+    monkeypatch.setattr(canonical, "_key_values", counting)
+    phase = {"key": "torch.compile.phase.name", "value": {"stringValue": "backend_compile"}}
+    ops = {
+        "key": "torch.compile.graph.ops",
+        "value": {"arrayValue": {"values": [{"stringValue": "aten.mm=2"}, {"intValue": "3"}]}},
+    }
+    spans = canonical.trace_spans(_line_of_spans([[phase, ops]] * 4), lambda r: PROCESS)
+    assert spans is not None and decoded == [2]
+    expected = {
+        "torch.compile.phase.name": "backend_compile",
+        "torch.compile.graph.ops": ["aten.mm=2", 3],
+    }
+    assert [span.attributes for span in spans] == [expected] * 4
+    assert len({id(span.attributes) for span in spans}) == 4
+    assert len({id(span.attributes["torch.compile.graph.ops"]) for span in spans}) == 4
+
+
+def test_an_attribute_list_holding_a_map_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KeyValue list with a map value (which a reader could change inside) is decoded
+    for each span, never kept."""
+    kept: canonical._KeptTexts[Any] = canonical._KeptTexts()
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", kept)
+    kvlist = {
+        "key": "m",
+        "value": {"kvlistValue": {"values": [{"key": "a", "value": {"intValue": "1"}}]}},
+    }
+    spans = canonical.trace_spans(_line_of_spans([[kvlist]] * 2), lambda r: PROCESS)
+    assert spans is not None and [span.attributes for span in spans] == [{"m": {"a": 1}}] * 2
+    assert spans[0].attributes["m"] is not spans[1].attributes["m"]
+    assert kept.by_text == {}
+
+
+def test_kept_attribute_lists_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole KeyValue lists are kept up to KEY_VALUES_KEPT_BYTES of text at a time, none
+    longer than KEY_VALUE_KEPT_BYTES; what is read stays right when they are let go."""
+    kept: canonical._KeptTexts[Any] = canonical._KeptTexts()
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", kept)
+    monkeypatch.setattr(canonical, "KEY_VALUES_KEPT_BYTES", 300)
+    long_item = {"key": "long", "value": {"stringValue": "x" * canonical.KEY_VALUE_KEPT_BYTES}}
+    spans = canonical.trace_spans(_line_of_spans([[long_item]]), lambda r: PROCESS)
+    assert spans is not None and kept.by_text == {}
+    for index in range(40):
+        item = {"key": "k", "value": {"stringValue": f"v{index % 12}"}}
+        spans = canonical.trace_spans(_line_of_spans([[item]]), lambda r: PROCESS)
+        assert spans is not None and spans[0].attributes == {"k": f"v{index % 12}"}
+        assert kept.size == sum(map(len, kept.by_text)) <= 300
+    assert 1 <= len(kept.by_text) < 12

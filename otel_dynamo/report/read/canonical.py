@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -56,8 +56,8 @@ class _Span(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     kind: Any = None
     startTimeUnixNano: str | int = 0
     endTimeUnixNano: str | int = 0
-    attributes: list[msgspec.Raw] = []
-    """Each a KeyValue's text: decoded by ``_attributes``."""
+    attributes: msgspec.Raw = msgspec.Raw(b"[]")
+    """The KeyValue list's text: decoded by ``_attributes``."""
     droppedAttributesCount: Any = None
     events: Any = None
     droppedEventsCount: Any = None
@@ -114,7 +114,7 @@ def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> l
                         intern(name) if len(name) <= INTERNED_LENGTH else name,
                         to_int(span.startTimeUnixNano),
                         to_int(span.endTimeUnixNano),
-                        _attributes(span.attributes) if span.attributes else {},
+                        _attributes(span.attributes),
                         events_of(span.events) if span.events else (),
                         linked_span_ids(span.links) if span.links else (),
                         code,
@@ -125,8 +125,8 @@ def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> l
 
 
 KEY_VALUES_KEPT_BYTES = 8 * 1024 * 1024
-"""How much attribute text ``_KEY_VALUES`` holds decoded at most (then it starts again):
-memory stays bounded whatever the input."""
+"""How much attribute text each of ``_KEY_VALUES`` and ``_ATTRIBUTE_LISTS`` holds decoded at
+most (then it starts again): memory stays bounded whatever the input."""
 KEY_VALUE_KEPT_BYTES = 4096
 """The longest attribute text kept decoded: an op list, input shapes or restart reasons
 repeat across the ranks of a job (a worker process reads many), a long traceback or a
@@ -137,16 +137,20 @@ _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 _Kept = tuple[str, AttributeValue | tuple[AttributeValue, ...]]
 """(key, value) as ``_key_value`` decodes them, an array of scalars as a tuple (each span
 is given a list of its own)."""
+_KeptList = Attributes | tuple[_Kept, ...]
+"""A KeyValue list decoded: as a dict where every value is a scalar, else as its items,
+each array of scalars as a tuple (each span is given a dict of its own)."""
+_Text = TypeVar("_Text", _Kept, _KeptList)
 
 
-class _KeptKeyValues:
-    """Decoded attributes by their text, up to KEY_VALUES_KEPT_BYTES of it."""
+class _KeptTexts(Generic[_Text]):
+    """What texts decode to, by their text, up to KEY_VALUES_KEPT_BYTES of it."""
 
     def __init__(self) -> None:
-        self.by_text: dict[bytes, _Kept] = {}
+        self.by_text: dict[bytes, _Text] = {}
         self.size = 0
 
-    def add(self, text: bytes, kept: _Kept) -> None:
+    def add(self, text: bytes, kept: _Text) -> None:
         if self.size + len(text) > KEY_VALUES_KEPT_BYTES:
             self.by_text.clear()
             self.size = 0
@@ -154,10 +158,46 @@ class _KeptKeyValues:
         self.size += len(text)
 
 
-_KEY_VALUES = _KeptKeyValues()
+_KEY_VALUES: _KeptTexts[_Kept] = _KeptTexts()
+_ATTRIBUTE_LISTS: _KeptTexts[_KeptList] = _KeptTexts()
+"""Whole KeyValue lists: a phase's or an AOT step's spans repeat theirs, compile after
+compile, and are then one lookup and one copy each."""
+_KEY_VALUE_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 
 
-def _attributes(items: list[msgspec.Raw]) -> Attributes:
+def _attributes(items: msgspec.Raw) -> Attributes:
+    """``decode.attributes`` of a KeyValue list, as its text."""
+    text = bytes(items)
+    found = _ATTRIBUTE_LISTS.by_text.get(text)
+    if found is not None:
+        if isinstance(found, dict):
+            return found.copy()
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in found}
+    decoded = _key_values(_KEY_VALUE_LIST.decode(text))
+    if len(text) <= KEY_VALUE_KEPT_BYTES:
+        kept = _kept_list(decoded)
+        if kept is not None:
+            _ATTRIBUTE_LISTS.add(text, kept)
+    return decoded
+
+
+def _kept_list(decoded: Attributes) -> _KeptList | None:
+    """``decoded`` as ``_ATTRIBUTE_LISTS`` keeps it; None where a value is neither a scalar
+    nor an array of scalars."""
+    items: list[_Kept] = []
+    has_arrays = False
+    for key, value in decoded.items():
+        if value.__class__ in _SCALAR_TYPES:
+            items.append((key, value))
+        elif value.__class__ is list and set(map(type, value)) <= _SCALAR_TYPES:
+            items.append((key, tuple(value)))
+            has_arrays = True
+        else:
+            return None
+    return tuple(items) if has_arrays else dict(decoded)
+
+
+def _key_values(items: list[msgspec.Raw]) -> Attributes:
     """``decode.attributes`` of a KeyValue list, each KeyValue as its text."""
     decoded: Attributes = {}
     kept = _KEY_VALUES.by_text

@@ -406,7 +406,8 @@ def printable_json(raw: bytes) -> bool:
     replacement) can hold a control or bidirectional character. In ASCII text those can
     only be escapes or DEL (JSON has no raw control character in a string): two C scans;
     other text is decoded and searched for them written raw."""
-    if _UNPRINTABLE_ESCAPE.search(raw) is not None:
+    # A line with no escape at all is common: one memchr instead of the pattern's scan.
+    if b"\\" in raw and _UNPRINTABLE_ESCAPE.search(raw) is not None:
         return False
     if raw.isascii():
         return b"\x7f" not in raw

@@ -14,10 +14,11 @@ from otel_dynamo.causes.remembered import remembered
 from otel_dynamo.report.read.model import Attributes, AttributeValue, Span
 from otel_dynamo.report.read.values import attribute, integer, seconds, strings, text
 from otel_dynamo.report.summary.phases import (
+    AOT_SPANS,
     PHASE_DETAILS,
     NamedPhases,
     dynamo_phase_seconds,
-    named_phases,
+    phase_name,
     phase_seconds,
     recorded_split,
     split_details,
@@ -62,10 +63,10 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
     """The report's row for one frame compile (documented in docs/report-json.md); its
     calls are filled in from the variant-calls log events."""
     attrs = frame.attributes
-    below = tree.descendants(frame)
-    graphs = [span for span in below if span.name == names.SPAN_GRAPH and not is_discarded(span)]
-    lazy_ns = sum(span.duration_ns for span in lazy_backwards(frame, below))
-    named = named_phases(below)
+    below = FrameSpans.of(tree.descendants(frame))
+    graphs = below.graphs
+    lazy_ns = sum(span.duration_ns for span in below.lazy_backwards(frame))
+    named = NamedPhases.of(below.phases)
     phases, phase_details = _phases(frame, below, named)
     errors = error_fields(frame)
     return {
@@ -148,31 +149,66 @@ def is_discarded(span: Span) -> bool:
     return span.attributes.get(names.ATTR_DISCARDED) is True
 
 
-def lazy_backwards(frame: Span, below: list[Span]) -> list[Span]:
-    """The frame's lazily compiled backwards: recorded spans, or else (telemetry from before
-    they were recorded) the AOT backward compiles that ran after the frame span ended."""
-    recorded = [span for span in below if span.name == names.SPAN_LAZY_BACKWARD]
-    if recorded:
-        return recorded
-    frame_end = frame.start_ns + frame.duration_ns
-    return [
-        span
-        for span in below
-        if span.name == names.SPAN_AOT_BACKWARD and span.start_ns >= frame_end
-    ]
+class FrameSpans(NamedTuple):
+    """The spans beneath a frame compile that its row reads, each kind in their order:
+    sorted in one pass (a large run has a million, read once each)."""
+
+    graphs: list[Span]
+    """Its graphs, but those a Dynamo restart discarded."""
+    recorded_lazy_backwards: list[Span]
+    aot: list[Span]
+    """AOT's spans (``phases.AOT_SPANS``)."""
+    phases: dict[str, list[tuple[int, int]]]
+    """Its phase spans' intervals, by Dynamo's name of their phase (``phase_name``)."""
+
+    @classmethod
+    def of(cls, below: list[Span]) -> FrameSpans:
+        """The spans ``below`` a frame, by kind."""
+        found = cls([], [], [], {})
+        graphs, lazy, aot, phases = found
+        for span in below:
+            name = span.name
+            if name == names.SPAN_GRAPH:
+                if not is_discarded(span):
+                    graphs.append(span)
+            elif name == names.SPAN_LAZY_BACKWARD:
+                lazy.append(span)
+            elif name in AOT_SPANS:
+                aot.append(span)
+            elif name.startswith(names.SPAN_PHASE):  # phase_name's own test, first
+                phase = phase_name(span)
+                if phase is not None:
+                    intervals = phases.get(phase)
+                    if intervals is None:
+                        phases[phase] = [(span.start_ns, span.end_ns)]
+                    else:
+                        intervals.append((span.start_ns, span.end_ns))
+        return found
+
+    def lazy_backwards(self, frame: Span) -> list[Span]:
+        """The frame's lazily compiled backwards: recorded spans, or else (telemetry from
+        before they were recorded) the AOT backward compiles that ran after the frame
+        span ended."""
+        if self.recorded_lazy_backwards:
+            return self.recorded_lazy_backwards
+        frame_end = frame.start_ns + frame.duration_ns
+        return [
+            span
+            for span in self.aot
+            if span.name == names.SPAN_AOT_BACKWARD and span.start_ns >= frame_end
+        ]
 
 
 _PhaseSeconds = dict[str, float | None]
 
 
 def _phases(
-    frame: Span, below: list[Span], named: NamedPhases
+    frame: Span, below: FrameSpans, named: NamedPhases
 ) -> tuple[_PhaseSeconds, _PhaseSeconds]:
     """The compile's phases and the named parts of AOT and backend time."""
-    compiles = [frame, *(span for span in below if span.name == names.SPAN_LAZY_BACKWARD)]
-    split = recorded_split(compiles)
+    split = recorded_split([frame, *below.recorded_lazy_backwards])
     if split is None:
-        return phase_seconds(below, named), dict.fromkeys(PHASE_DETAILS)
+        return phase_seconds(named, below.aot), dict.fromkeys(PHASE_DETAILS)
     return split_phases(split), split_details(split)
 
 

@@ -59,7 +59,7 @@ _CATEGORY_OF_PHASE = {
     "build_guards": PHASE_GUARDS,
     "create_aot_dispatcher_function": PHASE_AOT,
 }
-_AOT_SPANS = frozenset(
+AOT_SPANS = frozenset(
     {
         names.SPAN_AOT_PARTITION,
         names.SPAN_AOT_FORWARD,
@@ -67,6 +67,7 @@ _AOT_SPANS = frozenset(
         names.SPAN_AOT_INFERENCE,
     }
 )
+"""AOT's spans: where no AOT phase was recorded, their union is its time."""
 
 
 _NAMED_PHASE_PREFIX = names.SPAN_PHASE + " "
@@ -117,7 +118,7 @@ def split_details(split: dict[str, float]) -> dict[str, float | None]:
 
 @dataclasses.dataclass
 class NamedPhases:
-    """A compile's phase spans by Dynamo's name of their phase (``named_phases``): each
+    """A compile's phase spans by Dynamo's name of their phase (``phase_name``): each
     name's intervals, in the spans' order, and the length of their union."""
 
     intervals: dict[str, list[tuple[int, int]]]
@@ -125,29 +126,15 @@ class NamedPhases:
     """The length of each name's union of intervals, in seconds (``values.seconds``),
     worked out once for both phase tables."""
 
-
-def named_phases(spans: Iterable[Span]) -> NamedPhases:
-    """The phase spans of ``spans``, by their ``phase_name``."""
-    intervals: dict[str, list[tuple[int, int]]] = {}
-    for span in spans:
-        # the test phase_name makes first, without its call: most spans are no phase
-        if not span.name.startswith(names.SPAN_PHASE):
-            continue
-        name = phase_name(span)
-        if name is not None:
-            found = intervals.get(name)
-            if found is None:
-                intervals[name] = [(span.start_ns, span.end_ns)]
-            else:
-                found.append((span.start_ns, span.end_ns))
-    return NamedPhases(
-        intervals, {name: seconds(covered(found)) for name, found in intervals.items()}
-    )
+    @classmethod
+    def of(cls, intervals: dict[str, list[tuple[int, int]]]) -> NamedPhases:
+        """The phases of these intervals, by name."""
+        return cls(intervals, {name: seconds(covered(found)) for name, found in intervals.items()})
 
 
-def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float | None]:
+def phase_seconds(phases: NamedPhases, aot_spans: list[Span]) -> dict[str, float | None]:
     """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
-    split): ``phases``, the ``named_phases`` of ``spans``; the AOT spans among ``spans``
+    split): ``phases``, a compile's phase spans by name; its ``aot_spans`` (``AOT_SPANS``)
     where no AOT phase was recorded. None where the phase was not recorded."""
     by_category: dict[str, list[str]] = {}
     for name in phases.intervals:
@@ -160,10 +147,8 @@ def phase_seconds(spans: Iterable[Span], phases: NamedPhases) -> dict[str, float
         else seconds(covered([interval for name in found for interval in phases.intervals[name]]))
         for category, found in by_category.items()
     }
-    if PHASE_AOT not in found_seconds:  # no AOT phase recorded: the AOT spans tell it
-        aot_spans = [(span.start_ns, span.end_ns) for span in spans if span.name in _AOT_SPANS]
-        if aot_spans:
-            found_seconds[PHASE_AOT] = seconds(covered(aot_spans))
+    if PHASE_AOT not in found_seconds and aot_spans:  # no AOT phase: the AOT spans tell it
+        found_seconds[PHASE_AOT] = seconds(covered([(s.start_ns, s.end_ns) for s in aot_spans]))
     return {phase: found_seconds.get(phase) for phase in PHASE_CATEGORIES}
 
 

@@ -29,6 +29,8 @@ from otel_dynamo.report.summary.schema import (
 
 _CauseKey = tuple[str | None, int | None, str | None, str, str]
 """(file, line, function, kind, subject)."""
+_Failed = tuple[guards.GuardFailure, fixes.Code]
+"""A failed guard and the code it failed at."""
 
 
 @dataclasses.dataclass
@@ -46,6 +48,9 @@ class _Cause:
     compile_ids: dict[str, None] = dataclasses.field(default_factory=dict)
     dimensions: dict[int, None] = dataclasses.field(default_factory=dict)
     """Every dimension its size guards failed on, in the order first seen."""
+    last_failure: _Failed | None = None
+    """A recompile cause's failed guard at its last recompile, and the code there: its
+    fixes are made from it once every recompile is counted."""
 
 
 def what_to_do(
@@ -77,6 +82,12 @@ def what_to_do(
             function_label(row["function"], row["module"]),
         )
         recompiled.append((row, _recompile_causes(row, code, causes)))
+    for cause in causes.values():
+        if cause.last_failure is not None:
+            failure, code = cause.last_failure
+            cause.fixes = fixes.recompile_fixes(
+                failure, code, recompiles=cause.recompiles, dimensions=list(cause.dimensions)
+            )
     for row, found in recompiled:  # each cause's fixes as of its last recompile
         row["fixes"] = _unique(fix for cause in found for fix in cause.fixes)
     named = FunctionNames(compiles)
@@ -124,9 +135,7 @@ def _recompile_causes(
         if row["compile_id"]:
             cause.recompile_ids[row["compile_id"]] = None
             cause.compile_ids[row["compile_id"]] = None
-        cause.fixes = fixes.recompile_fixes(
-            failure, code, recompiles=cause.recompiles, dimensions=list(cause.dimensions)
-        )
+        cause.last_failure = (failure, code)
         found.append(cause)
     return found
 
