@@ -88,3 +88,18 @@ def test_a_word_longer_than_its_wrapped_column_breaks_only_at_its_separators() -
     pieces_end = {len("".join(pieces(word)[:count])) for count in range(len(pieces(word)) + 1)}
     inside = {offset for offset in breaks if 0 < offset < len(word)}
     assert inside and inside <= pieces_end, cells
+
+
+@pytest.mark.parametrize("width", [28, 30, 31, 32])
+def test_a_number_never_ends_a_wrapped_text_alone(width: int) -> None:
+    """A number that would be the last line alone ("changed from 2 to" / "4") takes the
+    word before it along; the text fits its width still."""
+    lines = wrapped("the size of x changed from 2 to 4", width)
+    assert lines == ["the size of x changed from 2", "to 4"]
+
+
+def test_a_number_alone_stays_where_the_word_before_it_would_not_fit() -> None:
+    """A number stays alone where the word before it and the number exceed the width, and
+    a line of one word gives none away."""
+    assert wrapped("x limit 12345", 7) == ["x limit", "12345"]
+    assert wrapped("limited 12", 7) == ["limited", "12"]

@@ -294,7 +294,21 @@ def _filled(flat: str, width: int) -> list[str]:
             if line:
                 lines.append(line)
             line = truncate(piece, width)
-    return [*lines, line] if line else lines
+    return _number_not_alone([*lines, line] if line else lines, width)
+
+
+_NUMBER = re.compile(r"[-+]?\d[\d.,]*%?")
+
+
+def _number_not_alone(lines: list[str], width: int) -> list[str]:
+    """A number alone on the last line ("changed from 2 to" / "4") takes the word before
+    it along, where the two fit: a number means nothing without what it counts."""
+    if len(lines) < 2 or _NUMBER.fullmatch(lines[-1]) is None:
+        return lines
+    kept, _, word = lines[-2].rpartition(" ")
+    if not kept or len(word) + 1 + len(lines[-1]) > width:
+        return lines
+    return [*lines[:-2], kept, f"{word} {lines[-1]}"]
 
 
 def pieces(word: str) -> list[str]:
