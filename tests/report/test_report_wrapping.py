@@ -98,6 +98,15 @@ def test_a_number_never_ends_a_wrapped_text_alone(width: int) -> None:
     assert lines == ["the size of x changed from 2", "to 4"]
 
 
+def test_a_number_in_brackets_never_ends_a_wrapped_text_alone() -> None:
+    """A number closing a bracket or a sentence ("(was 27)", "16.") counts as a number."""
+    assert wrapped("a Python int value changed (was 27)", 31) == [
+        "a Python int value changed",
+        "(was 27)",
+    ]
+    assert wrapped("it grew to 16.", 12) == ["it grew", "to 16."]
+
+
 def test_a_number_alone_stays_where_the_word_before_it_would_not_fit() -> None:
     """A number stays alone where the word before it and the number exceed the width, and
     a line of one word gives none away."""

@@ -297,7 +297,8 @@ def _filled(flat: str, width: int) -> list[str]:
     return _number_not_alone([*lines, line] if line else lines, width)
 
 
-_NUMBER = re.compile(r"[-+]?\d[\d.,]*%?")
+_NUMBER = re.compile(r"[(\[]?[-+]?\d[\d.,]*%?[)\]]?[.,;:]?")
+"""A number as a sentence ends with it: "16", "27)", "(3)", "12%." """
 
 
 def _number_not_alone(lines: list[str], width: int) -> list[str]:
