@@ -330,8 +330,8 @@ def test_an_attribute_repeated_across_spans_is_decoded_once(
 ) -> None:
     """The same KeyValue text on many spans is decoded the first time only, and every span
     reads it the same."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptTexts())
-    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._KeptTexts())
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._Decodings())
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._Decodings())
     decoded: list[bytes] = []
     original = canonical._key_value
 
@@ -354,8 +354,8 @@ def test_an_attribute_repeated_across_spans_is_decoded_once(
 def test_each_span_gets_an_array_value_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """An array attribute repeated across spans is an equal list on each, never one list
     shared (a reader changing one span's list leaves the others as read)."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptTexts())
-    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._KeptTexts())
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._Decodings())
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._Decodings())
     ops = {
         "key": "torch.compile.graph.ops",
         "value": {"arrayValue": {"values": [{"stringValue": "aten.mm=2"}, {"intValue": "3"}]}},
@@ -371,9 +371,10 @@ def test_kept_attributes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Decoded attributes are kept up to KEY_VALUES_KEPT_BYTES of text at a time, and none
     whose text is longer than KEY_VALUE_KEPT_BYTES: distinct or long values never grow
     memory; what is read stays right when they are let go."""
-    kept: canonical._KeptTexts[Any] = canonical._KeptTexts()
+    kept: canonical._Decodings[Any] = canonical._Decodings()
     monkeypatch.setattr(canonical, "_KEY_VALUES", kept)
     monkeypatch.setattr(canonical, "KEY_VALUES_KEPT_BYTES", 200)
+    monkeypatch.setattr(canonical, "KEPT_ENTRY_BYTES", 5)
     sizes = []
     for index in range(40):
         item = {"key": "k", "value": {"stringValue": f"v{index % 12}"}}
@@ -381,17 +382,17 @@ def test_kept_attributes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         spans = canonical.trace_spans(_line_of_spans([[item, long_item]]), lambda r: PROCESS)
         assert spans is not None and spans[0].attributes["k"] == f"v{index % 12}"
         sizes.append((kept.size, sum(map(len, kept.by_text)), len(kept.by_text)))
-    assert all(size == counted <= 200 for size, counted, _ in sizes)
+    assert all(size == counted + 5 * count <= 200 for size, counted, count in sizes)
     counts = [count for _, _, count in sizes]
-    assert max(counts) == 200 // 45 and counts.count(1) > 1  # let go of and kept again
+    assert max(counts) == 200 // (45 + 5) and counts.count(1) > 1  # let go of, kept again
 
 
 def test_a_repeated_attribute_list_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same KeyValue list on many spans (a phase's span, compile after compile) is
     decoded the first time only, and each span gets a dict of its own that reads the
     same, its arrays lists of their own."""
-    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._KeptTexts())
-    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._KeptTexts())
+    monkeypatch.setattr(canonical, "_KEY_VALUES", canonical._Decodings())
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", canonical._Decodings())
     decoded: list[int] = []
     original = canonical._key_values
 
@@ -419,7 +420,7 @@ def test_a_repeated_attribute_list_is_decoded_once(monkeypatch: pytest.MonkeyPat
 def test_an_attribute_list_holding_a_map_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """A KeyValue list with a map value (which a reader could change inside) is decoded
     for each span, never kept."""
-    kept: canonical._KeptTexts[Any] = canonical._KeptTexts()
+    kept: canonical._Decodings[Any] = canonical._Decodings()
     monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", kept)
     kvlist = {
         "key": "m",
@@ -434,9 +435,10 @@ def test_an_attribute_list_holding_a_map_is_not_kept(monkeypatch: pytest.MonkeyP
 def test_kept_attribute_lists_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole KeyValue lists are kept up to KEY_VALUES_KEPT_BYTES of text at a time, none
     longer than KEY_VALUE_KEPT_BYTES; what is read stays right when they are let go."""
-    kept: canonical._KeptTexts[Any] = canonical._KeptTexts()
+    kept: canonical._Decodings[Any] = canonical._Decodings()
     monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", kept)
     monkeypatch.setattr(canonical, "KEY_VALUES_KEPT_BYTES", 300)
+    monkeypatch.setattr(canonical, "KEPT_ENTRY_BYTES", 10)
     long_item = {"key": "long", "value": {"stringValue": "x" * canonical.KEY_VALUE_KEPT_BYTES}}
     spans = canonical.trace_spans(_line_of_spans([[long_item]]), lambda r: PROCESS)
     assert spans is not None and kept.by_text == {}
@@ -444,5 +446,19 @@ def test_kept_attribute_lists_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
         item = {"key": "k", "value": {"stringValue": f"v{index % 12}"}}
         spans = canonical.trace_spans(_line_of_spans([[item]]), lambda r: PROCESS)
         assert spans is not None and spans[0].attributes == {"k": f"v{index % 12}"}
-        assert kept.size == sum(map(len, kept.by_text)) <= 300
+        assert kept.size == sum(len(text) + 10 for text in kept.by_text) <= 300
     assert 1 <= len(kept.by_text) < 12
+
+
+def test_many_tiny_attribute_lists_are_kept_as_their_memory_allows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Distinct tiny lists fill the kept lists' budget by KEPT_ENTRY_BYTES each, not by
+    their few bytes of text: at most KEY_VALUES_KEPT_BYTES // KEPT_ENTRY_BYTES are kept."""
+    kept: canonical._Decodings[Any] = canonical._Decodings()
+    monkeypatch.setattr(canonical, "_ATTRIBUTE_LISTS", kept)
+    monkeypatch.setattr(canonical, "KEY_VALUES_KEPT_BYTES", 100 * canonical.KEPT_ENTRY_BYTES)
+    lists = [[{"key": f"k{index}"}] for index in range(500)]
+    spans = canonical.trace_spans(_line_of_spans(lists), lambda r: PROCESS)
+    assert spans is not None and spans[499].attributes == {"k499": None}
+    assert 0 < len(kept.by_text) < 100

@@ -9,7 +9,7 @@ import pytest
 from _report_support import FakeCompile, write_traces
 
 from otel_dynamo import cli
-from otel_dynamo.report.render.table import wrapped
+from otel_dynamo.report.render.table import ELLIPSIS, MAX_WRAPPED_LINES, wrapped
 
 
 def _reason(number: int, length: int, count: int) -> str:
@@ -112,3 +112,11 @@ def test_a_number_alone_stays_where_the_word_before_it_would_not_fit() -> None:
     a line of one word gives none away."""
     assert wrapped("x limit 12345", 7) == ["x limit", "12345"]
     assert wrapped("limited 12", 7) == ["limited", "12"]
+
+
+def test_a_cut_text_keeps_its_last_shown_line_whole() -> None:
+    """A text cut to MAX_WRAPPED_LINES lines ends as any cut text does, whatever number
+    follows unshown: its last shown line gives no word away."""
+    lines = wrapped("aaaa bbbb " * MAX_WRAPPED_LINES + "77", 11)
+    assert len(lines) == MAX_WRAPPED_LINES
+    assert lines[-1] == f"aaaa bbbb {ELLIPSIS}"

@@ -10,9 +10,11 @@ those exporters write) and decodes attribute values, events, links and status wi
 know, a time written as a float, an attribute without a key, a value ``decode`` would
 refuse) gives None, and ``decode`` reads it.
 
-A span's attributes repeat from span to span (a phase's name, the backend, a count), so
-each attribute is kept as its bytes while the line is parsed and decoded once per text
-(``_KEY_VALUES``): most attributes of a large input are then one lookup each.
+A span's attributes repeat from span to span (a phase's name, the backend, a count), and
+so do whole attribute lists (a phase's span, compile after compile): a span's list is kept
+as its bytes while the line is parsed and decoded once per text (``_ATTRIBUTE_LISTS``),
+and a list met for the first time is decoded an attribute at a time, each decoded once per
+text too (``_KEY_VALUES``). Most spans of a large input are then one lookup and one copy.
 """
 
 from __future__ import annotations
@@ -125,12 +127,17 @@ def _spans(request: _TraceRequest, process_of: Callable[[object], Process]) -> l
 
 
 KEY_VALUES_KEPT_BYTES = 8 * 1024 * 1024
-"""How much attribute text each of ``_KEY_VALUES`` and ``_ATTRIBUTE_LISTS`` holds decoded at
-most (then it starts again): memory stays bounded whatever the input."""
+"""How much each of ``_KEY_VALUES`` (single attributes) and ``_ATTRIBUTE_LISTS`` (whole
+lists) holds decoded at most, counted as their texts plus KEPT_ENTRY_BYTES each (then it
+starts again): memory stays bounded whatever the input."""
+KEPT_ENTRY_BYTES = 256
+"""What a kept text costs beside its own bytes (its bytes object, its slot, its decoded
+values): many tiny distinct texts fill the budget as their memory does, not as their
+text's length does."""
 KEY_VALUE_KEPT_BYTES = 4096
-"""The longest attribute text kept decoded: an op list, input shapes or restart reasons
-repeat across the ranks of a job (a worker process reads many), a long traceback or a
-large guard list rarely does."""
+"""The longest attribute text, or list of them, kept decoded: an op list, input shapes or
+restart reasons repeat across the ranks of a job (a worker process reads many), a long
+traceback or a large guard list rarely does."""
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 """Values no reader can change: one object serves every span that has it."""
 
@@ -140,26 +147,27 @@ is given a list of its own)."""
 _KeptList = Attributes | tuple[_Kept, ...]
 """A KeyValue list decoded: as a dict where every value is a scalar, else as its items,
 each array of scalars as a tuple (each span is given a dict of its own)."""
-_Text = TypeVar("_Text", _Kept, _KeptList)
+_Decoded = TypeVar("_Decoded", _Kept, _KeptList)
 
 
-class _KeptTexts(Generic[_Text]):
-    """What texts decode to, by their text, up to KEY_VALUES_KEPT_BYTES of it."""
+class _Decodings(Generic[_Decoded]):
+    """What texts decode to, by their text, up to KEY_VALUES_KEPT_BYTES."""
 
     def __init__(self) -> None:
-        self.by_text: dict[bytes, _Text] = {}
+        self.by_text: dict[bytes, _Decoded] = {}
         self.size = 0
 
-    def add(self, text: bytes, kept: _Text) -> None:
-        if self.size + len(text) > KEY_VALUES_KEPT_BYTES:
+    def add(self, text: bytes, kept: _Decoded) -> None:
+        cost = len(text) + KEPT_ENTRY_BYTES
+        if self.size + cost > KEY_VALUES_KEPT_BYTES:
             self.by_text.clear()
             self.size = 0
         self.by_text[text] = kept
-        self.size += len(text)
+        self.size += cost
 
 
-_KEY_VALUES: _KeptTexts[_Kept] = _KeptTexts()
-_ATTRIBUTE_LISTS: _KeptTexts[_KeptList] = _KeptTexts()
+_KEY_VALUES: _Decodings[_Kept] = _Decodings()
+_ATTRIBUTE_LISTS: _Decodings[_KeptList] = _Decodings()
 """Whole KeyValue lists: a phase's or an AOT step's spans repeat theirs, compile after
 compile, and are then one lookup and one copy each."""
 _KEY_VALUE_LIST = msgspec.json.Decoder(list[msgspec.Raw])

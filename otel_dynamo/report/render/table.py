@@ -257,6 +257,8 @@ def wrapped(text: str, width: int) -> list[str]:
     if len(lines) > MAX_WRAPPED_LINES:
         lines = lines[:MAX_WRAPPED_LINES]
         lines[-1] = _ending(lines[-1], width)
+    else:  # whole: its last line is shown
+        lines = _number_not_alone(lines, width)
     return [line.replace(NO_BREAK_SPACE, " ") for line in lines]
 
 
@@ -294,11 +296,11 @@ def _filled(flat: str, width: int) -> list[str]:
             if line:
                 lines.append(line)
             line = truncate(piece, width)
-    return _number_not_alone([*lines, line] if line else lines, width)
+    return [*lines, line] if line else lines
 
 
-_NUMBER = re.compile(r"[(\[]?[-+]?\d[\d.,]*%?[)\]]?[.,;:]?")
-"""A number as a sentence ends with it: "16", "27)", "(3)", "12%." """
+_NUMBER = re.compile(r"[(\[]?[-+]?\d+(?:[.,]\d+)*%?[)\]]?[.,;:]?")
+"""A number as a text ends with it: "16", "0.5", "27)", "(3)", "12%." """
 
 
 def _number_not_alone(lines: list[str], width: int) -> list[str]:

@@ -6,6 +6,7 @@ depending on how the recorder parents them, so the whole subtree is searched.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import NamedTuple
 
@@ -149,7 +150,8 @@ def is_discarded(span: Span) -> bool:
     return span.attributes.get(names.ATTR_DISCARDED) is True
 
 
-class FrameSpans(NamedTuple):
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrameSpans:
     """The spans beneath a frame compile that its row reads, each kind in their order:
     sorted in one pass (a large run has a million, read once each)."""
 
@@ -164,8 +166,10 @@ class FrameSpans(NamedTuple):
     @classmethod
     def of(cls, below: list[Span]) -> FrameSpans:
         """The spans ``below`` a frame, by kind."""
-        found = cls([], [], [], {})
-        graphs, lazy, aot, phases = found
+        graphs: list[Span] = []
+        lazy: list[Span] = []
+        aot: list[Span] = []
+        phases: dict[str, list[tuple[int, int]]] = {}
         for span in below:
             name = span.name
             if name == names.SPAN_GRAPH:
@@ -183,7 +187,7 @@ class FrameSpans(NamedTuple):
                         phases[phase] = [(span.start_ns, span.end_ns)]
                     else:
                         intervals.append((span.start_ns, span.end_ns))
-        return found
+        return cls(graphs, lazy, aot, phases)
 
     def lazy_backwards(self, frame: Span) -> list[Span]:
         """The frame's lazily compiled backwards: recorded spans, or else (telemetry from
