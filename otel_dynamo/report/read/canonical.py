@@ -193,16 +193,23 @@ def _kept_list(decoded: Attributes) -> _KeptList | None:
     """``decoded`` as ``_ATTRIBUTE_LISTS`` keeps it; None where a value is neither a scalar
     nor an array of scalars."""
     items: list[_Kept] = []
-    has_arrays = False
     for key, value in decoded.items():
-        if value.__class__ in _SCALAR_TYPES:
-            items.append((key, value))
-        elif value.__class__ is list and set(map(type, value)) <= _SCALAR_TYPES:
-            items.append((key, tuple(value)))
-            has_arrays = True
-        else:
+        kept = _kept(key, value)
+        if kept is None:
             return None
+        items.append(kept)
+    has_arrays = any(isinstance(value, tuple) for _, value in items)
     return tuple(items) if has_arrays else dict(decoded)
+
+
+def _kept(key: str, value: AttributeValue) -> _Kept | None:
+    """(key, value) as the kept decodings hold them, an array of scalars as a tuple; None
+    for a value a reader could change inside (a map, an array holding one)."""
+    if value.__class__ in _SCALAR_TYPES:
+        return key, value
+    if value.__class__ is list and set(map(type, value)) <= _SCALAR_TYPES:
+        return key, tuple(value)
+    return None
 
 
 def _key_values(items: list[msgspec.Raw]) -> Attributes:
@@ -216,13 +223,9 @@ def _key_values(items: list[msgspec.Raw]) -> Attributes:
             key, value = _key_value(text)
             decoded[key] = value
             if len(text) <= KEY_VALUE_KEPT_BYTES:
-                if value.__class__ in _SCALAR_TYPES:
-                    found = (key, value)
-                elif value.__class__ is list and set(map(type, value)) <= _SCALAR_TYPES:
-                    found = (key, tuple(value))
-                else:
-                    continue
-                _KEY_VALUES.add(text, found)  # by_text stays the same dict
+                found = _kept(key, value)
+                if found is not None:
+                    _KEY_VALUES.add(text, found)  # by_text stays the same dict
             continue
         key, shared = found
         decoded[key] = list(shared) if isinstance(shared, tuple) else shared
