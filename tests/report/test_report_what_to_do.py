@@ -249,3 +249,28 @@ def test_a_cause_of_two_dimensions_is_one_cause_freeing_both(tmp_path: Path) -> 
     assert [[action["dims"] for fix in found for action in fix["actions"]] for found in fixed] == [
         [[0, 1]]
     ] * 3
+
+
+def test_a_tenth_cause_text_starts_under_its_heading(tmp_path: Path) -> None:
+    """With ten causes shown (``limit=0``), the tenth's words and fix start in the column
+    its heading's function starts in ("  10. " is one wider than "  9. "), as the first's
+    do under "  1. "."""
+    compiles = [
+        FakeCompile(
+            f"{n}/0",
+            function=f"step_{n}",
+            line=10 + n,
+            start_ms=1000 * n,
+            duration_ms=1000 - 10 * n,  # costliest first: step_0 first, step_9 tenth
+            graph_breaks=(GraphBreak(user_stack=(f"{MODEL_FILE}:{10 + n} in step_{n}",)),),
+        )
+        for n in range(10)
+    ]
+    summary = summarize(load_telemetry([write_traces(tmp_path / "t.jsonl", compiles)]))
+    lines = render_terminal(summary, color=False, width=100, limit=0).splitlines()
+    first = lines.index("  1. step_0 (project/model.py:10) · 1 graph break · 1.00 s compile")
+    tenth = lines.index("  10. step_9 (project/model.py:19) · 1 graph break · 910.0 ms compile")
+    assert lines[first + 1].startswith("     Unsupported: builtin print()")
+    assert lines[first + 2].startswith("     fix: ")
+    assert lines[tenth + 1].startswith("      Unsupported: builtin print()")
+    assert lines[tenth + 2].startswith("      fix: ")

@@ -250,21 +250,24 @@ def what_to_do_terminal(summary: Summary, *, width: int, color: bool, limit: int
     heading = f"What to do ({len(todos)} cause{'s' if len(todos) != 1 else ''}, costliest first)"
     lines = [paint(truncate(heading, width), "bold", color=color)]
     for number, todo in enumerate(shown, start=1):
-        named = _named(todo.function, width)
+        label = f"{number}. "
+        hang = " " * len(label)  # the cause's text starts under its heading's, past "10. " too
+        named = _named(todo.function, width - len(f"  {hang}fix: "))
         cost = _cost(todo, bound=True)
         heading = named(_format.printable(todo.where)) + f"{NO_BREAK_SPACE}· {cost}"
-        lines += _wrapped(f"{number}. ", heading, width)
-        lines += _wrapped("   ", _format.printable(todo.what), width)
+        lines += _wrapped(label, heading, width)
+        lines += _wrapped(hang, _format.printable(todo.what), width)
         fixes = shown_fixes(todo.fixes)
         for fix in fixes:
-            lines += _wrapped("   fix: ", named(_format.printable(fix["summary"])), width)
+            lines += _wrapped(f"{hang}fix: ", named(_format.printable(fix["summary"])), width)
             if fix["verdict"] is not None:
+                verdict = _bound(verdict_words(fix["verdict"]))
                 lines += [
                     paint(line, "dim", color=color)
-                    for line in _wrapped("        ", _bound(verdict_words(fix["verdict"])), width)
+                    for line in _wrapped(f"{hang}     ", verdict, width)
                 ]
         if not fixes:
-            lines += _wrapped("   ", _bound(_none_worked(todo.fixes)), width)
+            lines += _wrapped(hang, _bound(_none_worked(todo.fixes)), width)
     if len(todos) > len(shown):
         more = f"  … {len(todos) - len(shown)} more causes in --json and the page"
         lines.append(paint(truncate(more, width), "dim", color=color))
@@ -299,12 +302,12 @@ def _bound(text: str) -> str:
     return _GRAPH_BREAK.sub(f"graph{NO_BREAK_SPACE}", counted)
 
 
-def _named(function: str, width: int) -> Callable[[str], str]:
-    """Keeps ``function``'s name on one line where a text that names it wraps, ``width``
-    columns wide: a wrapper's name holds a space (``GPT2LMHeadModel (loss_function)``).
-    A name longer than a fix's wrapped line (``width`` less its indent) wraps as words do:
-    no line could hold it whole."""
-    if " " not in function or len(function) > width - len("     fix: "):
+def _named(function: str, room: int) -> Callable[[str], str]:
+    """Keeps ``function``'s name on one line where a text that names it wraps: a
+    wrapper's name holds a space (``GPT2LMHeadModel (loss_function)``). A name longer
+    than ``room``, the columns of a fix's wrapped line, wraps as words do: no line could
+    hold it whole."""
+    if " " not in function or len(function) > room:
         return lambda text: text
     bound = function.replace(" ", NO_BREAK_SPACE)
     return lambda text: text.replace(function, bound)
