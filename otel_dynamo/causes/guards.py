@@ -175,6 +175,9 @@ class GuardFailure:
     dimension: int | None = None
     torch_hint: str | None = None
     """The hint torch wrote beside the guard ("(HINT: ...)"), where it wrote one."""
+    stack_slot: str | None = None
+    """Where the value sits on Dynamo's stack (``___stack0``) when it has no source: the
+    same value each time that code recompiles, whatever it held."""
 
 
 def plain_reason(raw: str | None) -> str | None:
@@ -254,15 +257,15 @@ def _guard_code(guard: str) -> GuardFailure | None:
     if match := _CONSTANT.match(guard):
         kind = _literal_kind(match["value"])
         plain = f"{_subject(match['source'])}a Python {kind} value changed (was {match['value']})"
-        return GuardFailure(_CONSTANT_KINDS[kind], _named_source(match["source"]), plain)
+        return _on_value(_CONSTANT_KINDS[kind], match["source"], plain)
     if match := _OBJECT_ID.match(guard):
         was = f" (was a {_class(match['type'])})" if match["type"] else ""
         plain = f"{_subject(match['source'])}a different object than before{was}"
-        return GuardFailure(KIND_OBJECT, _named_source(match["source"]), plain)
+        return _on_value(KIND_OBJECT, match["source"], plain)
     if match := _TYPE_ID.match(guard):
         was = f" (was {_class(match['type'])})" if match["type"] else ""
         plain = f"{_subject(match['source'])}its type changed{was}"
-        return GuardFailure(KIND_TYPE, _named_source(match["source"]), plain)
+        return _on_value(KIND_TYPE, match["source"], plain)
     if match := _DICT_CONTAINS.match(guard):
         had = "no longer has" if match["negated"] is None else "now has"
         plain = f"{named(match['source'])}: {had} key {match['key']}"
@@ -272,11 +275,11 @@ def _guard_code(guard: str) -> GuardFailure | None:
     if match := _IS_NONE.match(guard):
         was = "None" if match["negated"] is None else "not None"
         plain = f"{_subject(match['source'])}changed from {was}"
-        return GuardFailure(KIND_NONE, _named_source(match["source"]), plain)
+        return _on_value(KIND_NONE, match["source"], plain)
     if match := _HASATTR.match(guard):
         had = "did not have" if match["negated"] else "had"
         plain = f"{_subject(match['source'])}attribute {match['attr']} changed (it {had} it)"
-        return GuardFailure(KIND_ATTRIBUTE_PRESENCE, _named_source(match["source"]), plain)
+        return _on_value(KIND_ATTRIBUTE_PRESENCE, match["source"], plain)
     if match := _GLOBAL_STATE.match(guard):
         what = ", ".join(_global_state(field) for field in match["what"].split())
         plain = "global torch state changed" + (f": {what}" if what else "")
@@ -301,9 +304,12 @@ def _tensor_source(name: str) -> str:
     return name if "[" in name else f"L['{name}']"
 
 
-def _named_source(source: str) -> str | None:
-    """A guard's source, None for a value on Dynamo's stack (it has no name)."""
-    return None if _STACK_SOURCE.match(_source(source)) else source.strip()
+def _on_value(kind: str, source: str, plain: str) -> GuardFailure:
+    """A failed guard on the value at ``source``: its source, or for a value on Dynamo's
+    stack (it has no name) its slot there."""
+    if _STACK_SOURCE.match(_source(source)):
+        return GuardFailure(kind, None, plain, stack_slot=_source(source))
+    return GuardFailure(kind, source.strip(), plain)
 
 
 def _int(value: str | None) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from otel_dynamo.causes.guards import guard_text, plain_reason
+from otel_dynamo.causes.guards import guard_text, plain_reason, read_guards
 
 
 @pytest.mark.parametrize(
@@ -160,3 +160,12 @@ def test_the_users_stack_torch_appends_is_not_part_of_the_reason() -> None:
     raw += '  File "job.py", line 24, in fn'
     assert plain_reason(raw) == "global SCALE: a Python int value changed (was 2)"
     assert guard_text(raw) == "G['SCALE'] == 2"
+
+
+def test_a_value_on_dynamos_stack_is_read_with_its_slot_not_a_source() -> None:
+    """``___stack1 == 27`` names no source (the value has no name), and keeps its slot on
+    Dynamo's stack; a named value keeps its source and no slot."""
+    (on_stack,) = read_guards("___stack1 == 27  # print(x)  # job.py:5 in f")
+    (named,) = read_guards("L['n'] == 3")
+    assert (on_stack.kind, on_stack.source, on_stack.stack_slot) == ("int", None, "___stack1")
+    assert (named.kind, named.source, named.stack_slot) == ("int", "L['n']", None)

@@ -274,3 +274,48 @@ def test_a_tenth_cause_text_starts_under_its_heading(tmp_path: Path) -> None:
     assert lines[first + 2].startswith("     fix: ")
     assert lines[tenth + 1].startswith("      Unsupported: builtin print()")
     assert lines[tenth + 2].startswith("      fix: ")
+
+
+def _stack_value_recompiles(*reasons: str) -> list[FakeCompile]:
+    resume = "torch_dynamo_resume_in_forward_at_20"
+    return [
+        FakeCompile("1/0", function=resume, line=20),
+        *(
+            FakeCompile(
+                f"1/{n}",
+                function=resume,
+                line=20,
+                start_ms=1000 * n,
+                cache_size=n,
+                recompile_reason=reason,
+            )
+            for n, reason in enumerate(reasons, start=1)
+        ),
+    ]
+
+
+def test_a_value_on_dynamos_stack_is_one_cause_whatever_it_held(tmp_path: Path) -> None:
+    """A resumed function recompiling as a value on Dynamo's stack (no source: ___stack0)
+    changes from 27, then from 26, is one cause of two recompiles, its subject the
+    guard's kind and the value's stack slot, its words those of the first."""
+    reasons = ("___stack0 == 27  # print(x)  # model.py:20 in f", "___stack0 == 26")
+    process = _process(tmp_path, _stack_value_recompiles(*reasons))
+    (cause,) = process["what_to_do"]
+    assert (cause["subject"], cause["recompiles"], cause["recompile_ids"]) == (
+        "int ___stack0",
+        2,
+        ["1/1", "1/2"],
+    )
+    assert cause["what"] == "a Python int value changed (was 27)"
+
+
+def test_two_failed_guards_on_one_value_are_one_recompile(tmp_path: Path) -> None:
+    """A recompile whose reason names two failed guards of one cause (the value differed
+    from two cache entries' values) counts once for that cause."""
+    process = _process(tmp_path, _stack_value_recompiles("___stack0 == 27; ___stack0 == 26"))
+    (cause,) = process["what_to_do"]
+    assert (cause["subject"], cause["recompiles"], cause["recompile_ids"]) == (
+        "int ___stack0",
+        1,
+        ["1/1"],
+    )

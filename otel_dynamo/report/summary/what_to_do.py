@@ -120,7 +120,7 @@ def _recompile_causes(
     found: list[_Cause] = []
     failures = guards.read_guards(row["reason"]) if row["reason"] else ()
     for failure in dict.fromkeys(failures):
-        subject = f"{failure.kind} {failure.source or failure.plain}"
+        subject = f"{failure.kind} {failure.source or failure.stack_slot or failure.plain}"
         key = (code.file, code.line, code.function, "recompile", subject)
         cause = causes.get(key)
         if cause is None:
@@ -131,11 +131,13 @@ def _recompile_causes(
             cause.what += f"; {failure.plain}"  # another dimension of the same value
         if failure.dimension is not None:
             cause.dimensions[failure.dimension] = None
+        cause.last_failure = (failure, code)
+        if any(seen is cause for seen in found):  # two of its guards failed: one recompile
+            continue
         cause.recompiles += 1
         if row["compile_id"]:
             cause.recompile_ids[row["compile_id"]] = None
             cause.compile_ids[row["compile_id"]] = None
-        cause.last_failure = (failure, code)
         found.append(cause)
     return found
 
