@@ -14,17 +14,7 @@ from otel_dynamo import names
 from otel_dynamo.causes.remembered import remembered
 from otel_dynamo.report.read.model import Attributes, AttributeValue, Span
 from otel_dynamo.report.read.values import attribute, integer, seconds, strings, text
-from otel_dynamo.report.summary.phases import (
-    AOT_SPANS,
-    PHASE_DETAILS,
-    NamedPhases,
-    dynamo_phase_seconds,
-    phase_name,
-    phase_seconds,
-    recorded_split,
-    split_details,
-    split_phases,
-)
+from otel_dynamo.report.summary.phases import AOT_SPANS, compile_phases, phase_name
 from otel_dynamo.report.summary.schema import CompileRow, ErrorFields
 from otel_dynamo.report.summary.tree import SpanTree
 
@@ -67,8 +57,7 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
     below = FrameSpans.of(tree.descendants(frame))
     graphs = below.graphs
     lazy_ns = sum(span.duration_ns for span in below.lazy_backwards(frame))
-    named = NamedPhases.of(below.phases)
-    phases, phase_details = _phases(frame, below, named)
+    phases = compile_phases([frame, *below.recorded_lazy_backwards], below.phases, below.aot)
     errors = error_fields(frame)
     return {
         "compile_id": text(attrs.get(names.ATTR_COMPILE_ID)),
@@ -95,9 +84,9 @@ def compile_row(frame: Span, tree: SpanTree) -> CompileRow:
         "backward_calls": None,
         "call_share": None,
         "hot": None,
-        "phases": phases,
-        "phase_details": phase_details,
-        "dynamo_phases": dynamo_phase_seconds(named),
+        "phases": phases.phases,
+        "phase_details": phases.details,
+        "dynamo_phases": phases.dynamo,
         "error_type": errors["error_type"],
         "error_message": errors["error_message"],
         "compiled_with": compiled_with(attrs),
@@ -201,19 +190,6 @@ class FrameSpans:
             for span in self.aot
             if span.name == names.SPAN_AOT_BACKWARD and span.start_ns >= frame_end
         ]
-
-
-_PhaseSeconds = dict[str, float | None]
-
-
-def _phases(
-    frame: Span, below: FrameSpans, named: NamedPhases
-) -> tuple[_PhaseSeconds, _PhaseSeconds]:
-    """The compile's phases and the named parts of AOT and backend time."""
-    split = recorded_split([frame, *below.recorded_lazy_backwards])
-    if split is None:
-        return phase_seconds(named, below.aot), dict.fromkeys(PHASE_DETAILS)
-    return split_phases(split), split_details(split)
 
 
 def outcome(frame: Span) -> str:

@@ -9,9 +9,9 @@ the same phase never count twice, repeated ones add up), AOT including its inner
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from otel_dynamo import names
 from otel_dynamo.report.read.model import Span
@@ -105,56 +105,91 @@ def recorded_split(compiles: Iterable[Span]) -> dict[str, float] | None:
 
 def split_phases(split: dict[str, float]) -> dict[str, float | None]:
     """The report's phases from a recorded split: each category under its top-level part."""
-    phases: dict[str, float | None] = {}
-    for category in PHASE_CATEGORIES:
-        parts = [value for key, value in split.items() if key.split(".", 1)[0] == category]
-        phases[category] = round(sum(parts), 6) if parts else None
-    return phases
+    parts: dict[str, list[float]] = {}
+    for key, value in split.items():
+        parts.setdefault(key.split(".", 1)[0], []).append(value)
+    return {
+        category: round(sum(parts[category]), 6) if category in parts else None
+        for category in PHASE_CATEGORIES
+    }
 
 
 def split_details(split: dict[str, float]) -> dict[str, float | None]:
     return {detail: split.get(detail) for detail in PHASE_DETAILS}
 
 
-@dataclasses.dataclass
-class NamedPhases:
-    """A compile's phase spans by Dynamo's name of their phase (``phase_name``): each
-    name's intervals, in the spans' order, and the length of their union."""
+class CompilePhases(NamedTuple):
+    """A compile's three phase tables (``compile_phases``)."""
 
-    intervals: dict[str, list[tuple[int, int]]]
-    seconds: dict[str, float]
-    """The length of each name's union of intervals, in seconds (``values.seconds``),
-    worked out once for both phase tables."""
-
-    @classmethod
-    def of(cls, intervals: dict[str, list[tuple[int, int]]]) -> NamedPhases:
-        """The phases of these intervals, by name."""
-        return cls(intervals, {name: seconds(covered(found)) for name, found in intervals.items()})
+    phases: dict[str, float | None]
+    """Seconds per report phase (``PHASE_CATEGORIES``); None where not recorded."""
+    details: dict[str, float | None]
+    """The named parts of AOT and backend time (``PHASE_DETAILS``)."""
+    dynamo: dict[str, float]
+    """Seconds per phase under Dynamo's own names, sorted by name."""
 
 
-def phase_seconds(phases: NamedPhases, aot_spans: list[Span]) -> dict[str, float | None]:
-    """Seconds per report phase from Dynamo's phase spans (telemetry with no recorded
-    split): ``phases``, a compile's phase spans by name; its ``aot_spans`` (``AOT_SPANS``)
-    where no AOT phase was recorded. None where the phase was not recorded."""
+def compile_phases(
+    compiles: list[Span], intervals: dict[str, list[tuple[int, int]]], aot_spans: list[Span]
+) -> CompilePhases:
+    """The phase tables of a compile: its ``compiles`` spans (the frame and its lazy
+    backwards) carry the recorder's split, if any; ``intervals``, its phase spans' by
+    Dynamo's name of their phase; its ``aot_spans`` (``AOT_SPANS``) tell AOT's time where
+    neither a split nor an AOT phase was recorded. A phase's time is the length of its
+    intervals' union, worked out once for both tables that show it."""
+    named = {name: seconds(covered(found)) for name, found in intervals.items()}
+    plan = _plan(tuple(intervals))
+    dynamo = {name: named[name] for name in plan.sorted_names}
+    split = recorded_split(compiles)
+    if split is not None:
+        return CompilePhases(split_phases(split), split_details(split), dynamo)
+    found: dict[str, float] = {}
+    for category, members in plan.categories:
+        if len(members) == 1:
+            found[category] = named[members[0]]
+        else:
+            found[category] = seconds(
+                covered([part for name in members for part in intervals[name]])
+            )
+    if PHASE_AOT not in found and aot_spans:  # no AOT phase: the AOT spans tell it
+        found[PHASE_AOT] = seconds(covered([(span.start_ns, span.end_ns) for span in aot_spans]))
+    phases = {phase: found.get(phase) for phase in PHASE_CATEGORIES}
+    return CompilePhases(phases, dict.fromkeys(PHASE_DETAILS), dynamo)
+
+
+class _Plan(NamedTuple):
+    """How a compile's phase names make its tables: the same for every compile that
+    recorded the same phases."""
+
+    sorted_names: tuple[str, ...]
+    categories: tuple[tuple[str, tuple[str, ...]], ...]
+    """Each report phase that some of the names fall in, with those names."""
+
+
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+PLANS_KEPT = 1024
+"""How many sets of phase names ``_plan`` keeps worked out (then it starts again): a run
+records a few."""
+PLAN_KEPT_NAMES_LENGTH = 4096
+"""The longest set of phase names (their characters together) kept worked out."""
+
+
+def _plan(phase_names: tuple[str, ...]) -> _Plan:
+    plan = _PLANS.get(phase_names)
+    if plan is not None:
+        return plan
     by_category: dict[str, list[str]] = {}
-    for name in phases.intervals:
+    for name in phase_names:
         category = _category(name)
         if category is not None:
             by_category.setdefault(category, []).append(name)
-    found_seconds = {
-        category: phases.seconds[found[0]]
-        if len(found) == 1
-        else seconds(covered([interval for name in found for interval in phases.intervals[name]]))
-        for category, found in by_category.items()
-    }
-    if PHASE_AOT not in found_seconds and aot_spans:  # no AOT phase: the AOT spans tell it
-        found_seconds[PHASE_AOT] = seconds(covered([(s.start_ns, s.end_ns) for s in aot_spans]))
-    return {phase: found_seconds.get(phase) for phase in PHASE_CATEGORIES}
-
-
-def dynamo_phase_seconds(phases: NamedPhases) -> dict[str, float]:
-    """Seconds per phase, under Dynamo's own phase names, sorted by name."""
-    return {name: phases.seconds[name] for name in sorted(phases.seconds)}
+    categories = tuple((category, tuple(members)) for category, members in by_category.items())
+    plan = _Plan(tuple(sorted(phase_names)), categories)
+    if sum(map(len, phase_names)) <= PLAN_KEPT_NAMES_LENGTH:
+        if len(_PLANS) >= PLANS_KEPT:
+            _PLANS.clear()
+        _PLANS[phase_names] = plan
+    return plan
 
 
 def covered(intervals: list[tuple[int, int]]) -> int:
