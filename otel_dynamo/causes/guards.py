@@ -166,8 +166,9 @@ _FLIPPED_OP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
 @dataclasses.dataclass(frozen=True)
 class GuardFailure:
     """One failed guard, read: what kind of check failed, on which of Dynamo's sources
-    (``L['x']``, ``G['SCALE']``, ``L['self'].step``; None where the guard names none),
-    the dimension it is about, and its plain reading."""
+    (``L['x']``, ``G['SCALE']``, ``L['self'].step``; None where the guard names none, or
+    checks a value on Dynamo's stack: then ``stack_slot``), the dimension it is about,
+    and its plain reading."""
 
     kind: str
     source: str | None
@@ -177,7 +178,7 @@ class GuardFailure:
     """The hint torch wrote beside the guard ("(HINT: ...)"), where it wrote one."""
     stack_slot: str | None = None
     """Where the value sits on Dynamo's stack (``___stack0``) when it has no source: the
-    same value each time that code recompiles, whatever it held."""
+    same slot each time that code recompiles, whatever value it held."""
 
 
 def plain_reason(raw: str | None) -> str | None:
@@ -317,10 +318,8 @@ def _int(value: str | None) -> int | None:
 
 
 def _subject(source: str) -> str:
-    """ "input x: " (or "global SCALE: ", "attribute self.step: ") for a named source; ""
-    for a value on Dynamo's stack (no name)."""
-    shown = _source(source)
-    return "" if _STACK_SOURCE.match(shown) else f"{named(source)}: "
+    """ "input x: " (or "global SCALE: ", "attribute self.step: ", "stack value ___stack0: ")."""
+    return f"{named(source)}: "
 
 
 _GLOBAL_SOURCE = re.compile(r"^G\[")
@@ -331,11 +330,15 @@ def named(source: str) -> str:
     """A source called what it is, by the user's name for it: "input x" (an argument of
     the compiled function), "global SCALE" (a module-level name it reads), "parameter
     self.fc.weight", "buffer self.bn.running_mean", or "attribute self.step" (of the
-    module it runs on)."""
+    module it runs on); a value on Dynamo's stack (a function torch resumes after a graph
+    break is handed the values it had there, unnamed) by its slot: "stack value
+    ___stack0"."""
     raw = source.strip()
     if raw.startswith("tensor "):
         raw = raw[len("tensor ") :].strip("'")
     shown = _source(source)
+    if _STACK_SOURCE.match(shown):
+        return f"stack value {shown}"
     if _GLOBAL_SOURCE.match(raw):
         return f"global {shown}"
     if _SELF_SOURCE.match(raw) and shown != "self":

@@ -32,10 +32,16 @@ from otel_dynamo.causes.guards import guard_text, plain_reason, read_guards
         ),
         (
             "___stack0 == 64.75                     # return x * s  # job.py:4 in f",
-            "a Python float value changed (was 64.75)",
+            "stack value ___stack0: a Python float value changed (was 64.75)",
         ),
         ("L['scale'] == 64.75", "input scale: a Python float value changed (was 64.75)"),
         ("L['n'] == 3", "input n: a Python int value changed (was 3)"),
+        ("len(___stack1) == 3", "the length of ___stack1 changed (was 3)"),
+        (
+            "tensor '___stack1' size mismatch at index 0. expected 4, actual 8",
+            "stack value ___stack1: dimension 0 changed from 4 to 8",
+        ),
+        ("___stack2 is None", "stack value ___stack2: changed from None"),
         (
             "L['self']._modules['fc'].training == True",
             "attribute self.fc.training: a Python bool value changed (was True)",

@@ -14,8 +14,8 @@ MS = 1_000_000
 def test_phases_are_the_same_when_the_kept_plans_start_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """More distinct sets of phase names than ``PLANS_KEPT`` keeps: each compile's
-    tables are those of a fresh reading, and no more than PLANS_KEPT sets are kept."""
+    """More distinct sets of phase names than ``PLANS_KEPT``: each compile's tables are
+    those of a fresh reading, and no more than PLANS_KEPT plans are kept."""
     monkeypatch.setattr(phases, "PLANS_KEPT", 3)
     monkeypatch.setattr(phases, "_PLANS", {})
     for n in range(8):
@@ -46,8 +46,8 @@ def test_phases_are_the_same_when_the_kept_plans_start_again(
 
 
 def test_long_phase_names_are_not_kept() -> None:
-    """A set of phase names longer than PLAN_KEPT_NAMES_LENGTH is worked out, not kept."""
-    name = "x" * (phases.PLAN_KEPT_NAMES_LENGTH + 1)
+    """A set of phase names longer than PLAN_KEPT_CHARACTERS is worked out, not kept."""
+    name = "x" * (phases.PLAN_KEPT_CHARACTERS + 1)
     found = compile_phases([], {name: [(0, MS)]}, [])
     assert found.dynamo == {name: 0.001}
     assert (name,) not in phases._PLANS

@@ -4,6 +4,7 @@ open with it."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -252,9 +253,10 @@ def test_a_cause_of_two_dimensions_is_one_cause_freeing_both(tmp_path: Path) -> 
 
 
 def test_a_tenth_cause_text_starts_under_its_heading(tmp_path: Path) -> None:
-    """With ten causes shown (``limit=0``), the tenth's words and fix start in the column
-    its heading's function starts in ("  10. " is one wider than "  9. "), as the first's
-    do under "  1. "."""
+    """With ten causes shown (``limit=0``), at 60, 80 and 100 columns, every line of the
+    tenth below its first starts in the column its function starts in ("  10. " is one
+    wider than "  9. "), its fix's continuation five further, as the first's do under
+    "  1. "."""
     compiles = [
         FakeCompile(
             f"{n}/0",
@@ -267,13 +269,28 @@ def test_a_tenth_cause_text_starts_under_its_heading(tmp_path: Path) -> None:
         for n in range(10)
     ]
     summary = summarize(load_telemetry([write_traces(tmp_path / "t.jsonl", compiles)]))
-    lines = render_terminal(summary, color=False, width=100, limit=0).splitlines()
-    first = lines.index("  1. step_0 (project/model.py:10) · 1 graph break · 1.00 s compile")
-    tenth = lines.index("  10. step_9 (project/model.py:19) · 1 graph break · 910.0 ms compile")
-    assert lines[first + 1].startswith("     Unsupported: builtin print()")
-    assert lines[first + 2].startswith("     fix: ")
-    assert lines[tenth + 1].startswith("      Unsupported: builtin print()")
-    assert lines[tenth + 2].startswith("      fix: ")
+    for width in (60, 80, 100):
+        lines = render_terminal(summary, color=False, width=width, limit=0).splitlines()
+        for number, column in ((1, 5), (10, 6)):
+            below = _cause_lines(lines, number)
+            fix = next(i for i, line in enumerate(below) if line[column:].startswith("fix: "))
+            indents = [len(line) - len(line.lstrip(" ")) for line in below]
+            assert (width, number, indents) == (
+                width,
+                number,
+                [column] * (fix + 1) + [column + len("fix: ")] * (len(below) - fix - 1),
+            )
+
+
+def _cause_lines(lines: list[str], number: int) -> list[str]:
+    """The lines of cause ``number`` of What to do below its first."""
+    first = next(i for i, line in enumerate(lines) if line.startswith(f"  {number}. "))
+    end = next(
+        i
+        for i in range(first + 1, len(lines))
+        if not lines[i] or re.match(r"  \d+\. ", lines[i]) is not None
+    )
+    return lines[first + 1 : end]
 
 
 def _stack_value_recompiles(*reasons: str) -> list[FakeCompile]:
@@ -297,7 +314,8 @@ def _stack_value_recompiles(*reasons: str) -> list[FakeCompile]:
 def test_a_value_on_dynamos_stack_is_one_cause_whatever_it_held(tmp_path: Path) -> None:
     """A resumed function recompiling as a value on Dynamo's stack (no source: ___stack0)
     changes from 27, then from 26, is one cause of two recompiles, its subject the
-    guard's kind and the value's stack slot, its words those of the first."""
+    guard's kind and the value's stack slot, its words those of the first, naming the
+    slot."""
     reasons = ("___stack0 == 27  # print(x)  # model.py:20 in f", "___stack0 == 26")
     process = _process(tmp_path, _stack_value_recompiles(*reasons))
     (cause,) = process["what_to_do"]
@@ -306,7 +324,17 @@ def test_a_value_on_dynamos_stack_is_one_cause_whatever_it_held(tmp_path: Path) 
         2,
         ["1/1", "1/2"],
     )
-    assert cause["what"] == "a Python int value changed (was 27)"
+    assert cause["what"] == "stack value ___stack0: a Python int value changed (was 27)"
+
+
+def test_two_stack_slots_are_two_causes_each_named(tmp_path: Path) -> None:
+    """Values in two slots of Dynamo's stack recompiling one resumed function are two
+    causes, and their words say which slot each is about."""
+    process = _process(tmp_path, _stack_value_recompiles("___stack0 == 27", "___stack1 == 27"))
+    assert [(cause["subject"], cause["what"]) for cause in process["what_to_do"]] == [
+        ("int ___stack0", "stack value ___stack0: a Python int value changed (was 27)"),
+        ("int ___stack1", "stack value ___stack1: a Python int value changed (was 27)"),
+    ]
 
 
 def test_two_failed_guards_on_one_value_are_one_recompile(tmp_path: Path) -> None:

@@ -130,17 +130,19 @@ class CompilePhases(NamedTuple):
 
 
 def compile_phases(
-    compiles: list[Span], intervals: dict[str, list[tuple[int, int]]], aot_spans: list[Span]
+    compile_spans: list[Span],
+    intervals: dict[str, list[tuple[int, int]]],
+    aot_spans: list[Span],
 ) -> CompilePhases:
-    """The phase tables of a compile: its ``compiles`` spans (the frame and its lazy
-    backwards) carry the recorder's split, if any; ``intervals``, its phase spans' by
-    Dynamo's name of their phase; its ``aot_spans`` (``AOT_SPANS``) tell AOT's time where
-    neither a split nor an AOT phase was recorded. A phase's time is the length of its
-    intervals' union, worked out once for both tables that show it."""
+    """The phase tables of a compile: its ``compile_spans`` (the frame and its lazy
+    backwards) carry the recorder's split, if any; ``intervals`` are its phase spans'
+    intervals by Dynamo's name of their phase; its ``aot_spans`` (``AOT_SPANS``) tell
+    AOT's time where neither a split nor an AOT phase was recorded. A phase's time is the
+    length of its intervals' union, worked out once for both tables that show it."""
     named = {name: seconds(covered(found)) for name, found in intervals.items()}
     plan = _plan(tuple(intervals))
     dynamo = {name: named[name] for name in plan.sorted_names}
-    split = recorded_split(compiles)
+    split = recorded_split(compile_spans)
     if split is not None:
         return CompilePhases(split_phases(split), split_details(split), dynamo)
     found: dict[str, float] = {}
@@ -159,7 +161,7 @@ def compile_phases(
 
 class _Plan(NamedTuple):
     """How a compile's phase names make its tables: the same for every compile that
-    recorded the same phases."""
+    recorded the same phases in the same order (a run's compiles repeat a few)."""
 
     sorted_names: tuple[str, ...]
     categories: tuple[tuple[str, tuple[str, ...]], ...]
@@ -167,11 +169,12 @@ class _Plan(NamedTuple):
 
 
 _PLANS: dict[tuple[str, ...], _Plan] = {}
+"""Plans by their phase names, in the order the compile's spans named them."""
 PLANS_KEPT = 1024
-"""How many sets of phase names ``_plan`` keeps worked out (then it starts again): a run
-records a few."""
-PLAN_KEPT_NAMES_LENGTH = 4096
-"""The longest set of phase names (their characters together) kept worked out."""
+"""How many plans ``_plan`` keeps (then it starts again): a run records a few, and
+hostile input cannot hold more memory than this many."""
+PLAN_KEPT_CHARACTERS = 4096
+"""The most characters a kept plan's phase names hold together."""
 
 
 def _plan(phase_names: tuple[str, ...]) -> _Plan:
@@ -185,7 +188,7 @@ def _plan(phase_names: tuple[str, ...]) -> _Plan:
             by_category.setdefault(category, []).append(name)
     categories = tuple((category, tuple(members)) for category, members in by_category.items())
     plan = _Plan(tuple(sorted(phase_names)), categories)
-    if sum(map(len, phase_names)) <= PLAN_KEPT_NAMES_LENGTH:
+    if sum(map(len, phase_names)) <= PLAN_KEPT_CHARACTERS:
         if len(_PLANS) >= PLANS_KEPT:
             _PLANS.clear()
         _PLANS[phase_names] = plan

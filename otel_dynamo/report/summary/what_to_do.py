@@ -1,11 +1,11 @@
 """What to do: each cause of a process's recompiles and graph breaks, with its fixes,
 ranked by what it cost.
 
-A cause is one (code location, kind, subject): a failed guard's kind and source at the
-compiled function, a break's reason at the user code it broke in, or the recompile limit
-reached at a function. The fixes come from ``otel_dynamo.causes.fixes``, for the torch
-that ran (the resource's ``torch.version``); each recompile and graph-break entry gets the
-fixes of its causes.
+A cause is one (code location, kind, subject): a failed guard's kind and source (or, for
+a value on Dynamo's stack, its slot) at the compiled function, a break's reason at the
+user code it broke in, or the recompile limit reached at a function. The fixes come from
+``otel_dynamo.causes.fixes``, for the torch that ran (the resource's ``torch.version``);
+each recompile and graph-break entry gets the fixes of its causes.
 """
 
 from __future__ import annotations
