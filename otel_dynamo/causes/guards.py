@@ -308,8 +308,9 @@ def _tensor_source(name: str) -> str:
 def _on_value(kind: str, source: str, plain: str) -> GuardFailure:
     """A failed guard on the value at ``source``: its source, or for a value on Dynamo's
     stack (it has no name) its slot there."""
-    if _STACK_SOURCE.match(_source(source)):
-        return GuardFailure(kind, None, plain, stack_slot=_source(source))
+    shown = _source(source)
+    if _STACK_SOURCE.match(shown):
+        return GuardFailure(kind, None, plain, stack_slot=shown)
     return GuardFailure(kind, source.strip(), plain)
 
 

@@ -37,3 +37,18 @@ def test_long_ids_and_reasons_read_as_short_ones_do() -> None:
         "input x: dimension 0 changed from 4 to 8",
         "input x: dimension 0 changed from 4 to 8",
     )
+
+
+def test_a_tuple_of_strings_is_kept_by_its_characters_together() -> None:
+    """A tuple of strings up to max_length characters together is worked out once; one
+    longer together (each string short) every time."""
+    calls: list[tuple[str, ...]] = []
+
+    @remembered(max_length=4, size=8)
+    def joined(names: tuple[str, ...]) -> str:
+        calls.append(names)
+        return "+".join(names)
+
+    short, long = ("ab", "c"), ("ab", "cd", "e")
+    results = [joined(short), joined(short), joined(long), joined(long)]
+    assert (results, calls) == (["ab+c", "ab+c", "ab+cd+e", "ab+cd+e"], [short, long, long])

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from otel_dynamo import names
+from otel_dynamo.causes.remembered import remembered
 from otel_dynamo.report.read.model import Span
 from otel_dynamo.report.read.values import seconds, text
 
@@ -168,31 +169,22 @@ class _Plan(NamedTuple):
     """Each report phase that some of the names fall in, with those names."""
 
 
-_PLANS: dict[tuple[str, ...], _Plan] = {}
-"""Plans by their phase names, in the order the compile's spans named them."""
 PLANS_KEPT = 1024
-"""How many plans ``_plan`` keeps (then it starts again): a run records a few, and
-hostile input cannot hold more memory than this many."""
+"""How many plans ``_plan`` keeps (the most recently used): a run records a few."""
 PLAN_KEPT_CHARACTERS = 4096
 """The most characters a kept plan's phase names hold together."""
 
 
+@remembered(max_length=PLAN_KEPT_CHARACTERS, size=PLANS_KEPT)
 def _plan(phase_names: tuple[str, ...]) -> _Plan:
-    plan = _PLANS.get(phase_names)
-    if plan is not None:
-        return plan
+    """The plan of a compile's phase names, in the order its spans named them."""
     by_category: dict[str, list[str]] = {}
     for name in phase_names:
         category = _category(name)
         if category is not None:
             by_category.setdefault(category, []).append(name)
     categories = tuple((category, tuple(members)) for category, members in by_category.items())
-    plan = _Plan(tuple(sorted(phase_names)), categories)
-    if sum(map(len, phase_names)) <= PLAN_KEPT_CHARACTERS:
-        if len(_PLANS) >= PLANS_KEPT:
-            _PLANS.clear()
-        _PLANS[phase_names] = plan
-    return plan
+    return _Plan(tuple(sorted(phase_names)), categories)
 
 
 def covered(intervals: list[tuple[int, int]]) -> int:
