@@ -166,6 +166,37 @@ def http_sink(port: int) -> Iterator[Collected]:
         sink.stop()
 
 
+class _JsonRequests(http.server.BaseHTTPRequestHandler):
+    received: list[tuple[str, str, bytes]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.received.append((self.path, self.headers.get("Content-Type", ""), body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def raw_http_sink(port: int) -> Iterator[list[tuple[str, str, bytes]]]:
+    """An HTTP receiver that keeps each POST as it came (path, content type, body, in a
+    list it yields) and answers 200 ``{}``: it reads no body, so it takes OTLP/JSON and
+    compressed requests alike."""
+    handler = type("Handler", (_JsonRequests,), {"received": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield handler.received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def _accepts(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.2)

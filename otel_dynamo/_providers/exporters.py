@@ -84,6 +84,14 @@ _CONSOLE = {
 }
 
 
+FIRST_REQUEST_IMPORTS = ("netrc", "shlex", "encodings.idna")
+"""Modules the OTLP HTTP transports import at their first request (requests' ``.netrc``
+lookup; the host's encoding on connect), imported when the exporter's factory is made:
+an export thread importing a module when a fork happens leaves that module's import lock
+held for ever in the child (``tests/providers/test_exporters_first_export.py`` checks
+that a first export imports nothing)."""
+
+
 def _load(spec: tuple[str, str]) -> Any:
     module, name = spec
     return getattr(importlib.import_module(module), name)
@@ -97,6 +105,9 @@ def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
         build, cls = _json_http_exporter, _load(_JSON_HTTP[signal])
     else:
         build, cls = _http_exporter, _load(_HTTP[signal])
+    if target.protocol != PROTOCOL_GRPC:
+        for module in FIRST_REQUEST_IMPORTS:
+            importlib.import_module(module)
     factory = partial(_built_quietly, partial(build, cls, target), signal, target)
     return factory, f"{redacted_url(target.endpoint)} (OTLP {target.protocol})"
 

@@ -1,9 +1,15 @@
 """Exporter wrappers that never raise, report failures once, and survive fork.
 
 Each wrapper holds a factory for the real exporter (OTLP, file, console) and builds it
-on first use, in the process that uses it: a child created by ``os.fork`` gets its own
+in the process that uses it: at once, on the thread that sets telemetry up, and again in
+a child created by ``os.fork`` at the child's first export. The child so gets its own
 exporter (its own gRPC channel, its own ``<signal>-<host>-<child pid>-...jsonl`` file)
 instead of writing through the parent's, whose locks may have been held at the fork.
+
+The first build is never left to an export thread: building imports the exporter's
+modules (gRPC's channel, the OTLP encoders), and a fork (a DataLoader worker) while
+another thread is importing a module leaves that module's import lock held for ever in
+the child, whose own build then waits on it until the process is killed.
 Metrics are not exported from a forked child at all: its meter state is a copy of the
 parent's cumulative counts, and exporting it would count the parent's work twice.
 
@@ -42,7 +48,8 @@ _safe_exports: weakref.WeakSet[SafeExport] = weakref.WeakSet()
 
 
 class SafeExport:
-    """One real exporter, built lazily per process, called with SDK logging diverted."""
+    """One real exporter per process, called with SDK logging diverted; built now (where it
+    cannot be, the failure is reported and the first export tries again)."""
 
     def __init__(
         self,
@@ -51,7 +58,6 @@ class SafeExport:
         signal: str,
         target: str,
         health: ExportHealth,
-        eager: bool = False,
         export_in_child: bool = True,
     ) -> None:
         self._factory = factory
@@ -67,8 +73,7 @@ class SafeExport:
         self._close_deadline = 0.0
         self._inherited: list[Any] = []
         _safe_exports.add(self)
-        if eager:
-            self.inner()
+        self._report(self._attempt(lambda inner: None, lambda result: True))
 
     def redact(self, text: str) -> str:
         """The process's one redaction (its known secrets and URL shapes)."""
@@ -88,13 +93,22 @@ class SafeExport:
             return True  # dropped on purpose, not a failure
         if self._closing and self._health.is_failing(self.signal, self.target):
             return False  # known down: don't spend the shutdown budget on it
+        return self._report(self._attempt(call, succeeded))
+
+    def _attempt(
+        self, call: Callable[[Any], Any], succeeded: Callable[[Any], bool]
+    ) -> tuple[bool, list[str]]:
+        """Whether ``call`` on the real exporter (built first where it is not) succeeded,
+        and the reasons the SDK logged or the exception raised meanwhile."""
         reasons: list[str] = []
         try:
             with quiet(record_collector(reasons, self._health.redact)):
-                ok = succeeded(call(self._ready_inner()))
+                return succeeded(call(self._ready_inner())), reasons
         except Exception as error:
-            reason = self._health.redact(f"{type(error).__name__}: {error}")
-            ok, reasons = False, [*reasons, reason]
+            return False, [*reasons, self._health.redact(f"{type(error).__name__}: {error}")]
+
+    def _report(self, attempt: tuple[bool, list[str]]) -> bool:
+        ok, reasons = attempt
         if ok:
             self._health.succeeded(self.signal, self.target)
         else:

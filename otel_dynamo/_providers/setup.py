@@ -298,7 +298,6 @@ class _Builder:
                 signal=signal,
                 target=target,
                 health=self._health,
-                eager=metrics_only,
                 export_in_child=not metrics_only,
             )
             safe_exports.append(safe_export)

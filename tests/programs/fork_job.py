@@ -1,9 +1,10 @@
 """Forks children the way DataLoader workers are made, while telemetry is buffered and busy.
 
 The parent sets up telemetry (embedded files), buffers spans, log events and a metric,
-and optionally keeps a thread exporting while it forks. Each child emits one span and
-one event and ends either like a DataLoader worker (``os._exit``) or like a normal
-program (``sys.exit``, running atexit). A child that does not end within
+and optionally keeps a thread exporting while it forks, and waits for a file to appear
+before the first fork (``--fork-after``: an exporter's import has begun). Each child
+emits one span and one event and ends either like a DataLoader worker (``os._exit``) or
+like a normal program (``sys.exit``, running atexit). A child that does not end within
 CHILD_DEADLINE_S is killed and reported as stuck.
 
 Prints one JSON line: the parent's pid, and per child its pid, whether it ended by
@@ -19,6 +20,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 CHILD_DEADLINE_S = 10.0
 PARENT_SPANS = 50
@@ -29,6 +31,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--children", type=int, default=1)
     parser.add_argument("--exit", choices=("_exit", "sys.exit"), default="_exit")
     parser.add_argument("--busy", action="store_true", help="export continuously while forking")
+    parser.add_argument("--fork-after", type=Path, help="fork once this file exists")
     return parser.parse_args()
 
 
@@ -62,6 +65,12 @@ def wait_for(pid: int) -> dict:
     return {"pid": pid, "ended": False, "status": None, "seconds": CHILD_DEADLINE_S}
 
 
+def wait_for_file(path: Path) -> None:
+    started = time.monotonic()
+    while not path.exists() and time.monotonic() - started < CHILD_DEADLINE_S:
+        time.sleep(0.01)
+
+
 def keep_busy(telemetry, stop: threading.Event) -> None:
     tracer = telemetry.tracer_provider.get_tracer("fork_job")
     while not stop.is_set():
@@ -88,6 +97,8 @@ def main() -> None:
     busy = threading.Thread(target=keep_busy, args=(telemetry, stop), daemon=True)
     if args.busy:
         busy.start()
+    if args.fork_after is not None:
+        wait_for_file(args.fork_after)
     children = []
     for index in range(args.children):
         pid = os.fork()

@@ -20,6 +20,7 @@ from _export_support import (
 )
 
 FORK_JOB = PROGRAMS / "fork_job.py"
+REGISTERED = Path(__file__).parents[1] / "data" / "registered_exporter"
 BUFFERED = {"OTEL_BSP_SCHEDULE_DELAY": "60000", "OTEL_BLRP_SCHEDULE_DELAY": "60000"}
 
 
@@ -87,6 +88,34 @@ def test_children_forked_while_exporting_never_deadlock(tmp_path):
     summary = _run(tmp_path, "--children", "10", "--busy", "--exit", "sys.exit")
     assert [(c["ended"], c["status"]) for c in summary["children"]] == [(True, 0)] * 10
     assert max(c["seconds"] for c in summary["children"]) < 5.0
+
+
+@pytest.mark.slow
+def test_a_child_forked_while_the_parent_imports_for_an_exporter_ends(tmp_path):
+    """A child forked while the parent's export thread was importing what an exporter needs
+    ends promptly and exports its span; the parent built its exporters before any thread.
+
+    Once flaky in CI: the first export built the exporter on the export thread, and a fork
+    during the import it made (the OTLP log encoder) left that module's import lock held
+    in the child, whose own exporter then never built: the child hung at its exit."""
+    lines, started = tmp_path / "lines.txt", tmp_path / "import-started"
+    summary = _run(
+        tmp_path,
+        "--busy",
+        "--fork-after",
+        str(started),
+        "--exit",
+        "sys.exit",
+        OTEL_TRACES_EXPORTER="slow_import_lines",
+        FAKE_EXPORTER_OUT=str(lines),
+        FAKE_IMPORT_STARTED=str(started),
+        FAKE_IMPORT_SECONDS="2",
+        PYTHONPATH=os.pathsep.join([str(REGISTERED), child_environ()["PYTHONPATH"]]),
+    )
+    (child,) = summary["children"]
+    assert (child["ended"], child["status"]) == (True, 0)
+    assert child["seconds"] < 5.0
+    assert "child-op-0" in lines.read_text().splitlines()
 
 
 def test_inherited_unflushed_file_data_is_not_written_by_the_child(tmp_path):

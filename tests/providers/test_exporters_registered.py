@@ -3,18 +3,14 @@ package, Prometheus), the file exporter's own name, and OTLP/JSON over HTTP."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from _export_support import child_environ, clear_otel_environ, free_port
+from _export_support import child_environ, clear_otel_environ, free_port, raw_http_sink
 
 from otel_dynamo import names
 from otel_dynamo._config.otel_env import read_otel_env
@@ -80,34 +76,6 @@ def test_the_file_exporters_own_name_writes_our_files(tmp_path):
     assert json.loads(traces.read_text().splitlines()[0])["resourceSpans"]
 
 
-class _Requests(http.server.BaseHTTPRequestHandler):
-    received: list[tuple[str, str, bytes]]
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.received.append((self.path, self.headers.get("Content-Type", ""), body))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def _json_receiver(port: int) -> Iterator[list[tuple[str, str, bytes]]]:
-    handler = type("Handler", (_Requests,), {"received": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield handler.received
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_http_json_protocol_sends_otlp_json(tmp_path):
     """OTEL_EXPORTER_OTLP_PROTOCOL=http/json: spans, logs and metrics are POSTed as OTLP/JSON
     (application/json) to /v1/<signal> of the endpoint (where the json-http extra's
@@ -118,7 +86,7 @@ def test_http_json_protocol_sends_otlp_json(tmp_path):
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
     }
-    with _json_receiver(port) as received:
+    with raw_http_sink(port) as received:
         telemetry = setup_providers(Settings(output_dir=str(tmp_path)), environ=environ)
         telemetry.tracer_provider.get_tracer("t").start_span("json-span").end()
         telemetry.meter_provider.get_meter("t").create_counter("json.count").add(1)

@@ -24,6 +24,15 @@ class LineExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
+class SlowImportExporter(LineExporter):
+    """Imports a module whose import takes a while when it is built, as exporters import
+    their transport (gRPC's channel) or encoders on construction."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from fake_exporter_pkg import slow_import  # noqa: F401
+
+
 def make_sampler(arg: str):  # type: ignore[no-untyped-def]
     """A sampler factory as the SDK calls registered ones: with OTEL_TRACES_SAMPLER_ARG."""
     from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
