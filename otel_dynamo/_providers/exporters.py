@@ -85,11 +85,12 @@ _CONSOLE = {
 
 
 FIRST_REQUEST_IMPORTS = ("netrc", "shlex", "encodings.idna")
-"""Modules the OTLP HTTP transports import at their first request (requests' ``.netrc``
-lookup; the host's encoding on connect), imported when the exporter's factory is made:
-an export thread importing a module when a fork happens leaves that module's import lock
-held for ever in the child (``tests/providers/test_exporters_first_export.py`` checks
-that a first export imports nothing)."""
+"""Modules HTTP transports (requests, urllib3) import at their first request (requests'
+``.netrc`` lookup; the host's encoding on connect), imported when the factory of an
+exporter that may send over HTTP (OTLP HTTP, an entry point's) is made: an export thread
+importing a module when a fork happens leaves that module's import lock held for ever in
+the child (``tests/providers/test_exporters_first_export.py`` checks that a first export
+imports nothing)."""
 
 
 def _load(spec: tuple[str, str]) -> Any:
@@ -106,8 +107,7 @@ def otlp_factory(signal: str, target: OtlpTarget) -> tuple[Factory, str]:
     else:
         build, cls = _http_exporter, _load(_HTTP[signal])
     if target.protocol != PROTOCOL_GRPC:
-        for module in FIRST_REQUEST_IMPORTS:
-            importlib.import_module(module)
+        _import_first_request_modules()
     factory = partial(_built_quietly, partial(build, cls, target), signal, target)
     return factory, f"{redacted_url(target.endpoint)} (OTLP {target.protocol})"
 
@@ -121,7 +121,13 @@ def entry_point_factory(signal: str, name: str) -> tuple[Factory, str]:
     """A factory for a registered exporter, built as the SDK builds it: with no arguments
     (it reads its own ``OTEL_*`` variables)."""
     cls = entry_point_class(signal, name)
+    _import_first_request_modules()
     return cls, f"{name} (entry point)"
+
+
+def _import_first_request_modules() -> None:
+    for module in FIRST_REQUEST_IMPORTS:
+        importlib.import_module(module)
 
 
 def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
@@ -130,9 +136,21 @@ def file_factory(signal: str, files: ProcessFiles) -> tuple[Factory, str]:
 
 
 def console_factory(signal: str) -> tuple[Factory, str]:
-    """Console exporters print to ``sys.stdout`` as it is when they are built, not at import."""
+    """Console exporters print to ``sys.stdout`` as it is at each write, as ``print`` does
+    (they are built at setup; the job may redirect stdout after that)."""
     cls = _load(_CONSOLE[signal])
-    return (lambda: cls(out=sys.stdout)), "console"
+    return (lambda: cls(out=CurrentStdout())), "console"
+
+
+class CurrentStdout:
+    """Writes to whatever ``sys.stdout`` is at each call (``contextlib.redirect_stdout``,
+    pytest's capture)."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
 
 
 def local_factory(kind: str, signal: str, files: ProcessFiles) -> tuple[Factory, str]:

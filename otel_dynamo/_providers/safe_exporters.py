@@ -1,8 +1,8 @@
 """Exporter wrappers that never raise, report failures once, and survive fork.
 
 Each wrapper holds a factory for the real exporter (OTLP, file, console) and builds it
-in the process that uses it: at once, on the thread that sets telemetry up, and again in
-a child created by ``os.fork`` at the child's first export. The child so gets its own
+in the process that uses it: when telemetry is set up, on the thread setting it up, and
+again in a child created by ``os.fork`` at the child's first export. The child so gets its own
 exporter (its own gRPC channel, its own ``<signal>-<host>-<child pid>-...jsonl`` file)
 instead of writing through the parent's, whose locks may have been held at the fork.
 
@@ -48,8 +48,9 @@ _safe_exports: weakref.WeakSet[SafeExport] = weakref.WeakSet()
 
 
 class SafeExport:
-    """One real exporter per process, called with SDK logging diverted; built now (where it
-    cannot be, the failure is reported and the first export tries again)."""
+    """One real exporter per process, called with SDK logging diverted: built by
+    :meth:`build` in the process that sets telemetry up, and at its first export in a
+    forked child."""
 
     def __init__(
         self,
@@ -73,7 +74,11 @@ class SafeExport:
         self._close_deadline = 0.0
         self._inherited: list[Any] = []
         _safe_exports.add(self)
-        self._report(self._attempt(lambda inner: None, lambda result: True))
+
+    def build(self) -> bool:
+        """Build the real exporter now, on this thread; False where it cannot be (the
+        failure is reported as an export's would be, and the first export tries again)."""
+        return self._report(self._attempt(lambda inner: None, lambda result: True))
 
     def redact(self, text: str) -> str:
         """The process's one redaction (its known secrets and URL shapes)."""

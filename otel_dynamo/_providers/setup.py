@@ -217,11 +217,21 @@ class _Builder:
     def build(
         self, prometheus: PrometheusEndpoint | None, problems: tuple[ConfigProblem, ...]
     ) -> ProcessProviders:
-        tracer_provider = self._tracer_provider()
-        logger_provider = self._logger_provider()
+        exports = {
+            signal: self._safe_exports_for(signal) if self._exported(signal) else []
+            for signal in (SIGNAL_TRACES, SIGNAL_LOGS, SIGNAL_METRICS)
+        }
+        # Every exporter is built here, on this thread, once all are known (a failure's
+        # one warning names every signal sent to that place), never first on an export
+        # thread: see safe_exporters.
+        built = {signal: [e for e in found if e.build()] for signal, found in exports.items()}
+        tracer_provider = self._tracer_provider(exports[SIGNAL_TRACES])
+        logger_provider = self._logger_provider(exports[SIGNAL_LOGS])
         readers = self._entry_point_readers()
         pull_readers = bool(readers) or prometheus is not None
-        meter_provider = self._meter_provider([prometheus.reader] if prometheus else [], readers)
+        meter_provider = self._meter_provider(
+            built[SIGNAL_METRICS], [prometheus.reader] if prometheus else [], readers
+        )
         _refresh_pid_after_fork(tracer_provider, logger_provider, meter_provider)
         providers = (tracer_provider, logger_provider, meter_provider)
         parts = [_shutdown_part(p, self._processors.get(id(p), [])) for p in providers]
@@ -304,8 +314,14 @@ class _Builder:
         self._safe_exports.extend(safe_exports)
         return safe_exports
 
-    def _tracer_provider(self) -> trace.TracerProvider:
-        safe_exports = self._safe_exports_for(SIGNAL_TRACES)
+    def _exported(self, signal: str) -> bool:
+        """Whether ``signal`` gets exporters of ours (logs: where the installed SDK has the
+        logs interface ``log_export`` is written for)."""
+        if signal == SIGNAL_LOGS:
+            return bool(self._plans[SIGNAL_LOGS].exporters) and _logs_interface_present()
+        return True
+
+    def _tracer_provider(self, safe_exports: list[SafeExport]) -> trace.TracerProvider:
         if not safe_exports:
             return trace.NoOpTracerProvider()
         provider = TracerProvider(
@@ -325,14 +341,14 @@ class _Builder:
             self._processors.setdefault(id(provider), []).append(processor)
         return provider
 
-    def _logger_provider(self) -> ApiLoggerProvider:
-        if not self._plans[SIGNAL_LOGS].exporters or not _logs_interface_present():
+    def _logger_provider(self, safe_exports: list[SafeExport]) -> ApiLoggerProvider:
+        if not safe_exports:
             return NoOpLoggerProvider()
         from otel_dynamo._providers.log_export import safe_logger_provider
 
         provider, processors = safe_logger_provider(
             self._resource,
-            self._safe_exports_for(SIGNAL_LOGS),
+            safe_exports,
             self._otel.batch[SIGNAL_LOGS],
             on_sdk_record=self._health.sdk_record(SIGNAL_LOGS),
             shutdown_millis=self._shutdown_ms,
@@ -365,15 +381,21 @@ class _Builder:
         return readers
 
     def _meter_provider(
-        self, extra_readers: list[MetricReader], registered_readers: list[MetricReader]
+        self,
+        built: list[SafeExport],
+        extra_readers: list[MetricReader],
+        registered_readers: list[MetricReader],
     ) -> metrics.MeterProvider:
+        """Metrics to the exporters ``built`` (a reader takes its temporality and
+        aggregation from its exporter when it is made: one that could not be built is left
+        out, its warning given), and to the readers."""
         readers: list[MetricReader] = [
             PeriodicExportingMetricReader(
                 SafeMetricExporter(safe_export),
                 export_interval_millis=self._otel.metric_interval_ms,
                 export_timeout_millis=self._otel.metric_timeout_ms,
             )
-            for safe_export in self._safe_exports_for(SIGNAL_METRICS)
+            for safe_export in built
         ]
         readers.extend(extra_readers)
         readers.extend(registered_readers)

@@ -52,6 +52,39 @@ def test_a_third_party_exporter_registered_by_entry_point_gets_the_spans(tmp_pat
     assert {names.SPAN_FRAME, names.SPAN_GRAPH} <= set(out.read_text().splitlines())
 
 
+def test_an_exporter_that_cannot_be_built_is_one_warning_and_the_job_is_traced(tmp_path):
+    """OTEL_TRACES_EXPORTER=broken and OTEL_METRICS_EXPORTER=broken, an exporter whose
+    construction raises: one warning names both signals sent there and the error; the
+    job's log events still reach the files (tracing stays on)."""
+    env = child_environ(
+        OTEL_DYNAMO_ENABLED="true",
+        OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path),
+        OTEL_TRACES_EXPORTER="broken",
+        OTEL_METRICS_EXPORTER="broken",
+        JOB_BACKEND="eager",
+    )
+    env["PYTHONPATH"] = os.pathsep.join([str(REGISTERED), env["PYTHONPATH"]])
+    done = subprocess.run(
+        [sys.executable, str(JOB)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ours = [line for line in done.stderr.splitlines() if line.startswith("otel_dynamo")]
+    assert ours == [
+        "otel_dynamo: could not export traces to broken (entry point): RuntimeError: the fake "
+        "backend's credentials are missing. The job continues; traces and metrics sent there "
+        "are dropped while it fails (further export problems are logged at DEBUG on the "
+        "'otel_dynamo' logger)"
+    ]
+    (logs,) = tmp_path.glob("logs-*.jsonl")
+    assert names.LOG_FRAME_COMPILED in logs.read_text()
+
+
 def test_an_unknown_exporter_name_is_one_problem_naming_the_entry_points():
     """A name no entry point registers: the signal's export is off, with one problem whose
     accepted text says where names come from."""

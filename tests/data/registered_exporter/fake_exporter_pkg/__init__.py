@@ -24,6 +24,13 @@ class LineExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
+class BrokenExporter:
+    """An exporter that cannot be built (a credential it reads is missing)."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("the fake backend's credentials are missing")
+
+
 class SlowImportExporter(LineExporter):
     """Imports a module whose import takes a while when it is built, as exporters import
     their transport (gRPC's channel) or encoders on construction."""
