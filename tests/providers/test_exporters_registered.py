@@ -28,18 +28,12 @@ def _no_stray_otel_variables(monkeypatch):
     clear_otel_environ(monkeypatch)
 
 
-def test_a_third_party_exporter_registered_by_entry_point_gets_the_spans(tmp_path):
-    """OTEL_TRACES_EXPORTER=fake_lines, a name only an installed package's entry points
-    know: an enabled training job's frame and graph spans reach that exporter."""
-    out = tmp_path / "lines.txt"
-    env = child_environ(
-        OTEL_DYNAMO_ENABLED="true",
-        OTEL_TRACES_EXPORTER="fake_lines",
-        FAKE_EXPORTER_OUT=str(out),
-        JOB_BACKEND="eager",
-    )
+def _traced_job(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+    """The training job (eager backend), enabled, with the test package's entry points
+    installed beside it."""
+    env = child_environ(OTEL_DYNAMO_ENABLED="true", JOB_BACKEND="eager", **environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REGISTERED), env["PYTHONPATH"]])
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(JOB)],
         env=env,
         cwd=tmp_path,
@@ -48,6 +42,13 @@ def test_a_third_party_exporter_registered_by_entry_point_gets_the_spans(tmp_pat
         timeout=TIMEOUT_S,
         check=False,
     )
+
+
+def test_a_third_party_exporter_registered_by_entry_point_gets_the_spans(tmp_path):
+    """OTEL_TRACES_EXPORTER=fake_lines, a name only an installed package's entry points
+    know: an enabled training job's frame and graph spans reach that exporter."""
+    out = tmp_path / "lines.txt"
+    done = _traced_job(tmp_path, OTEL_TRACES_EXPORTER="fake_lines", FAKE_EXPORTER_OUT=str(out))
     assert done.returncode == 0, done.stderr
     assert {names.SPAN_FRAME, names.SPAN_GRAPH} <= set(out.read_text().splitlines())
 
@@ -56,22 +57,11 @@ def test_an_exporter_that_cannot_be_built_is_one_warning_and_the_job_is_traced(t
     """OTEL_TRACES_EXPORTER=broken and OTEL_METRICS_EXPORTER=broken, an exporter whose
     construction raises: one warning names both signals sent there and the error; the
     job's log events still reach the files (tracing stays on)."""
-    env = child_environ(
-        OTEL_DYNAMO_ENABLED="true",
+    done = _traced_job(
+        tmp_path,
         OTEL_DYNAMO_OUTPUT_DIR=str(tmp_path),
         OTEL_TRACES_EXPORTER="broken",
         OTEL_METRICS_EXPORTER="broken",
-        JOB_BACKEND="eager",
-    )
-    env["PYTHONPATH"] = os.pathsep.join([str(REGISTERED), env["PYTHONPATH"]])
-    done = subprocess.run(
-        [sys.executable, str(JOB)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
     )
     assert done.returncode == 0, done.stderr
     ours = [line for line in done.stderr.splitlines() if line.startswith("otel_dynamo")]
