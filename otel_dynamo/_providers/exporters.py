@@ -79,7 +79,7 @@ _FILE = {
 }
 _CONSOLE = {
     SIGNAL_TRACES: ("opentelemetry.sdk.trace.export", "ConsoleSpanExporter"),
-    SIGNAL_LOGS: ("opentelemetry.sdk._logs.export", "ConsoleLogRecordExporter"),
+    SIGNAL_LOGS: ("otel_dynamo._providers.log_export", "ConsoleLogRecordExporter"),
     SIGNAL_METRICS: ("opentelemetry.sdk.metrics.export", "ConsoleMetricExporter"),
 }
 

@@ -4,9 +4,10 @@ processor, the JSON Lines file writer, and the redaction and size limit of each 
 Everything that names the SDK's logs classes is here, since the logs SDK is still
 experimental and renamed them in OpenTelemetry 1.39: what an exporter receives was
 ``LogData`` (the record and its scope) and is ``ReadableLogRecord`` (the record, its
-resource, scope and limits); ``LogExporter`` and ``LogExportResult`` became
-``LogRecordExporter`` and ``LogRecordExportResult``; processors receive a
-``ReadWriteLogRecord``. The names below stand for the installed train's classes.
+resource, scope and limits); ``LogExporter``, ``LogExportResult`` and
+``ConsoleLogExporter`` became ``LogRecordExporter``, ``LogRecordExportResult`` and
+``ConsoleLogRecordExporter``; processors receive a ``ReadWriteLogRecord``. The names
+below stand for the installed train's classes.
 ``setup`` imports this module only when a logger provider of ours is built; should a
 later train rename them again, it says so once and exports no log events itself.
 """
@@ -34,7 +35,11 @@ from otel_dynamo._providers.safe_exporters import SafeExport, result_is
 
 if TYPE_CHECKING:  # typed as the newest train has them
     from opentelemetry.sdk._logs import ReadableLogRecord, ReadWriteLogRecord
-    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+    from opentelemetry.sdk._logs.export import (
+        ConsoleLogRecordExporter,
+        LogRecordExporter,
+        LogRecordExportResult,
+    )
 else:  # the installed train's: 1.39's names, else 1.38's (the same roles)
     from opentelemetry.sdk._logs import export as _exports
 
@@ -43,6 +48,9 @@ else:  # the installed train's: 1.39's names, else 1.38's (the same roles)
     LogRecordExporter = getattr(_exports, "LogRecordExporter", None) or _exports.LogExporter
     LogRecordExportResult = (
         getattr(_exports, "LogRecordExportResult", None) or _exports.LogExportResult
+    )
+    ConsoleLogRecordExporter = (
+        getattr(_exports, "ConsoleLogRecordExporter", None) or _exports.ConsoleLogExporter
     )
 
 RECORD_KEEPS_ITS_RESOURCE = hasattr(sdk_logs, "ReadableLogRecord")
@@ -53,6 +61,7 @@ on); 1.38's LogData holds the record (with its resource) and the scope only."""
 __all__ = [
     "MAX_EXPORT_TEXT",
     "BoundedBatchLogRecordProcessor",
+    "ConsoleLogRecordExporter",
     "JsonLinesLogExporter",
     "SafeLogExporter",
     "logs_as_exported",
