@@ -2,14 +2,16 @@
 
 Each wrapper holds a factory for the real exporter (OTLP, file, console) and builds it
 in the process that uses it: when telemetry is set up, on the thread setting it up, and
-again in a child created by ``os.fork`` at the child's first export. The child so gets its own
-exporter (its own gRPC channel, its own ``<signal>-<host>-<child pid>-...jsonl`` file)
-instead of writing through the parent's, whose locks may have been held at the fork.
+again in a child created by ``os.fork`` at the child's first export. The child so gets
+its own exporter (its own gRPC channel, its own ``<signal>-<host>-<child pid>-...jsonl``
+file) instead of writing through the parent's, whose locks may have been held at the
+fork.
 
 The first build is never left to an export thread: building imports the exporter's
 modules (gRPC's channel, the OTLP encoders), and a fork (a DataLoader worker) while
 another thread is importing a module leaves that module's import lock held for ever in
-the child, whose own build then waits on it until the process is killed.
+the child, whose own build then waits on it until its exit flush runs out of time.
+
 Metrics are not exported from a forked child at all: its meter state is a copy of the
 parent's cumulative counts, and exporting it would count the parent's work twice.
 
