@@ -198,7 +198,8 @@ class SafeSpanExporter(SpanExporter):
 
 
 class SafeMetricExporter(MetricExporter):
-    """Takes temporality and aggregation preferences from the real exporter (built now)."""
+    """Takes temporality and aggregation preferences from the real exporter, which setup
+    has built (one that could not be built gets no reader)."""
 
     def __init__(self, safe_export: SafeExport) -> None:
         temporality, aggregation = sdk_private.exporter_preferences(safe_export.inner())
