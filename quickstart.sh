@@ -15,5 +15,6 @@ VENV="${OTEL_DYNAMO_VENV:-.venv}"
 status=0
 "$VENV/bin/otel-dynamo" demo "$@" || status=$?
 # The command lives in the virtual environment, not on the PATH: say how to reach it.
-echo "otel-dynamo is installed in $VENV/bin: run 'source $VENV/bin/activate' to put it on the PATH (or call $VENV/bin/otel-dynamo)"
+printf '%s\n' "otel-dynamo is installed in $VENV/bin; to put it on the PATH:" \
+  "  source $VENV/bin/activate" "or call $VENV/bin/otel-dynamo"
 exit "$status"

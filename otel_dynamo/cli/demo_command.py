@@ -66,9 +66,10 @@ def run_demo(args: argparse.Namespace) -> int:
     if reason is not None:
         error(f"{out}: cannot write telemetry there: {reason}")
         return EXIT_FAILED
+    # Short lines: a terminal of 60 columns shows each whole, unbroken.
     print(
-        f"{PROG} demo: training a small model under torch.compile "
-        f"(backend {args.backend}, {args.steps} steps), telemetry to {out}/ ...",
+        f"{PROG} demo: training a small model under torch.compile\n"
+        f"  backend {args.backend}, {args.steps} steps; telemetry to {out}/ ...",
         file=sys.stderr,
     )
     try:
@@ -98,5 +99,5 @@ def _show_demo(run: DemoRun, args: argparse.Namespace) -> int:
     files = "\n".join(f"  {path}" for path in run.files)
     print(f"\ntelemetry files (OTLP/JSON Lines):\n{files}\nHTML report: {html}")
     again = f"{PROG} report {run.output_dir} --html FILE"
-    print(f"demo took {run.seconds:.1f} s; explore the files again with: {again}")
+    print(f"demo took {run.seconds:.1f} s; explore the files again with:\n  {again}")
     return EXIT_OK

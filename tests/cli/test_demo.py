@@ -68,6 +68,17 @@ def test_demo_exits_0_and_says_how_long_it_took(demo: DemoResult) -> None:
     assert re.search(r"^demo took \d+\.\d s;", demo.stdout, re.MULTILINE), demo.stdout
 
 
+def test_the_demos_own_lines_fit_60_columns(demo: DemoResult) -> None:
+    """What the demo says around its report (what it runs, then how long it took and how
+    to report again) is on lines of at most 60 characters where its output folder is the
+    default's, so a narrow terminal breaks none of them."""
+    default_out = str(demo_command.default_output_dir({}))
+    said = [*demo.stderr.splitlines()[:2], *demo.stdout.splitlines()[-2:]]
+    assert said[0] == "otel-dynamo demo: training a small model under torch.compile"
+    assert said[2].startswith("demo took ")
+    assert [len(line.replace(str(demo.out), default_out)) <= 60 for line in said] == [True] * 4
+
+
 def test_printed_report_shows_the_graph_break_and_the_recompiles(demo: DemoResult) -> None:
     """The terminal report names the print break and the shape, grad-mode and dtype
     recompiles (long reasons wrap: read as words)."""
